@@ -1,0 +1,49 @@
+package dev.fleproxy.cli;
+
+import dev.fleproxy.bench.OverheadBenchmark;
+import dev.fleproxy.bench.OverheadReport;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "overhead",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Measures the proxy's cost: N threads insert and then read by _id, against the upstream",
+            "directly and through the proxy, alternating rounds; writes overhead.md and overhead.csv."})
+final class OverheadCommand implements Callable<Integer> {
+
+    @Option(names = "--direct", required = true, paramLabel = "URI", description = "connection string of the upstream")
+    String direct;
+
+    @Option(names = "--proxy", required = true, paramLabel = "URI", description = "connection string of the proxy")
+    String proxy;
+
+    @Option(names = "--threads", defaultValue = "8", description = "client threads; default ${DEFAULT-VALUE}")
+    int threads;
+
+    @Option(names = "--seconds", defaultValue = "10", description = "length of each phase; default ${DEFAULT-VALUE}")
+    double seconds;
+
+    @Option(names = "--rounds", defaultValue = "2", description = "rounds of direct+proxy; default ${DEFAULT-VALUE}")
+    int rounds;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "write overhead.md and overhead.csv here")
+    Path out;
+
+    @Option(names = "--note", defaultValue = "", description = "a line for the report saying where it ran")
+    String note;
+
+    @Override
+    public Integer call() throws Exception {
+        List<OverheadBenchmark.Phase> phases = new OverheadBenchmark(threads, seconds).run(direct, proxy, rounds);
+        String md = OverheadReport.markdown(phases, threads, note);
+        System.out.println(md);
+        if (out != null) {
+            OverheadReport.write(out, phases, threads, note);
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,45 @@
+package dev.fleproxy.cli;
+
+import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.server.ProxyServer;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "proxy",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs the proxy in the foreground until SIGTERM/SIGINT.",
+            "",
+            "Config file (YAML):",
+            "  listen: HOST:PORT               where drivers connect (required)",
+            "  upstream: HOST:PORT             mongos, mongod or the embedded backend (required)",
+            "  upstreamConnectTimeoutMs: N     per client connection; default 5000",
+            ""})
+final class ProxyCommand implements Callable<Integer> {
+
+    @Option(names = "--config", required = true, paramLabel = "FILE", description = "YAML config file")
+    Path config;
+
+    @Override
+    public Integer call() throws Exception {
+        ProxyConfig cfg;
+        try {
+            cfg = ProxyConfig.load(config);
+        } catch (ConfigException e) {
+            System.err.println("fle-proxy: " + e.getMessage());
+            return 2;
+        }
+        ProxyServer server = ProxyServer.start(cfg);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "shutdown"));
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,34 @@
+package dev.fleproxy.server;
+
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.OpCode;
+import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.OpReply;
+import dev.fleproxy.wire.WireMessage;
+import java.util.List;
+import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+
+/** Builds error replies shaped like the server's own, in the form the request expects. */
+public final class ErrorReplies {
+    private ErrorReplies() {
+    }
+
+    public static BsonDocument document(ProxyError error, String message) {
+        return new BsonDocument("ok", new BsonDouble(0))
+                .append("errmsg", new BsonString(ProxyError.PRODUCT + ": " + message))
+                .append("code", new BsonInt32(error.code()))
+                .append("codeName", new BsonString(error.codeName()));
+    }
+
+    /** An OP_REPLY for a legacy OP_QUERY request, an OP_MSG for anything else. */
+    public static WireMessage replyTo(Frame request, ProxyError error, String message) {
+        BsonDocument doc = document(error, message);
+        if (request.opCode() == OpCode.OP_QUERY) {
+            return new OpReply(0, 0L, 0, List.of(doc));
+        }
+        return new OpMsg(0, doc);
+    }
+}

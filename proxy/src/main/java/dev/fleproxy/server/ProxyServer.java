@@ -1,0 +1,92 @@
+package dev.fleproxy.server;
+
+import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.wire.FrameDecoder;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Accepts client connections and gives each its own {@link ProxySession}. */
+public final class ProxyServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ProxyServer.class);
+
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel listener;
+    private final AtomicInteger activeSessions = new AtomicInteger();
+
+    private ProxyServer(ProxyConfig config, List<MessageFilter> filters) throws InterruptedException {
+        boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+        ProxySession.SessionListener counter = new ProxySession.SessionListener() {
+            @Override
+            public void opened(ProxySession session) {
+                activeSessions.incrementAndGet();
+            }
+
+            @Override
+            public void closed(ProxySession session) {
+                activeSessions.decrementAndGet();
+            }
+        };
+        try {
+            listener = new ServerBootstrap()
+                    .group(boss, workers)
+                    .channel(NioServerSocketChannel.class)
+                    .childOption(ChannelOption.AUTO_READ, false)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ProxySession session = new ProxySession(ch, config.upstream(),
+                                    config.upstreamConnectTimeoutMs(), filters, counter);
+                            ch.pipeline().addLast(new FrameDecoder(), new ClientSideHandler(session));
+                        }
+                    })
+                    .bind(config.listen().host(), config.listen().port())
+                    .sync()
+                    .channel();
+        } catch (RuntimeException | InterruptedException e) {
+            shutdownGroups();
+            throw e;
+        }
+        log.info("mongo-fle-proxy listening on {}, upstream {}", address(), config.upstream());
+    }
+
+    /** Binds the listen address and starts serving; fails if the address cannot be bound. */
+    public static ProxyServer start(ProxyConfig config) throws InterruptedException {
+        return new ProxyServer(config, List.of(new HandshakeFilter()));
+    }
+
+    public InetSocketAddress address() {
+        return (InetSocketAddress) listener.localAddress();
+    }
+
+    /** Client connections currently open. */
+    public int activeSessions() {
+        return activeSessions.get();
+    }
+
+    @Override
+    public void close() {
+        listener.close().syncUninterruptibly();
+        shutdownGroups();
+    }
+
+    private void shutdownGroups() {
+        boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

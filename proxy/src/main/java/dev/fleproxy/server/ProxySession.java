@@ -1,0 +1,319 @@
+package dev.fleproxy.server;
+
+import dev.fleproxy.config.HostPort;
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.OpCode;
+import dev.fleproxy.wire.OpCompressed;
+import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.OpQuery;
+import dev.fleproxy.wire.WireMessage;
+import dev.fleproxy.wire.WireProtocolException;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.DecoderException;
+import java.io.IOException;
+import java.net.SocketAddress;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.bson.BSONException;
+import org.bson.BsonInvalidOperationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client connection paired with its own upstream connection, so cursors, SCRAM
+ * conversations and exhaust streams stay on one server without bookkeeping. Both channels run
+ * on the same event loop, so nothing here needs locking.
+ */
+final class ProxySession {
+    private static final Logger log = LoggerFactory.getLogger(ProxySession.class);
+    private static final AtomicLong IDS = new AtomicLong();
+    /** requestIDs of replies the proxy writes itself; any value is valid, these are easy to spot. */
+    private static final AtomicInteger OWN_REQUEST_IDS = new AtomicInteger(0x40000000);
+    /** How long a client whose upstream is unreachable has to send its first request. */
+    private static final long UNAVAILABLE_GRACE_SECONDS = 10;
+
+    private final long id = IDS.incrementAndGet();
+    private final Channel client;
+    private final HostPort upstreamAddress;
+    private final int connectTimeoutMs;
+    private final List<MessageFilter> filters;
+    private final SessionListener listener;
+    private final PendingReplies pending = new PendingReplies();
+    private final Flow clientToUpstream;
+    private Flow upstreamToClient;
+    private Channel upstream;
+    private String upstreamFailure;
+    private boolean closed;
+
+    /** Lets the server count sessions and tests wait for them. */
+    interface SessionListener {
+        void opened(ProxySession session);
+
+        void closed(ProxySession session);
+    }
+
+    ProxySession(Channel client, HostPort upstreamAddress, int connectTimeoutMs, List<MessageFilter> filters,
+                 SessionListener listener) {
+        this.client = client;
+        this.upstreamAddress = upstreamAddress;
+        this.connectTimeoutMs = connectTimeoutMs;
+        this.filters = filters;
+        this.listener = listener;
+        this.clientToUpstream = new Flow(client, this::writeFailed);
+    }
+
+    long id() {
+        return id;
+    }
+
+    private String who() {
+        SocketAddress remote = client.remoteAddress();
+        return "conn#" + id + " from " + remote;
+    }
+
+    /** Called when the client connection is accepted: connect upstream, then start reading. */
+    void start() {
+        listener.opened(this);
+        new Bootstrap()
+                .group(client.eventLoop())
+                .channel(NioSocketChannel.class)
+                .option(ChannelOption.AUTO_READ, false)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMs)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new dev.fleproxy.wire.FrameDecoder(), new UpstreamSideHandler(ProxySession.this));
+                    }
+                })
+                .connect(upstreamAddress.host(), upstreamAddress.port())
+                .addListener((ChannelFutureListener) f -> {
+                    if (f.isSuccess()) {
+                        upstream = f.channel();
+                        upstreamToClient = new Flow(upstream, this::writeFailed);
+                        if (closed) {
+                            upstream.close();
+                        } else {
+                            log.debug("{}: connected to upstream {}", who(), upstreamAddress);
+                            upstream.read();
+                            client.read();
+                        }
+                    } else {
+                        upstreamFailure = "upstream " + upstreamAddress + " is unreachable: " + describe(f.cause());
+                        log.warn("{}: {}", who(), upstreamFailure);
+                        // Read the client's first request so it gets an error reply, not just a reset.
+                        client.read();
+                        client.eventLoop().schedule(() -> close(null), UNAVAILABLE_GRACE_SECONDS, TimeUnit.SECONDS);
+                    }
+                });
+    }
+
+    // ---- client → upstream ------------------------------------------------------------------
+
+    void fromClient(Frame frame) {
+        Frame current = frame;
+        try {
+            if (closed) {
+                return;
+            }
+            if (upstreamFailure != null) {
+                answerUnavailable(frame);
+                return;
+            }
+            Request request = new Request(frame, commandName(frame));
+            for (MessageFilter filter : filters) {
+                request.enter(filter);
+                RequestDecision decision = filter.onRequest(request);
+                if (decision instanceof RequestDecision.Replace replace) {
+                    current = replace(current, frame, replace.message());
+                    request.replaceFrame(current);
+                } else if (decision instanceof RequestDecision.Refuse refuse) {
+                    refuse(current, refuse.reply());
+                    return;
+                }
+            }
+            if (!OpMsg.isMoreToCome(current)) {
+                pending.expect(current.requestId(), request.expectations());
+            }
+            clientToUpstream.write(upstream, current.content().retain());
+        } finally {
+            releaseBoth(frame, current);
+        }
+    }
+
+    /**
+     * Encodes a filter's replacement with the ids of the message it replaces. The received frame
+     * is released by the caller; an earlier replacement is released here.
+     */
+    private Frame replace(Frame current, Frame received, WireMessage message) {
+        Frame next = new Frame(message.encode(client.alloc(), current.requestId(), current.responseTo()));
+        if (current != received) {
+            current.release();
+        }
+        return next;
+    }
+
+    private static void releaseBoth(Frame received, Frame current) {
+        received.release();
+        if (current != received) {
+            current.release();
+        }
+    }
+
+    private void refuse(Frame request, WireMessage reply) {
+        if (OpMsg.isMoreToCome(request)) {
+            // The client asked for no reply (w:0), so an error cannot be delivered on this connection:
+            // closing it is how a server reports a refused unacknowledged write.
+            close("refused a request sent with moreToCome (unacknowledged); closing the connection");
+            return;
+        }
+        clientToUpstream.write(client, reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), request.requestId()));
+    }
+
+    private void answerUnavailable(Frame frame) {
+        if (frame.opCode() == OpCode.OP_MSG || frame.opCode() == OpCode.OP_QUERY) {
+            WireMessage reply = ErrorReplies.replyTo(frame, ProxyError.UPSTREAM_UNAVAILABLE, upstreamFailure);
+            client.write(reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), frame.requestId()));
+        }
+        close(null);
+    }
+
+    /** The command name, or null; validates the structure of OP_MSG on the way. */
+    private static String commandName(Frame frame) {
+        switch (frame.opCode()) {
+            case OpCode.OP_MSG:
+                return OpMsg.peekCommandName(frame);
+            case OpCode.OP_QUERY: {
+                OpQuery query = OpQuery.parse(frame);
+                if (!query.isCommand()) {
+                    return null;
+                }
+                var command = query.command();
+                return command.isEmpty() ? "" : command.getFirstKey();
+            }
+            case OpCode.OP_COMPRESSED:
+                throw compressedNotNegotiated(frame);
+            default:
+                return null;
+        }
+    }
+
+    private static WireProtocolException compressedNotNegotiated(Frame frame) {
+        OpCompressed c = OpCompressed.parse(frame);
+        return new WireProtocolException("received OP_COMPRESSED (" + c.compressorName() + ", wrapping "
+                + OpCode.name(c.originalOpcode()) + ") but this proxy never negotiates compression");
+    }
+
+    void clientReadComplete() {
+        clientToUpstream.readComplete();
+    }
+
+    // ---- upstream → client ------------------------------------------------------------------
+
+    void fromUpstream(Frame frame) {
+        Frame current = frame;
+        try {
+            if (closed) {
+                return;
+            }
+            if (frame.opCode() == OpCode.OP_COMPRESSED) {
+                throw compressedNotNegotiated(frame);
+            }
+            for (PendingReplies.Expectation e : pending.take(frame)) {
+                WireMessage rewritten = e.filter().onReply(current, e.state());
+                if (rewritten != null) {
+                    current = replace(current, frame, rewritten);
+                }
+            }
+            upstreamToClient.write(client, current.content().retain());
+        } finally {
+            releaseBoth(frame, current);
+        }
+    }
+
+    void upstreamReadComplete() {
+        if (upstreamToClient != null) {
+            upstreamToClient.readComplete();
+        }
+    }
+
+    // ---- closing ----------------------------------------------------------------------------
+
+    void clientClosed() {
+        close(null);
+    }
+
+    void upstreamClosed() {
+        if (!closed) {
+            log.info("{}: upstream {} closed the connection", who(), upstreamAddress);
+        }
+        close(null);
+    }
+
+    /** An exception on either side: one log line that says why, then both connections close. */
+    void failed(String side, Throwable cause) {
+        if (closed) {
+            return;
+        }
+        Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+        if (root instanceof WireProtocolException) {
+            close("closed: protocol error from " + side + ": " + root.getMessage());
+        } else if (root instanceof BSONException || root instanceof BsonInvalidOperationException) {
+            close("closed: malformed BSON from " + side + ": " + root.getMessage());
+        } else if (root instanceof IOException) {
+            log.debug("{}: {} connection error: {}", who(), side, root.toString());
+            close(null);
+        } else {
+            log.error("{}: closed after an unexpected error handling a message from {}", who(), side, root);
+            close(null);
+        }
+    }
+
+    private void writeFailed(Throwable cause) {
+        if (!closed) {
+            log.debug("{}: write failed: {}", who(), String.valueOf(cause));
+        }
+        close(null);
+    }
+
+    /** Closes both sides after flushing what was already written; logs the reason once. */
+    void close(String reason) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (reason != null) {
+            log.warn("{}: {}", who(), reason);
+        } else {
+            log.debug("{}: closed", who());
+        }
+        closeAfterFlush(client);
+        if (upstream != null) {
+            closeAfterFlush(upstream);
+        }
+        listener.closed(this);
+    }
+
+    private static void closeAfterFlush(Channel ch) {
+        if (ch.isActive()) {
+            ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            ch.close();
+        }
+    }
+
+    private static String describe(Throwable t) {
+        String msg = t.getMessage();
+        return msg == null ? t.getClass().getSimpleName() : msg;
+    }
+}

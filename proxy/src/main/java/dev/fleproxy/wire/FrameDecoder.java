@@ -1,0 +1,51 @@
+package dev.fleproxy.wire;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import java.util.List;
+
+/**
+ * Cuts the byte stream into {@link Frame}s: int32 little-endian length that counts itself.
+ * A length below the header size or above 48,000,000 is a protocol error raised as soon as the
+ * four length bytes are in (an over-size message is never buffered), and so is a stream that
+ * ends in the middle of a message.
+ */
+public final class FrameDecoder extends ByteToMessageDecoder {
+    private boolean failed;
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (failed) {
+            in.skipBytes(in.readableBytes());
+            return;
+        }
+        if (in.readableBytes() < 4) {
+            return;
+        }
+        int declared = in.getIntLE(in.readerIndex());
+        try {
+            MsgHeader.checkLength(declared);
+        } catch (WireProtocolException e) {
+            failed = true;
+            in.skipBytes(in.readableBytes());
+            throw e;
+        }
+        if (in.readableBytes() < declared) {
+            return;
+        }
+        out.add(new Frame(in.readRetainedSlice(declared)));
+    }
+
+    @Override
+    protected void decodeLast(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        decode(ctx, in, out);
+        if (!failed && in.isReadable()) {
+            int got = in.readableBytes();
+            String expected = got >= 4 ? " of " + in.getIntLE(in.readerIndex()) : "";
+            in.skipBytes(got);
+            throw new WireProtocolException("connection closed in the middle of a message (got " + got
+                    + expected + " bytes)");
+        }
+    }
+}

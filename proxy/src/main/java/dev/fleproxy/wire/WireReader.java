@@ -1,0 +1,106 @@
+package dev.fleproxy.wire;
+
+import io.netty.buffer.ByteBuf;
+import java.nio.charset.StandardCharsets;
+import org.bson.RawBsonDocument;
+
+/**
+ * A bounds-checked cursor over one message's bytes. Every read checks against the end of the
+ * message, so a lying length inside a message is a {@link WireProtocolException}, never an
+ * out-of-range read or a document spliced from the next message.
+ */
+final class WireReader {
+    private final ByteBuf buf;
+    private final int end;
+    private int pos;
+
+    WireReader(ByteBuf buf, int start, int end) {
+        this.buf = buf;
+        this.pos = start;
+        this.end = end;
+    }
+
+    int position() {
+        return pos;
+    }
+
+    int remaining() {
+        return end - pos;
+    }
+
+    boolean hasRemaining() {
+        return pos < end;
+    }
+
+    private void need(int n, String what) {
+        if (n < 0 || end - pos < n) {
+            throw new WireProtocolException("message truncated while reading " + what);
+        }
+    }
+
+    int int32(String what) {
+        need(4, what);
+        int v = buf.getIntLE(pos);
+        pos += 4;
+        return v;
+    }
+
+    long int64(String what) {
+        need(8, what);
+        long v = buf.getLongLE(pos);
+        pos += 8;
+        return v;
+    }
+
+    int uint8(String what) {
+        need(1, what);
+        return buf.getUnsignedByte(pos++);
+    }
+
+    String cstring(String what) {
+        int nul = buf.indexOf(pos, end, (byte) 0);
+        if (nul < 0) {
+            throw new WireProtocolException("unterminated string in " + what);
+        }
+        String s = buf.toString(pos, nul - pos, StandardCharsets.UTF_8);
+        pos = nul + 1;
+        return s;
+    }
+
+    /** Skips one BSON document after checking its length frame; returns its length. */
+    int skipDocument(String what) {
+        need(5, what);
+        int len = buf.getIntLE(pos);
+        if (len < 5 || len > end - pos) {
+            throw new WireProtocolException(what + " declares " + len + " bytes but "
+                    + (end - pos) + " remain in the message");
+        }
+        if (buf.getByte(pos + len - 1) != 0) {
+            throw new WireProtocolException(what + " is not terminated by a NUL byte");
+        }
+        pos += len;
+        return len;
+    }
+
+    /** Reads one BSON document (copied; its elements are parsed lazily on access). */
+    RawBsonDocument document(String what) {
+        int start = pos;
+        int len = skipDocument(what);
+        byte[] bytes = new byte[len];
+        buf.getBytes(start, bytes);
+        return new RawBsonDocument(bytes);
+    }
+
+    byte[] bytes(int n, String what) {
+        need(n, what);
+        byte[] out = new byte[n];
+        buf.getBytes(pos, out);
+        pos += n;
+        return out;
+    }
+
+    void skip(int n, String what) {
+        need(n, what);
+        pos += n;
+    }
+}
