@@ -1,0 +1,49 @@
+package dev.fleproxy.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.junit.jupiter.api.Test;
+
+class HelloRewriterTest {
+
+    @Test
+    void stripsCompressionFromTheRequestAndKeepsEverythingElseInOrder() {
+        BsonDocument hello = new BsonDocument("isMaster", new BsonInt32(1))
+                .append("helloOk", BsonBoolean.TRUE)
+                .append("compression", new BsonArray(java.util.List.of(new BsonString("zstd"))))
+                .append("saslSupportedMechs", new BsonString("admin.app"))
+                .append("speculativeAuthenticate", new BsonDocument("saslStart", new BsonInt32(1)));
+        BsonDocument out = HelloRewriter.rewriteRequest(hello);
+        assertEquals(java.util.List.of("isMaster", "helloOk", "saslSupportedMechs", "speculativeAuthenticate"),
+                java.util.List.copyOf(out.keySet()));
+        assertEquals(hello.get("speculativeAuthenticate"), out.get("speculativeAuthenticate"));
+        assertNull(HelloRewriter.rewriteRequest(new BsonDocument("hello", new BsonInt32(1))), "nothing to strip");
+    }
+
+    @Test
+    void hidesTheReplicaSetButKeepsAuthAndLimits() {
+        BsonDocument reply = new BsonDocument("isWritablePrimary", BsonBoolean.TRUE)
+                .append("hosts", new BsonArray(java.util.List.of(new BsonString("10.0.0.1:27017"))))
+                .append("passives", new BsonArray())
+                .append("arbiters", new BsonArray())
+                .append("setName", new BsonString("rs0"))
+                .append("me", new BsonString("10.0.0.1:27017"))
+                .append("primary", new BsonString("10.0.0.1:27017"))
+                .append("compression", new BsonArray(java.util.List.of(new BsonString("zlib"))))
+                .append("saslSupportedMechs", new BsonArray(java.util.List.of(new BsonString("SCRAM-SHA-256"))))
+                .append("speculativeAuthenticate", new BsonDocument("done", BsonBoolean.FALSE))
+                .append("maxBsonObjectSize", new BsonInt32(16777216))
+                .append("ok", new BsonInt32(1));
+        BsonDocument out = HelloRewriter.rewriteReply(reply);
+        assertEquals(java.util.List.of("isWritablePrimary", "saslSupportedMechs", "speculativeAuthenticate",
+                "maxBsonObjectSize", "ok"), java.util.List.copyOf(out.keySet()));
+        BsonDocument mongos = new BsonDocument("ismaster", BsonBoolean.TRUE).append("msg", new BsonString("isdbgrid"));
+        assertNull(HelloRewriter.rewriteReply(mongos), "a mongos reply passes as it is");
+    }
+}

@@ -1,0 +1,113 @@
+package dev.fleproxy.wire;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.DecoderException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.junit.jupiter.api.Test;
+
+class FrameDecoderTest {
+
+    private static byte[] ping(int requestId) {
+        return Messages.bytes(new OpMsg(0, new BsonDocument("ping", new BsonInt32(1)).append("$db",
+                new org.bson.BsonString("admin"))), requestId, 0);
+    }
+
+    @Test
+    void reassemblesMessagesFedOneByteAtATime() {
+        byte[] a = ping(1);
+        byte[] b = ping(2);
+        byte[] stream = new byte[a.length + b.length];
+        System.arraycopy(a, 0, stream, 0, a.length);
+        System.arraycopy(b, 0, stream, a.length, b.length);
+
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        int frames = 0;
+        for (byte x : stream) {
+            ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {x}));
+            Frame f = ch.readInbound();
+            if (f != null) {
+                frames++;
+                byte[] expected = frames == 1 ? a : b;
+                assertArrayEquals(expected, ByteBufUtil.getBytes(f.content()), "frame " + frames + " byte for byte");
+                assertEquals(frames, f.requestId());
+                f.release();
+            }
+        }
+        assertEquals(2, frames);
+        assertFalse(ch.finish());
+    }
+
+    @Test
+    void splitsSeveralMessagesArrivingInOneRead() {
+        byte[] a = ping(7);
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        ch.writeInbound(Unpooled.wrappedBuffer(a, a, a));
+        for (int i = 0; i < 3; i++) {
+            Frame f = ch.readInbound();
+            assertEquals(a.length, f.length());
+            f.release();
+        }
+        assertNull(ch.readInbound());
+    }
+
+    private static byte[] lengthOnly(int declared) {
+        return ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putInt(declared).putInt(1).putInt(0)
+                .putInt(OpCode.OP_MSG).array();
+    }
+
+    private static String rejection(byte[] input) {
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        DecoderException e = assertThrows(DecoderException.class, () -> ch.writeInbound(Unpooled.wrappedBuffer(input)));
+        assertInstanceOf(WireProtocolException.class, e.getCause());
+        return e.getCause().getMessage();
+    }
+
+    @Test
+    void rejectsLengthsBelowTheHeader() {
+        assertTrue(rejection(lengthOnly(5)).contains("smaller than the 16-byte header"));
+        assertTrue(rejection(lengthOnly(-1)).contains("smaller than the 16-byte header"));
+    }
+
+    @Test
+    void rejectsOversizeMessagesBeforeReadingThem() {
+        String why = rejection(lengthOnly(MsgHeader.MAX_MESSAGE_SIZE + 1));
+        assertTrue(why.contains("exceeds the maximum of 48000000"), why);
+    }
+
+    @Test
+    void acceptsExactlyTheMaximumDeclaredLength() {
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        ch.writeInbound(Unpooled.wrappedBuffer(lengthOnly(MsgHeader.MAX_MESSAGE_SIZE)));
+        assertNull(ch.readInbound(), "waits for the rest of a legal 48 MB message");
+    }
+
+    @Test
+    void rejectsGarbageSuchAsAnHttpRequest() {
+        String why = rejection("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        assertTrue(why.contains("exceeds the maximum"), why);
+    }
+
+    @Test
+    void reportsAStreamThatEndsMidMessage() {
+        byte[] a = ping(1);
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        ch.writeInbound(Unpooled.wrappedBuffer(a, 0, a.length - 3));
+        DecoderException e = assertThrows(DecoderException.class, ch::finish);
+        assertTrue(e.getCause().getMessage().contains("closed in the middle of a message (got "
+                + (a.length - 3) + " of " + a.length + " bytes)"), e.getCause().getMessage());
+    }
+}
