@@ -39,35 +39,45 @@ public final class OverheadBenchmark {
         this.seconds = seconds;
     }
 
-    /** Runs rounds of (insert, read) on both targets, in the order direct, proxy, proxy, direct, … */
-    public List<Phase> run(String directUri, String proxyUri, int rounds) throws InterruptedException {
+    /**
+     * Warms up both targets (round 0, not reported: the JIT of the client, proxy and backend
+     * JVMs), then runs rounds of (insert, read) in the order direct, proxy, proxy, direct, …
+     */
+    public List<Phase> run(String directUri, String proxyUri, int rounds, double warmupSeconds)
+            throws InterruptedException {
         List<Phase> phases = new ArrayList<>();
         try (MongoClient direct = client(directUri); MongoClient proxy = client(proxyUri)) {
+            if (warmupSeconds > 0) {
+                round(direct, proxy, 0, warmupSeconds / 4, new ArrayList<>());
+            }
             for (int round = 1; round <= rounds; round++) {
-                boolean directFirst = round % 2 == 1;
-                for (int i = 0; i < 2; i++) {
-                    boolean isDirect = (i == 0) == directFirst;
-                    MongoClient c = isDirect ? direct : proxy;
-                    String target = isDirect ? "direct" : "proxy";
-                    MongoCollection<Document> coll = c.getDatabase("bench").getCollection("overhead_" + target + "_" + round);
-                    coll.drop();
-                    AtomicLong nextId = new AtomicLong();
-                    phases.add(timed(target, "insert", round, () -> {
-                        long id = nextId.getAndIncrement();
-                        coll.insertOne(document(id));
-                    }));
-                    long inserted = nextId.get();
-                    phases.add(timed(target, "read", round, () -> {
-                        long id = ThreadLocalRandom.current().nextLong(inserted);
-                        if (coll.find(Filters.eq("_id", id)).first() == null) {
-                            throw new IllegalStateException("document " + id + " missing");
-                        }
-                    }));
-                    coll.drop();
-                }
+                round(direct, proxy, round, seconds, phases);
             }
         }
         return phases;
+    }
+
+    /** Insert then read on each target; odd rounds start with direct, even ones with the proxy. */
+    private void round(MongoClient direct, MongoClient proxy, int round, double phaseSeconds, List<Phase> phases)
+            throws InterruptedException {
+        boolean directFirst = round % 2 == 1;
+        for (int i = 0; i < 2; i++) {
+            boolean isDirect = (i == 0) == directFirst;
+            String target = isDirect ? "direct" : "proxy";
+            MongoCollection<Document> coll = (isDirect ? direct : proxy).getDatabase("bench")
+                    .getCollection("overhead_" + target + "_" + round);
+            coll.drop();
+            AtomicLong nextId = new AtomicLong();
+            phases.add(timed(target, "insert", round, phaseSeconds, () -> coll.insertOne(document(nextId.getAndIncrement()))));
+            long inserted = nextId.get();
+            phases.add(timed(target, "read", round, phaseSeconds, () -> {
+                long id = ThreadLocalRandom.current().nextLong(inserted);
+                if (coll.find(Filters.eq("_id", id)).first() == null) {
+                    throw new IllegalStateException("document " + id + " missing");
+                }
+            }));
+            coll.drop();
+        }
     }
 
     private static MongoClient client(String uri) {
@@ -94,12 +104,13 @@ public final class OverheadBenchmark {
         void run();
     }
 
-    private Phase timed(String target, String operation, int round, Op op) throws InterruptedException {
+    private Phase timed(String target, String operation, int round, double phaseSeconds, Op op)
+            throws InterruptedException {
         LongAdder ops = new LongAdder();
         LongAdder nanos = new LongAdder();
         AtomicLong failure = new AtomicLong();
         CountDownLatch start = new CountDownLatch(1);
-        long durationNanos = (long) (seconds * 1e9);
+        long durationNanos = (long) (phaseSeconds * 1e9);
         List<Thread> workers = new ArrayList<>();
         long[] began = new long[1];
         for (int t = 0; t < threads; t++) {

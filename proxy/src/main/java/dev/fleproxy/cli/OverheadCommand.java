@@ -30,6 +30,10 @@ final class OverheadCommand implements Callable<Integer> {
     @Option(names = "--rounds", defaultValue = "2", description = "rounds of direct+proxy; default ${DEFAULT-VALUE}")
     int rounds;
 
+    @Option(names = "--warmup", defaultValue = "20",
+            description = "seconds of unreported load on both targets first (JIT warm-up); default ${DEFAULT-VALUE}")
+    double warmup;
+
     @Option(names = "--out", paramLabel = "DIR", description = "write overhead.md and overhead.csv here")
     Path out;
 
@@ -38,7 +42,7 @@ final class OverheadCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<OverheadBenchmark.Phase> phases = new OverheadBenchmark(threads, seconds).run(direct, proxy, rounds);
+        List<OverheadBenchmark.Phase> phases = new OverheadBenchmark(threads, seconds).run(direct, proxy, rounds, warmup);
         String md = OverheadReport.markdown(phases, threads, note);
         System.out.println(md);
         if (out != null) {

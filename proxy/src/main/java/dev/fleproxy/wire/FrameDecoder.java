@@ -44,8 +44,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             int got = in.readableBytes();
             String expected = got >= 4 ? " of " + in.getIntLE(in.readerIndex()) : "";
             in.skipBytes(got);
-            throw new WireProtocolException("connection closed in the middle of a message (got " + got
-                    + expected + " bytes)");
+            // Reported, not thrown: a throw here would reach the handlers only after channelInactive.
+            ctx.fireExceptionCaught(new WireProtocolException("connection closed in the middle of a message (got "
+                    + got + expected + " bytes)"));
         }
     }
 }

@@ -106,8 +106,8 @@ class FrameDecoderTest {
         byte[] a = ping(1);
         EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
         ch.writeInbound(Unpooled.wrappedBuffer(a, 0, a.length - 3));
-        DecoderException e = assertThrows(DecoderException.class, ch::finish);
-        assertTrue(e.getCause().getMessage().contains("closed in the middle of a message (got "
-                + (a.length - 3) + " of " + a.length + " bytes)"), e.getCause().getMessage());
+        WireProtocolException e = assertThrows(WireProtocolException.class, ch::finish);
+        assertTrue(e.getMessage().contains("closed in the middle of a message (got "
+                + (a.length - 3) + " of " + a.length + " bytes)"), e.getMessage());
     }
 }

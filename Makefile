@@ -1,0 +1,33 @@
+# mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
+.PHONY: build test demo venv clean
+
+JAR  := proxy/target/fle-proxy.jar
+VENV := .venv
+MVN  := mvn -B -ntp
+
+## build: the fat jar proxy/target/fle-proxy.jar (proxy, embedded backend, benchmarks)
+build: $(JAR)
+
+$(JAR): proxy/pom.xml $(shell find proxy/src/main -type f 2>/dev/null)
+	cd proxy && $(MVN) -q package -DskipTests
+
+## venv: Python virtual environment with the test clients (pymongo, pytest)
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: proxy/tests/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r proxy/tests/requirements.txt
+	touch $@
+
+## test: every test: Java unit and integration tests (JUnit), then the pymongo end-to-end tests
+test: venv
+	cd proxy && $(MVN) package
+	$(VENV)/bin/python -m pytest -q proxy/tests
+
+## demo: the main job: embedded backend + proxy + benchmark, writing results/embedded/
+demo: build
+	deploy/demo.sh
+
+clean:
+	cd proxy && $(MVN) -q clean
+	rm -rf $(VENV)

@@ -1,0 +1,137 @@
+"""Fixtures that start the real fat jar: the embedded backend and the proxy, on free ports."""
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from pymongo import MongoClient
+
+ROOT = Path(__file__).resolve().parents[2]
+JAR = ROOT / "proxy" / "target" / "fle-proxy.jar"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listening on {port} after {timeout}s")
+
+
+class JavaProcess:
+    """One `java -jar fle-proxy.jar ...` process with its output in a log file."""
+
+    def __init__(self, args, log_path: Path, port: int):
+        if not JAR.exists():
+            raise RuntimeError(f"{JAR} is missing: run `make build` first")
+        self.args = args
+        self.log_path = log_path
+        self.port = port
+        self.proc = None
+
+    def start(self, wait=True):
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(["java", "-jar", str(JAR), *self.args], stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        if wait:
+            wait_for_port(self.port, self.proc)
+        return self
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+class ProxyProcess(JavaProcess):
+    def __init__(self, tmp: Path, upstream_port: int, name="proxy"):
+        port = free_port()
+        config = tmp / f"{name}.yaml"
+        config.write_text(f"listen: 127.0.0.1:{port}\nupstream: 127.0.0.1:{upstream_port}\n"
+                          "upstreamConnectTimeoutMs: 2000\n")
+        super().__init__(["proxy", "--config", str(config)], tmp / f"{name}.log", port)
+        self._mark = 0
+
+    def uri(self) -> str:
+        return f"mongodb://127.0.0.1:{self.port}"
+
+    def mark_log(self):
+        self._mark = len(self.log_text().splitlines())
+
+    def new_log_lines(self, containing: str, timeout: float = 5.0):
+        """Log lines written since mark_log() that contain the text (waits for at least one)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = [l for l in self.log_text().splitlines()[self._mark:] if containing in l]
+            if lines or time.monotonic() > deadline:
+                return lines
+            time.sleep(0.05)
+
+
+def backend_process(tmp: Path, name="backend", port=None, data=None) -> JavaProcess:
+    port = port or free_port()
+    args = ["backend", "--port", str(port)]
+    if data:
+        args += ["--data", str(data)]
+    return JavaProcess(args, tmp / f"{name}.log", port)
+
+
+def client(uri: str, **kw) -> MongoClient:
+    kw.setdefault("serverSelectionTimeoutMS", 5000)
+    return MongoClient(uri, **kw)
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("fle")
+
+
+@pytest.fixture(scope="session")
+def backend(workdir):
+    b = backend_process(workdir).start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture(scope="session")
+def proxy(workdir, backend):
+    p = ProxyProcess(workdir, backend.port).start()
+    yield p
+    p.stop()
+
+
+@pytest.fixture(scope="session")
+def direct_client(backend):
+    c = client(f"mongodb://127.0.0.1:{backend.port}")
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="session")
+def proxy_client(proxy):
+    c = client(proxy.uri())
+    yield c
+    c.close()

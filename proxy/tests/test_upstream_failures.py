@@ -1,0 +1,49 @@
+"""The upstream goes away or was never there: clear errors, and recovery without a restart."""
+import pytest
+from pymongo.errors import AutoReconnect, ServerSelectionTimeoutError
+
+from conftest import ProxyProcess, backend_process, client, free_port
+
+
+def test_unreachable_upstream_gives_a_clear_error_then_recovers(workdir):
+    upstream_port = free_port()
+    proxy = ProxyProcess(workdir, upstream_port, name="proxy-unreachable").start()
+    backend = backend_process(workdir, name="backend-late", port=upstream_port)
+    try:
+        with client(proxy.uri(), serverSelectionTimeoutMS=1500) as c:
+            with pytest.raises(ServerSelectionTimeoutError) as failure:
+                c.admin.command("ping")
+            assert f"mongo-fle-proxy: upstream 127.0.0.1:{upstream_port} is unreachable" in str(failure.value)
+            assert "FleProxyUpstreamUnavailable" in str(failure.value) or "9720001" in str(failure.value)
+
+            backend.start()
+            with client(proxy.uri()) as fresh:
+                assert fresh.admin.command("ping")["ok"] == 1.0
+            # The first client recovers too, through its own monitoring.
+            c.recovery.x.insert_one({"_id": 1})
+            assert c.recovery.x.find_one({"_id": 1}) == {"_id": 1}
+        assert proxy.alive()
+    finally:
+        backend.stop()
+        proxy.stop()
+
+
+def test_upstream_dying_mid_session_then_returning(workdir):
+    upstream_port = free_port()
+    data = workdir / "restart-data"
+    backend = backend_process(workdir, name="backend-restart", port=upstream_port, data=data).start()
+    proxy = ProxyProcess(workdir, upstream_port, name="proxy-restart").start()
+    try:
+        with client(proxy.uri(), serverSelectionTimeoutMS=2000) as c:
+            c.restart.x.insert_one({"_id": "before"})
+            backend.stop()
+            with pytest.raises((AutoReconnect, ServerSelectionTimeoutError)):
+                c.restart.x.find_one({"_id": "before"})
+            assert proxy.alive()
+
+            backend.start()
+            # The file-backed backend kept the document across its restart.
+            assert c.restart.x.find_one({"_id": "before"}) == {"_id": "before"}
+    finally:
+        proxy.stop()
+        backend.stop()
