@@ -11,11 +11,13 @@ import picocli.CommandLine.Option;
 
 @Command(name = "backend",
         mixinStandardHelpOptions = true,
-        description = {
-            "Runs the embedded MongoDB-compatible backend (mongo-java-server 1.47.0) in the foreground.",
-            "It reports MongoDB 5.0 (wire version 13). It cannot store BSON binary subtype 6, has no",
-            "sessions or transactions, closes the connection on w:0 writes and scans whole collections",
-            "for range queries: a stand-in for mongod on machines without one, not a database."})
+        description = "Runs the embedded MongoDB-compatible backend in the foreground.",
+        footer = {
+            "",
+            "mongo-java-server 1.47.0, reporting MongoDB 5.0 (wire version 13). It cannot",
+            "store BSON binary subtype 6, has no sessions or transactions, closes the",
+            "connection on w:0 writes and on exhaust requests, and scans whole collections",
+            "for range queries: a stand-in for mongod where none can run, not a database."})
 final class BackendCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(BackendCommand.class);
 
@@ -32,7 +34,16 @@ final class BackendCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        EmbeddedBackend backend = EmbeddedBackend.start(host, port, data);
+        EmbeddedBackend backend;
+        try {
+            backend = EmbeddedBackend.start(host, port, data);
+        } catch (Exception e) {
+            if (e instanceof java.net.BindException || e.getCause() instanceof java.net.BindException) {
+                System.err.println("fle-proxy backend: cannot listen on " + host + ":" + port + ": " + e.getMessage());
+                return 1;
+            }
+            throw e;
+        }
         log.info("embedded backend listening on {} ({}), reporting MongoDB {}", backend.address(),
                 data == null ? "in memory" : "data in " + backend.dataFile(), EmbeddedBackend.REPORTED_VERSION.toVersionString());
         CountDownLatch stopped = new CountDownLatch(1);

@@ -11,14 +11,14 @@ import picocli.CommandLine.Option;
 
 @Command(name = "proxy",
         mixinStandardHelpOptions = true,
-        description = {
-            "Runs the proxy in the foreground until SIGTERM/SIGINT.",
+        description = "Runs the proxy in the foreground until SIGTERM or SIGINT.",
+        footer = {
             "",
-            "Config file (YAML):",
-            "  listen: HOST:PORT               where drivers connect (required)",
-            "  upstream: HOST:PORT             mongos, mongod or the embedded backend (required)",
-            "  upstreamConnectTimeoutMs: N     per client connection; default 5000",
-            ""})
+            "Config file (YAML); unknown keys are an error:",
+            "  listen: HOST:PORT              where drivers connect (required)",
+            "  upstream: HOST:PORT            mongos, mongod or the embedded backend",
+            "                                 (required)",
+            "  upstreamConnectTimeoutMs: N    per client connection; default 5000"})
 final class ProxyCommand implements Callable<Integer> {
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "YAML config file")
@@ -33,7 +33,17 @@ final class ProxyCommand implements Callable<Integer> {
             System.err.println("fle-proxy: " + e.getMessage());
             return 2;
         }
-        ProxyServer server = ProxyServer.start(cfg);
+        ProxyServer server;
+        try {
+            server = ProxyServer.start(cfg);
+        } catch (Exception e) {
+            // Netty rethrows the bind failure undeclared; say it in one line instead of a trace.
+            if (e instanceof java.net.BindException) {
+                System.err.println("fle-proxy: cannot listen on " + cfg.listen() + ": " + e.getMessage());
+                return 1;
+            }
+            throw e;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();
