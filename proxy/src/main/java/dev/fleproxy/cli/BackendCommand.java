@@ -3,7 +3,6 @@ package dev.fleproxy.cli;
 import dev.fleproxy.backend.EmbeddedBackend;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -46,12 +45,7 @@ final class BackendCommand implements Callable<Integer> {
         }
         log.info("embedded backend listening on {} ({}), reporting MongoDB {}", backend.address(),
                 data == null ? "in memory" : "data in " + backend.dataFile(), EmbeddedBackend.REPORTED_VERSION.toVersionString());
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            backend.close();
-            stopped.countDown();
-        }, "shutdown"));
-        stopped.await();
+        Foreground.runUntilStopped(backend);
         return 0;
     }
 }

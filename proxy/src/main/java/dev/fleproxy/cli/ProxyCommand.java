@@ -5,7 +5,6 @@ import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.server.ProxyServer;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -44,12 +43,7 @@ final class ProxyCommand implements Callable<Integer> {
             }
             throw e;
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            stopped.countDown();
-        }, "shutdown"));
-        stopped.await();
+        Foreground.runUntilStopped(server);
         return 0;
     }
 }

@@ -52,7 +52,7 @@ public final class ProxyServer implements AutoCloseable {
                         protected void initChannel(SocketChannel ch) {
                             ProxySession session = new ProxySession(ch, config.upstream(),
                                     config.upstreamConnectTimeoutMs(), filters, counter);
-                            ch.pipeline().addLast(new FrameDecoder(), new ClientSideHandler(session));
+                            ch.pipeline().addLast(new FrameDecoder(), new SessionHandler(session, SessionHandler.Side.CLIENT));
                         }
                     })
                     .bind(config.listen().host(), config.listen().port())

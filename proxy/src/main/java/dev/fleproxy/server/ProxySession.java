@@ -93,7 +93,7 @@ final class ProxySession {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new dev.fleproxy.wire.FrameDecoder(), new UpstreamSideHandler(ProxySession.this));
+                        ch.pipeline().addLast(new dev.fleproxy.wire.FrameDecoder(), new SessionHandler(ProxySession.this, SessionHandler.Side.UPSTREAM));
                     }
                 })
                 .connect(upstreamAddress.host(), upstreamAddress.port())
@@ -118,9 +118,24 @@ final class ProxySession {
                 });
     }
 
+    void received(SessionHandler.Side side, Frame frame) {
+        if (side == SessionHandler.Side.CLIENT) {
+            fromClient(frame);
+        } else {
+            fromUpstream(frame);
+        }
+    }
+
+    void readComplete(SessionHandler.Side side) {
+        Flow flow = side == SessionHandler.Side.CLIENT ? clientToUpstream : upstreamToClient;
+        if (flow != null) {
+            flow.readComplete();
+        }
+    }
+
     // ---- client → upstream ------------------------------------------------------------------
 
-    void fromClient(Frame frame) {
+    private void fromClient(Frame frame) {
         Frame current = frame;
         try {
             if (closed) {
@@ -214,13 +229,9 @@ final class ProxySession {
                 + OpCode.name(c.originalOpcode()) + ") but this proxy never negotiates compression");
     }
 
-    void clientReadComplete() {
-        clientToUpstream.readComplete();
-    }
-
     // ---- upstream → client ------------------------------------------------------------------
 
-    void fromUpstream(Frame frame) {
+    private void fromUpstream(Frame frame) {
         Frame current = frame;
         try {
             if (closed) {
@@ -241,40 +252,31 @@ final class ProxySession {
         }
     }
 
-    void upstreamReadComplete() {
-        if (upstreamToClient != null) {
-            upstreamToClient.readComplete();
-        }
-    }
-
     // ---- closing ----------------------------------------------------------------------------
 
-    void clientClosed() {
-        close(null);
-    }
-
-    void upstreamClosed() {
-        if (!closed) {
+    void closedBy(SessionHandler.Side side) {
+        if (side == SessionHandler.Side.UPSTREAM && !closed) {
             log.info("{}: upstream {} closed the connection", who(), upstreamAddress);
         }
         close(null);
     }
 
     /** An exception on either side: one log line that says why, then both connections close. */
-    void failed(String side, Throwable cause) {
+    void failed(SessionHandler.Side side, Throwable cause) {
         if (closed) {
             return;
         }
         Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+        String from = side.name().toLowerCase(java.util.Locale.ROOT);
         if (root instanceof WireProtocolException) {
-            close("closed: protocol error from " + side + ": " + root.getMessage());
+            close("closed: protocol error from " + from + ": " + root.getMessage());
         } else if (root instanceof BSONException || root instanceof BsonInvalidOperationException) {
-            close("closed: malformed BSON from " + side + ": " + root.getMessage());
+            close("closed: malformed BSON from " + from + ": " + root.getMessage());
         } else if (root instanceof IOException) {
-            log.debug("{}: {} connection error: {}", who(), side, root.toString());
+            log.debug("{}: {} connection error: {}", who(), from, root.toString());
             close(null);
         } else {
-            log.error("{}: closed after an unexpected error handling a message from {}", who(), side, root);
+            log.error("{}: closed after an unexpected error handling a message from {}", who(), from, root);
             close(null);
         }
     }

@@ -27,8 +27,7 @@ public record OpCompressed(int originalOpcode, int uncompressedSize, int compres
     }
 
     public static OpCompressed parse(Frame frame) {
-        ByteBuf buf = frame.content();
-        WireReader r = new WireReader(buf, buf.readerIndex() + MsgHeader.SIZE, buf.readerIndex() + frame.length());
+        WireReader r = WireReader.afterHeader(frame);
         int original = r.int32("OP_COMPRESSED originalOpcode");
         int size = r.int32("OP_COMPRESSED uncompressedSize");
         int compressor = r.uint8("OP_COMPRESSED compressorId");

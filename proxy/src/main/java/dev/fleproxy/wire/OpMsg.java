@@ -113,7 +113,7 @@ public record OpMsg(int flagBits, BsonDocument body, List<DocumentSequence> sequ
         ByteBuf buf = frame.content();
         int start = buf.readerIndex();
         int end = start + frame.length();
-        WireReader reader = new WireReader(buf, start + MsgHeader.SIZE, end);
+        WireReader reader = WireReader.afterHeader(frame);
         int flags = reader.int32("OP_MSG flagBits");
         if ((flags & UNKNOWN_REQUIRED_BITS) != 0) {
             throw new WireProtocolException("OP_MSG has unknown required flag bits 0x"

@@ -46,8 +46,7 @@ public record OpQuery(int flags, String fullCollectionName, int numberToSkip, in
     }
 
     public static OpQuery parse(Frame frame) {
-        ByteBuf buf = frame.content();
-        WireReader r = new WireReader(buf, buf.readerIndex() + MsgHeader.SIZE, buf.readerIndex() + frame.length());
+        WireReader r = WireReader.afterHeader(frame);
         int flags = r.int32("OP_QUERY flags");
         String name = r.cstring("OP_QUERY fullCollectionName");
         int skip = r.int32("OP_QUERY numberToSkip");

@@ -25,8 +25,7 @@ public record OpReply(int responseFlags, long cursorId, int startingFrom, List<B
     }
 
     public static OpReply parse(Frame frame) {
-        ByteBuf buf = frame.content();
-        WireReader r = new WireReader(buf, buf.readerIndex() + MsgHeader.SIZE, buf.readerIndex() + frame.length());
+        WireReader r = WireReader.afterHeader(frame);
         int flags = r.int32("OP_REPLY responseFlags");
         long cursorId = r.int64("OP_REPLY cursorID");
         int startingFrom = r.int32("OP_REPLY startingFrom");

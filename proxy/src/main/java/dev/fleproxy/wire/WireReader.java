@@ -20,6 +20,12 @@ final class WireReader {
         this.end = end;
     }
 
+    /** A reader over a frame's bytes after the 16-byte header. */
+    static WireReader afterHeader(Frame frame) {
+        ByteBuf buf = frame.content();
+        return new WireReader(buf, buf.readerIndex() + MsgHeader.SIZE, buf.readerIndex() + frame.length());
+    }
+
     int position() {
         return pos;
     }

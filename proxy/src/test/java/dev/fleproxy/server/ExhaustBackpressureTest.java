@@ -6,17 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fleproxy.testing.FakeUpstream;
 import dev.fleproxy.testing.ProxyFixture;
+import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsg;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import org.bson.BsonBinary;
 import org.bson.BsonDocument;
@@ -52,16 +49,6 @@ class ExhaustBackpressureTest {
         }
     }
 
-    private static byte[] readMessage(DataInputStream in) throws IOException {
-        byte[] len = new byte[4];
-        in.readFully(len);
-        int n = ByteBuffer.wrap(len).order(ByteOrder.LITTLE_ENDIAN).getInt();
-        byte[] whole = new byte[n];
-        System.arraycopy(len, 0, whole, 0, 4);
-        in.readFully(whole, 4, n - 4);
-        return whole;
-    }
-
     @Test
     void aStalledClientStallsTheUpstreamAndThenGetsEveryReply() throws Exception {
         try (FakeUpstream upstream = new FakeUpstream(ExhaustBackpressureTest::streamBatches, 64 * 1024);
@@ -71,11 +58,7 @@ class ExhaustBackpressureTest {
             client.connect(new InetSocketAddress("127.0.0.1", proxy.address().getPort()));
             BsonDocument getMore = new BsonDocument("getMore", new BsonInt64(7))
                     .append("collection", new BsonString("c")).append("$db", new BsonString("db"));
-            ByteBuf req = new OpMsg(OpMsg.EXHAUST_ALLOWED, getMore).encode(UnpooledByteBufAllocator.DEFAULT, 77, 0);
-            byte[] reqBytes = new byte[req.readableBytes()];
-            req.readBytes(reqBytes);
-            req.release();
-            client.getOutputStream().write(reqBytes);
+            client.getOutputStream().write(WireIO.encode(new OpMsg(OpMsg.EXHAUST_ALLOWED, getMore), 77, 0));
 
             Thread.sleep(2000);
             long total = (long) REPLIES * PAYLOAD;
@@ -87,7 +70,7 @@ class ExhaustBackpressureTest {
             DataInputStream in = new DataInputStream(client.getInputStream());
             int expectedResponseTo = 77;
             for (int i = 0; i < REPLIES; i++) {
-                byte[] reply = readMessage(in);
+                byte[] reply = WireIO.readMessage(in);
                 Frame frame = new Frame(Unpooled.wrappedBuffer(reply));
                 assertEquals(expectedResponseTo, frame.responseTo(), "reply " + i + " continues the stream");
                 assertEquals(i < REPLIES - 1, OpMsg.isMoreToCome(frame), "moreToCome on reply " + i);

@@ -2,9 +2,7 @@ package dev.fleproxy.testing;
 
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.WireMessage;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -12,8 +10,6 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,16 +43,10 @@ public final class FakeUpstream implements AutoCloseable {
         /** Sends a reply and returns its requestID. */
         public int send(WireMessage message, int responseTo) throws IOException {
             int id = ids.incrementAndGet();
-            ByteBuf buf = message.encode(UnpooledByteBufAllocator.DEFAULT, id, responseTo);
-            try {
-                byte[] bytes = new byte[buf.readableBytes()];
-                buf.readBytes(bytes);
-                out.write(bytes);
-                out.flush();
-                bytesSent.addAndGet(bytes.length);
-            } finally {
-                buf.release();
-            }
+            byte[] bytes = WireIO.encode(message, id, responseTo);
+            out.write(bytes);
+            out.flush();
+            bytesSent.addAndGet(bytes.length);
             return id;
         }
 
@@ -115,13 +105,7 @@ public final class FakeUpstream implements AutoCloseable {
             Conn conn = new Conn(s, bytesSent);
             DataInputStream in = new DataInputStream(s.getInputStream());
             while (true) {
-                byte[] lengthBytes = new byte[4];
-                in.readFully(lengthBytes);
-                int length = ByteBuffer.wrap(lengthBytes).order(ByteOrder.LITTLE_ENDIAN).getInt();
-                byte[] whole = new byte[length];
-                System.arraycopy(lengthBytes, 0, whole, 0, 4);
-                in.readFully(whole, 4, length - 4);
-                Frame frame = new Frame(Unpooled.wrappedBuffer(whole));
+                Frame frame = new Frame(Unpooled.wrappedBuffer(WireIO.readMessage(in)));
                 script.handle(conn, frame);
             }
         } catch (EOFException e) {

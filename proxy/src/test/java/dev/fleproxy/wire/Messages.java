@@ -1,9 +1,7 @@
 package dev.fleproxy.wire;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
+import dev.fleproxy.testing.WireIO;
 import io.netty.buffer.Unpooled;
-import io.netty.buffer.UnpooledByteBufAllocator;
 
 /** Test helpers: messages as bytes and frames. */
 final class Messages {
@@ -11,12 +9,7 @@ final class Messages {
     }
 
     static byte[] bytes(WireMessage message, int requestId, int responseTo) {
-        ByteBuf buf = message.encode(UnpooledByteBufAllocator.DEFAULT, requestId, responseTo);
-        try {
-            return ByteBufUtil.getBytes(buf);
-        } finally {
-            buf.release();
-        }
+        return WireIO.encode(message, requestId, responseTo);
     }
 
     static Frame frame(byte[] bytes) {

@@ -4,36 +4,42 @@ import dev.fleproxy.wire.Frame;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 
-/** Frames from the client go to the session; so do the client channel's life-cycle events. */
-final class ClientSideHandler extends ChannelInboundHandlerAdapter {
-    private final ProxySession session;
+/** Hands one side's frames and life-cycle events to its session. */
+final class SessionHandler extends ChannelInboundHandlerAdapter {
+    enum Side { CLIENT, UPSTREAM }
 
-    ClientSideHandler(ProxySession session) {
+    private final ProxySession session;
+    private final Side side;
+
+    SessionHandler(ProxySession session, Side side) {
         this.session = session;
+        this.side = side;
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
-        session.start();
+        if (side == Side.CLIENT) {
+            session.start();
+        }
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        session.fromClient((Frame) msg);
+        session.received(side, (Frame) msg);
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        session.clientReadComplete();
+        session.readComplete(side);
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        session.clientClosed();
+        session.closedBy(side);
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        session.failed("client", cause);
+        session.failed(side, cause);
     }
 }
