@@ -2,6 +2,7 @@ package dev.fleproxy.server;
 
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.FrameDecoder;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpCompressed;
 import dev.fleproxy.wire.OpMsg;
@@ -9,7 +10,6 @@ import dev.fleproxy.wire.OpQuery;
 import dev.fleproxy.wire.WireMessage;
 import dev.fleproxy.wire.WireProtocolException;
 import io.netty.bootstrap.Bootstrap;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -19,7 +19,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.DecoderException;
 import java.io.IOException;
-import java.net.SocketAddress;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,8 +41,9 @@ final class ProxySession {
     /** How long a client whose upstream is unreachable has to send its first request. */
     private static final long UNAVAILABLE_GRACE_SECONDS = 10;
 
-    private final long id = IDS.incrementAndGet();
     private final Channel client;
+    /** "conn#N from ADDRESS", the prefix of every log line about this connection. */
+    private final String who;
     private final HostPort upstreamAddress;
     private final int connectTimeoutMs;
     private final List<MessageFilter> filters;
@@ -65,20 +65,12 @@ final class ProxySession {
     ProxySession(Channel client, HostPort upstreamAddress, int connectTimeoutMs, List<MessageFilter> filters,
                  SessionListener listener) {
         this.client = client;
+        this.who = "conn#" + IDS.incrementAndGet() + " from " + client.remoteAddress();
         this.upstreamAddress = upstreamAddress;
         this.connectTimeoutMs = connectTimeoutMs;
         this.filters = filters;
         this.listener = listener;
         this.clientToUpstream = new Flow(client, this::writeFailed);
-    }
-
-    long id() {
-        return id;
-    }
-
-    private String who() {
-        SocketAddress remote = client.remoteAddress();
-        return "conn#" + id + " from " + remote;
     }
 
     /** Called when the client connection is accepted: connect upstream, then start reading. */
@@ -93,7 +85,8 @@ final class ProxySession {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new dev.fleproxy.wire.FrameDecoder(), new SessionHandler(ProxySession.this, SessionHandler.Side.UPSTREAM));
+                        ch.pipeline().addLast(new FrameDecoder(),
+                                new SessionHandler(ProxySession.this, SessionHandler.Side.UPSTREAM));
                     }
                 })
                 .connect(upstreamAddress.host(), upstreamAddress.port())
@@ -104,13 +97,13 @@ final class ProxySession {
                         if (closed) {
                             upstream.close();
                         } else {
-                            log.debug("{}: connected to upstream {}", who(), upstreamAddress);
+                            log.debug("{}: connected to upstream {}", who, upstreamAddress);
                             upstream.read();
                             client.read();
                         }
                     } else {
                         upstreamFailure = "upstream " + upstreamAddress + " is unreachable: " + describe(f.cause());
-                        log.warn("{}: {}", who(), upstreamFailure);
+                        log.warn("{}: {}", who, upstreamFailure);
                         // Read the client's first request so it gets an error reply, not just a reset.
                         client.read();
                         client.eventLoop().schedule(() -> close(null), UNAVAILABLE_GRACE_SECONDS, TimeUnit.SECONDS);
@@ -192,7 +185,8 @@ final class ProxySession {
             close("refused a request sent with moreToCome (unacknowledged); closing the connection");
             return;
         }
-        clientToUpstream.write(client, reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), request.requestId()));
+        clientToUpstream.write(client,
+                reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), request.requestId()));
     }
 
     private void answerUnavailable(Frame frame) {
@@ -256,7 +250,7 @@ final class ProxySession {
 
     void closedBy(SessionHandler.Side side) {
         if (side == SessionHandler.Side.UPSTREAM && !closed) {
-            log.info("{}: upstream {} closed the connection", who(), upstreamAddress);
+            log.info("{}: upstream {} closed the connection", who, upstreamAddress);
         }
         close(null);
     }
@@ -273,17 +267,17 @@ final class ProxySession {
         } else if (root instanceof BSONException || root instanceof BsonInvalidOperationException) {
             close("closed: malformed BSON from " + from + ": " + root.getMessage());
         } else if (root instanceof IOException) {
-            log.debug("{}: {} connection error: {}", who(), from, root.toString());
+            log.debug("{}: {} connection error: {}", who, from, root.toString());
             close(null);
         } else {
-            log.error("{}: closed after an unexpected error handling a message from {}", who(), from, root);
+            log.error("{}: closed after an unexpected error handling a message from {}", who, from, root);
             close(null);
         }
     }
 
     private void writeFailed(Throwable cause) {
         if (!closed) {
-            log.debug("{}: write failed: {}", who(), String.valueOf(cause));
+            log.debug("{}: write failed: {}", who, String.valueOf(cause));
         }
         close(null);
     }
@@ -295,9 +289,9 @@ final class ProxySession {
         }
         closed = true;
         if (reason != null) {
-            log.warn("{}: {}", who(), reason);
+            log.warn("{}: {}", who, reason);
         } else {
-            log.debug("{}: closed", who());
+            log.debug("{}: closed", who);
         }
         closeAfterFlush(client);
         if (upstream != null) {
