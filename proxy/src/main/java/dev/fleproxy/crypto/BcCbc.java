@@ -1,0 +1,99 @@
+package dev.fleproxy.crypto;
+
+import java.util.Arrays;
+import java.util.function.Supplier;
+import org.bouncycastle.crypto.BlockCipher;
+import org.bouncycastle.crypto.params.KeyParameter;
+
+/**
+ * CBC-PKCS#7 over a Bouncy Castle block cipher (ARIA, SEED, DES-EDE3), written out here rather
+ * than through PaddedBufferedBlockCipher so that blocks go straight from input to output: per
+ * thread, one engine keyed for encryption and one for decryption, each keyed once.
+ */
+final class BcCbc implements CbcCipher {
+    private final int block;
+    private final ThreadLocal<State> states;
+
+    private static final class State {
+        final BlockCipher encryptor;
+        final BlockCipher decryptor;
+        final byte[] chain;
+        final byte[] tmp;
+
+        State(BlockCipher encryptor, BlockCipher decryptor, int block) {
+            this.encryptor = encryptor;
+            this.decryptor = decryptor;
+            this.chain = new byte[block];
+            this.tmp = new byte[block];
+        }
+    }
+
+    BcCbc(Supplier<BlockCipher> engines, byte[] keyBytes) {
+        byte[] key = keyBytes.clone();
+        this.block = engines.get().getBlockSize();
+        this.states = ThreadLocal.withInitial(() -> {
+            BlockCipher enc = engines.get();
+            enc.init(true, new KeyParameter(key));
+            BlockCipher dec = engines.get();
+            dec.init(false, new KeyParameter(key));
+            return new State(enc, dec, block);
+        });
+    }
+
+    @Override
+    public int encrypt(byte[] iv, int ivOff, byte[] pt, int ptOff, int ptLen, byte[] out, int outOff) {
+        State s = states.get();
+        byte[] chain = s.chain;
+        System.arraycopy(iv, ivOff, chain, 0, block);
+        int full = ptLen - ptLen % block;
+        int o = outOff;
+        for (int i = 0; i < full; i += block, o += block) {
+            for (int j = 0; j < block; j++) {
+                chain[j] ^= pt[ptOff + i + j];
+            }
+            s.encryptor.processBlock(chain, 0, out, o);
+            System.arraycopy(out, o, chain, 0, block);
+        }
+        // Last block: the remaining bytes and PKCS#7 padding (a whole block of it if none remain).
+        int rest = ptLen - full;
+        byte pad = (byte) (block - rest);
+        for (int j = 0; j < block; j++) {
+            chain[j] ^= j < rest ? pt[ptOff + full + j] : pad;
+        }
+        s.encryptor.processBlock(chain, 0, out, o);
+        return full + block;
+    }
+
+    @Override
+    public byte[] decrypt(byte[] iv, int ivOff, byte[] ct, int ctOff, int ctLen) {
+        if (ctLen == 0 || ctLen % block != 0) {
+            throw new DecryptionFailedException();
+        }
+        State s = states.get();
+        byte[] out = new byte[ctLen];
+        byte[] prev = iv;
+        int prevOff = ivOff;
+        for (int i = 0; i < ctLen; i += block) {
+            s.decryptor.processBlock(ct, ctOff + i, s.tmp, 0);
+            for (int j = 0; j < block; j++) {
+                out[i + j] = (byte) (s.tmp[j] ^ prev[prevOff + j]);
+            }
+            prev = ct;
+            prevOff = ctOff + i;
+        }
+        // Constant-time padding check. The tag was verified before we got here, so a bad pad
+        // means a wrong key or a bug, and it is reported exactly like any other failure.
+        int pad = out[ctLen - 1] & 0xff;
+        int bad = ((pad - 1) >>> 31) | ((block - pad) >>> 31);
+        for (int j = 0; j < block; j++) {
+            int inPad = (j - pad) >>> 31;
+            int diff = (out[ctLen - 1 - j] & 0xff) ^ pad;
+            bad |= inPad & ((diff | -diff) >>> 31);
+        }
+        if (bad != 0) {
+            Arrays.fill(out, (byte) 0);
+            throw new DecryptionFailedException();
+        }
+        return Arrays.copyOf(out, ctLen - pad);
+    }
+}

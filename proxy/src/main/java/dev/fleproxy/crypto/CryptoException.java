@@ -1,0 +1,17 @@
+package dev.fleproxy.crypto;
+
+/**
+ * Every failure of the crypto layer: a key that does not fit its suite, an envelope that cannot
+ * be decrypted. Messages never contain key bytes or values; callers add the namespace and field.
+ */
+public class CryptoException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public CryptoException(String message) {
+        super(message);
+    }
+
+    public CryptoException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

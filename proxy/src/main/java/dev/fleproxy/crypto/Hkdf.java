@@ -1,0 +1,34 @@
+package dev.fleproxy.crypto;
+
+import java.nio.charset.StandardCharsets;
+import org.bouncycastle.crypto.digests.SHA256Digest;
+import org.bouncycastle.crypto.generators.HKDFBytesGenerator;
+import org.bouncycastle.crypto.params.HKDFParameters;
+
+/** HKDF-SHA-256 (RFC 5869) and the two subkeys of the ciphertext format (DESIGN.md §3). */
+public final class Hkdf {
+    static final String MAC_INFO = "mongo-fle-proxy/v1/mac";
+    static final String DET_INFO = "mongo-fle-proxy/v1/det";
+    static final int SUBKEY_LENGTH = 32;
+
+    private Hkdf() {
+    }
+
+    public static byte[] sha256(byte[] ikm, byte[] salt, byte[] info, int length) {
+        HKDFBytesGenerator hkdf = new HKDFBytesGenerator(new SHA256Digest());
+        hkdf.init(new HKDFParameters(ikm, salt, info));
+        byte[] out = new byte[length];
+        hkdf.generateBytes(out, 0, length);
+        return out;
+    }
+
+    /** macKey = HKDF-SHA-256(IKM=K, salt=empty, info="mongo-fle-proxy/v1/mac", L=32). */
+    static byte[] macKey(byte[] key) {
+        return sha256(key, new byte[0], MAC_INFO.getBytes(StandardCharsets.US_ASCII), SUBKEY_LENGTH);
+    }
+
+    /** detKey = HKDF-SHA-256(IKM=K, salt=empty, info="mongo-fle-proxy/v1/det", L=32). */
+    static byte[] detKey(byte[] key) {
+        return sha256(key, new byte[0], DET_INFO.getBytes(StandardCharsets.US_ASCII), SUBKEY_LENGTH);
+    }
+}

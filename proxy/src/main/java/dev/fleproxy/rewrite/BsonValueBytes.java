@@ -1,0 +1,50 @@
+package dev.fleproxy.rewrite;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.bson.BsonBinaryWriter;
+import org.bson.BsonDocument;
+import org.bson.BsonType;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonValueCodec;
+import org.bson.codecs.EncoderContext;
+import org.bson.io.BasicOutputBuffer;
+
+/**
+ * A BSON value as the ciphertext format encrypts it: its type byte and its value bytes exactly as
+ * they follow the element name in a document (a string is int32 length + UTF-8 + NUL, an int32
+ * four little-endian bytes, a document or array its whole BSON document). Every BSON type
+ * round-trips.
+ */
+public record BsonValueBytes(byte type, byte[] bytes) {
+    private static final BsonValueCodec CODEC = new BsonValueCodec();
+    /** Name of the single element of the wrapper document: "v" and its NUL. */
+    private static final int NAME_LENGTH = 2;
+
+    public static BsonValueBytes of(BsonValue value) {
+        BasicOutputBuffer out = new BasicOutputBuffer();
+        try (BsonBinaryWriter w = new BsonBinaryWriter(out)) {
+            w.writeStartDocument();
+            w.writeName("v");
+            CODEC.encode(w, value, EncoderContext.builder().build());
+            w.writeEndDocument();
+        }
+        byte[] doc = out.getInternalBuffer();
+        int docLen = out.getPosition();
+        int valueStart = 4 + 1 + NAME_LENGTH;
+        byte[] bytes = new byte[docLen - valueStart - 1];
+        System.arraycopy(doc, valueStart, bytes, 0, bytes.length);
+        return new BsonValueBytes(doc[4], bytes);
+    }
+
+    /** The value back; bytes that do not form a value of the type are a BSON exception. */
+    public BsonValue toBsonValue() {
+        BsonType.findByValue(type & 0xff); // throws for an unknown type byte
+        int len = 4 + 1 + NAME_LENGTH + bytes.length + 1;
+        ByteBuffer doc = ByteBuffer.allocate(len).order(ByteOrder.LITTLE_ENDIAN);
+        doc.putInt(len).put(type).put((byte) 'v').put((byte) 0).put(bytes).put((byte) 0);
+        BsonDocument parsed = new RawBsonDocument(doc.array());
+        return parsed.get("v");
+    }
+}
