@@ -1,5 +1,5 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
-.PHONY: build test demo venv clean
+.PHONY: build test demo venv clean bench-crypto
 
 JAR  := proxy/target/fle-proxy.jar
 VENV := .venv
@@ -27,6 +27,10 @@ test: venv
 ## demo: the main job: embedded backend + proxy + benchmark, writing results/embedded/
 demo: build
 	deploy/demo.sh
+
+## bench-crypto: JMH benchmark of every cipher suite next to `openssl speed`, writes results/crypto/ (~15 min)
+bench-crypto:
+	cd proxy && $(MVN) -q test-compile exec:exec@crypto-bench
 
 clean:
 	cd proxy && $(MVN) -q clean

@@ -2,23 +2,23 @@ package dev.fleproxy.crypto;
 
 import java.util.function.Supplier;
 import org.bouncycastle.crypto.BlockCipher;
-import org.bouncycastle.crypto.engines.ARIAEngine;
 import org.bouncycastle.crypto.engines.DESedeEngine;
 import org.bouncycastle.crypto.engines.LEAEngine;
 import org.bouncycastle.crypto.engines.SEEDEngine;
 
 /**
  * Which implementation serves which cipher: the JDK for AES (AES-NI, carry-less multiply),
- * Bouncy Castle engines for ARIA, LEA, SEED and DES-EDE3.
+ * Bouncy Castle engines for LEA, SEED and DES-EDE3, our word-oriented {@link AriaEngine} for ARIA
+ * (Bouncy Castle's reached about 0.4× OpenSSL here).
  */
 public final class Ciphers {
     private Ciphers() {
     }
 
     /** A fresh Bouncy Castle engine for a non-AES algorithm (one per thread and direction). */
-    static Supplier<BlockCipher> engines(CipherAlgorithm algorithm) {
+    public static Supplier<BlockCipher> engines(CipherAlgorithm algorithm) {
         return switch (algorithm) {
-            case ARIA -> ARIAEngine::new;
+            case ARIA -> AriaEngine::new;
             case LEA -> LEAEngine::new;
             case SEED -> SEEDEngine::new;
             case TRIPLE_DES -> DESedeEngine::new;
@@ -35,7 +35,7 @@ public final class Ciphers {
     static NonceAead nonceAead(CipherSuite suite, byte[] key) {
         CipherAlgorithm alg = suite.algorithm();
         if (suite.construction() == CipherSuite.Construction.GCM) {
-            return alg == CipherAlgorithm.AES ? new JceAesGcm(key) : new BcGcm(engines(alg), key);
+            return alg == CipherAlgorithm.AES ? new JceAesGcm(key) : new CtrGcm(engines(alg), key);
         }
         return new CbcHmac(cbc(alg, key), Hkdf.macKey(key), suite.nonceLength());
     }

@@ -3,8 +3,8 @@ package dev.fleproxy.crypto;
 import java.util.Arrays;
 
 /**
- * JCE and Bouncy Castle both refuse to initialise GCM encryption with the nonce of the previous
- * initialisation (a guard against accidental reuse). The deterministic variants reuse a nonce on
+ * The JDK refuses to initialise GCM encryption with the nonce of the previous encryption (a
+ * guard against accidental reuse). The deterministic variants reuse a nonce on
  * purpose, exactly when the plaintext, AAD and key repeat (then the output repeats too, which is
  * what makes equality queries possible), so before such an init the cipher is first initialised
  * with a different throwaway nonce. One instance per thread, next to the cipher it guards.

@@ -56,12 +56,16 @@ class WycheproofTest {
     }
 
     private int gcm(String file, CipherSuite suite) throws IOException {
+        return gcm(file, key -> Ciphers.nonceAead(suite, key));
+    }
+
+    private int gcm(String file, java.util.function.Function<byte[], NonceAead> factory) throws IOException {
         int checked = 0;
         for (Case c : cases(file)) {
             if (c.group().getInt32("ivSize").getValue() != 96 || c.group().getInt32("tagSize").getValue() != 128) {
                 continue; // the format fixes 12-byte nonces and 16-byte tags
             }
-            NonceAead gcm = Ciphers.nonceAead(suite, c.hex("key"));
+            NonceAead gcm = factory.apply(c.hex("key"));
             byte[] iv = c.hex("iv");
             byte[] aad = c.hex("aad");
             byte[] msg = c.hex("msg");
@@ -110,6 +114,12 @@ class WycheproofTest {
     @Test
     void aesGcm() throws IOException {
         assertTrue(gcm("aes_gcm_test.json", CipherSuite.AES_GCM) > 150);
+    }
+
+    @Test
+    void ourGcmConstructionOverAesToo() throws IOException {
+        // CtrGcm serves ARIA and LEA; over Bouncy Castle's AES it must also pass every AES-GCM vector.
+        assertTrue(gcm("aes_gcm_test.json", key -> new CtrGcm(org.bouncycastle.crypto.engines.AESEngine::newInstance, key)) > 150);
     }
 
     @Test
