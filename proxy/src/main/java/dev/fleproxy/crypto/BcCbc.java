@@ -70,30 +70,41 @@ final class BcCbc implements CbcCipher {
             throw new DecryptionFailedException();
         }
         State s = states.get();
-        byte[] out = new byte[ctLen];
-        byte[] prev = iv;
-        int prevOff = ivOff;
-        for (int i = 0; i < ctLen; i += block) {
-            s.decryptor.processBlock(ct, ctOff + i, s.tmp, 0);
-            for (int j = 0; j < block; j++) {
-                out[i + j] = (byte) (s.tmp[j] ^ prev[prevOff + j]);
-            }
-            prev = ct;
-            prevOff = ctOff + i;
+        // The last block first: its padding says how long the plaintext is, so the output is
+        // allocated once at its exact size and the other blocks are decrypted straight into it.
+        int lastOff = ctOff + ctLen - block;
+        byte[] prevOfLast = ctLen == block ? iv : ct;
+        int prevOfLastOff = ctLen == block ? ivOff : lastOff - block;
+        byte[] last = s.tmp;
+        s.decryptor.processBlock(ct, lastOff, last, 0);
+        for (int j = 0; j < block; j++) {
+            last[j] ^= prevOfLast[prevOfLastOff + j];
         }
         // Constant-time padding check. The tag was verified before we got here, so a bad pad
         // means a wrong key or a bug, and it is reported exactly like any other failure.
-        int pad = out[ctLen - 1] & 0xff;
+        int pad = last[block - 1] & 0xff;
         int bad = ((pad - 1) >>> 31) | ((block - pad) >>> 31);
         for (int j = 0; j < block; j++) {
             int inPad = (j - pad) >>> 31;
-            int diff = (out[ctLen - 1 - j] & 0xff) ^ pad;
+            int diff = (last[block - 1 - j] & 0xff) ^ pad;
             bad |= inPad & ((diff | -diff) >>> 31);
         }
         if (bad != 0) {
-            Arrays.fill(out, (byte) 0);
+            Arrays.fill(last, (byte) 0);
             throw new DecryptionFailedException();
         }
-        return Arrays.copyOf(out, ctLen - pad);
+        byte[] out = new byte[ctLen - pad];
+        int full = ctLen - block;
+        for (int i = 0; i < full; i += block) {
+            s.decryptor.processBlock(ct, ctOff + i, out, i);
+            byte[] prev = i == 0 ? iv : ct;
+            int prevOff = i == 0 ? ivOff : ctOff + i - block;
+            for (int j = 0; j < block; j++) {
+                out[i + j] ^= prev[prevOff + j];
+            }
+        }
+        System.arraycopy(last, 0, out, full, block - pad);
+        Arrays.fill(last, (byte) 0);
+        return out;
     }
 }

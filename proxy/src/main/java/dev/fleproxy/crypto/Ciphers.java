@@ -31,11 +31,15 @@ public final class Ciphers {
         return algorithm == CipherAlgorithm.AES ? new JceAesCbc(key) : new BcCbc(engines(algorithm), key);
     }
 
-    /** The suite's construction with caller-given nonces. */
+    /** The suite's construction with caller-given nonces (which may repeat, for the deterministic variant). */
     static NonceAead nonceAead(CipherSuite suite, byte[] key) {
+        return nonceAead(suite, key, true);
+    }
+
+    static NonceAead nonceAead(CipherSuite suite, byte[] key, boolean repeatsNonces) {
         CipherAlgorithm alg = suite.algorithm();
         if (suite.construction() == CipherSuite.Construction.GCM) {
-            return alg == CipherAlgorithm.AES ? new JceAesGcm(key) : new CtrGcm(engines(alg), key);
+            return alg == CipherAlgorithm.AES ? new JceAesGcm(key, repeatsNonces) : new CtrGcm(engines(alg), key);
         }
         return new CbcHmac(cbc(alg, key), Hkdf.macKey(key), suite.nonceLength());
     }
@@ -51,6 +55,6 @@ public final class Ciphers {
         }
         byte[] k = key.material();
         NonceSource nonces = deterministic ? NonceSource.deterministic(Hkdf.detKey(k)) : NonceSource.RANDOM;
-        return new SuiteAead(suite, nonceAead(suite, k), nonces);
+        return new SuiteAead(suite, nonceAead(suite, k, deterministic), nonces);
     }
 }

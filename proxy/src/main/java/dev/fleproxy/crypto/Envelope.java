@@ -43,7 +43,12 @@ public final class Envelope {
     static void writeHeader(byte[] out, CipherSuite suite, boolean deterministic, UUID keyId, byte bsonType) {
         out[0] = (byte) FORMAT_V1;
         out[1] = (byte) (suite.id() | (deterministic ? CipherSuite.DETERMINISTIC_FLAG : 0));
-        ByteBuffer.wrap(out, 2, 16).putLong(keyId.getMostSignificantBits()).putLong(keyId.getLeastSignificantBits());
+        long msb = keyId.getMostSignificantBits();
+        long lsb = keyId.getLeastSignificantBits();
+        for (int i = 0; i < 8; i++) {
+            out[2 + i] = (byte) (msb >>> (56 - 8 * i));
+            out[10 + i] = (byte) (lsb >>> (56 - 8 * i));
+        }
         out[18] = bsonType;
     }
 }

@@ -9,12 +9,15 @@ public final class FieldCipher {
     private final CipherSuite suite;
     private final boolean deterministic;
     private final Aead aead;
+    /** Bytes 0–17 of every envelope this cipher writes (format, suite, key id). */
+    private final byte[] headerPrefix = new byte[Envelope.HEADER_LENGTH];
 
     private FieldCipher(DataKey key, CipherSuite suite, boolean deterministic) {
         this.key = key;
         this.suite = suite;
         this.deterministic = deterministic;
         this.aead = Ciphers.aead(key, suite, deterministic);
+        Envelope.writeHeader(headerPrefix, suite, deterministic, key.id(), (byte) 0);
     }
 
     /** Fails with a {@link CryptoException} if the key's algorithm is not the suite's. */
@@ -41,7 +44,8 @@ public final class FieldCipher {
 
     public byte[] encrypt(byte bsonType, byte[] value, int off, int len) {
         byte[] out = new byte[Envelope.HEADER_LENGTH + suite.sealedLength(len)];
-        Envelope.writeHeader(out, suite, deterministic, key.id(), bsonType);
+        System.arraycopy(headerPrefix, 0, out, 0, Envelope.HEADER_LENGTH - 1);
+        out[Envelope.HEADER_LENGTH - 1] = bsonType;
         aead.seal(value, off, len, out, 0, Envelope.HEADER_LENGTH, out, Envelope.HEADER_LENGTH);
         return out;
     }
@@ -55,12 +59,14 @@ public final class FieldCipher {
      * including an envelope for another key or suite, is a {@link DecryptionFailedException}.
      */
     public Plaintext decrypt(byte[] envelope) {
-        Envelope.Header h = Envelope.parse(envelope);
-        if (h.suite() != suite || !h.keyId().equals(key.id())) {
+        if (envelope.length < Envelope.HEADER_LENGTH + suite.sealedLength(0)
+                || envelope[0] != headerPrefix[0]
+                || (envelope[1] & ~CipherSuite.DETERMINISTIC_FLAG) != suite.id()
+                || !java.util.Arrays.equals(envelope, 2, 18, headerPrefix, 2, 18)) {
             throw new DecryptionFailedException();
         }
         byte[] value = aead.open(envelope, Envelope.HEADER_LENGTH, envelope.length - Envelope.HEADER_LENGTH,
                 envelope, 0, Envelope.HEADER_LENGTH);
-        return new Plaintext(h.bsonType(), value);
+        return new Plaintext(envelope[Envelope.HEADER_LENGTH - 1], value);
     }
 }

@@ -17,6 +17,7 @@ final class JceAesGcm implements NonceAead {
     static final int TAG_BITS = 128;
 
     private final SecretKeySpec key;
+    private final boolean repeatsNonces;
     private final ThreadLocal<State> states;
 
     private static final class State {
@@ -28,8 +29,13 @@ final class JceAesGcm implements NonceAead {
         }
     }
 
-    JceAesGcm(byte[] keyBytes) {
+    /**
+     * @param repeatsNonces true for the deterministic variant, whose nonces repeat by design; with
+     *     random nonces a repeat would be a catastrophe, and the JDK's refusal is then welcome.
+     */
+    JceAesGcm(byte[] keyBytes, boolean repeatsNonces) {
         this.key = new SecretKeySpec(keyBytes, "AES");
+        this.repeatsNonces = repeatsNonces;
         this.states = ThreadLocal.withInitial(() -> {
             try {
                 return new State(Cipher.getInstance("AES/GCM/NoPadding"));
@@ -44,7 +50,7 @@ final class JceAesGcm implements NonceAead {
                     byte[] pt, int ptOff, int ptLen, byte[] out, int outOff) {
         State s = states.get();
         try {
-            if (s.guard.repeats(nonce, nonceOff)) {
+            if (repeatsNonces && s.guard.repeats(nonce, nonceOff)) {
                 s.cipher.init(Cipher.ENCRYPT_MODE, key,
                         new GCMParameterSpec(TAG_BITS, NonceReuseGuard.other(nonce, nonceOff, NONCE)));
             }
