@@ -162,10 +162,11 @@ public final class AriaEngine implements BlockCipher {
         int t1 = word(in, inOff + 4);
         int t2 = word(in, inOff + 8);
         int t3 = word(in, inOff + 12);
-        int k = 0;
-        final int last = rounds * 4 - 8;
-        while (true) {
-            // odd round: FO = A(SL1(x ^ rk)), A = MM ∘ P ∘ MM ∘ M with M inside the tables
+        // (rounds/2 - 1) pairs of FO and FE, as a counted loop (so the JIT can hoist bounds
+        // checks and unroll), then a last FO and the final substitution without diffusion.
+        final int pairs = rounds / 2 - 1;
+        for (int p = 0; p < pairs; p++) {
+            final int k = p * 8;
             t0 ^= rk[k];
             t1 ^= rk[k + 1];
             t2 ^= rk[k + 2];
@@ -183,15 +184,6 @@ public final class AriaEngine implements BlockCipher {
             u1 ^= rk[k + 5];
             u2 ^= rk[k + 6];
             u3 ^= rk[k + 7];
-            if (k == last) {
-                // last round: SL2 without diffusion, then the final round key
-                t0 = sbox2(u0) ^ rk[k + 8];
-                t1 = sbox2(u1) ^ rk[k + 9];
-                t2 = sbox2(u2) ^ rk[k + 10];
-                t3 = sbox2(u3) ^ rk[k + 11];
-                break;
-            }
-            // even round: FE = A(SL2(x ^ rk))
             t0 = b0[u0 >>> 24] ^ b1[(u0 >>> 16) & 0xff] ^ b2[(u0 >>> 8) & 0xff] ^ b3[u0 & 0xff];
             t1 = b0[u1 >>> 24] ^ b1[(u1 >>> 16) & 0xff] ^ b2[(u1 >>> 8) & 0xff] ^ b3[u1 & 0xff];
             t2 = b0[u2 >>> 24] ^ b1[(u2 >>> 16) & 0xff] ^ b2[(u2 >>> 8) & 0xff] ^ b3[u2 & 0xff];
@@ -201,8 +193,26 @@ public final class AriaEngine implements BlockCipher {
             t2 = Integer.rotateLeft(t2, 16);
             t3 = Integer.reverseBytes(t3);
             t1 ^= t2; t2 ^= t3; t0 ^= t1; t3 ^= t1; t2 ^= t0; t1 ^= t2;
-            k += 8;
         }
+        final int k = pairs * 8;
+        t0 ^= rk[k];
+        t1 ^= rk[k + 1];
+        t2 ^= rk[k + 2];
+        t3 ^= rk[k + 3];
+        int u0 = a0[t0 >>> 24] ^ a1[(t0 >>> 16) & 0xff] ^ a2[(t0 >>> 8) & 0xff] ^ a3[t0 & 0xff];
+        int u1 = a0[t1 >>> 24] ^ a1[(t1 >>> 16) & 0xff] ^ a2[(t1 >>> 8) & 0xff] ^ a3[t1 & 0xff];
+        int u2 = a0[t2 >>> 24] ^ a1[(t2 >>> 16) & 0xff] ^ a2[(t2 >>> 8) & 0xff] ^ a3[t2 & 0xff];
+        int u3 = a0[t3 >>> 24] ^ a1[(t3 >>> 16) & 0xff] ^ a2[(t3 >>> 8) & 0xff] ^ a3[t3 & 0xff];
+        u1 ^= u2; u2 ^= u3; u0 ^= u1; u3 ^= u1; u2 ^= u0; u1 ^= u2;
+        u1 = ((u1 << 8) & 0xff00ff00) | ((u1 >>> 8) & 0x00ff00ff);
+        u2 = Integer.rotateLeft(u2, 16);
+        u3 = Integer.reverseBytes(u3);
+        u1 ^= u2; u2 ^= u3; u0 ^= u1; u3 ^= u1; u2 ^= u0; u1 ^= u2;
+        // last round: SL2 without diffusion, then the final round key
+        t0 = sbox2(u0 ^ rk[k + 4]) ^ rk[k + 8];
+        t1 = sbox2(u1 ^ rk[k + 5]) ^ rk[k + 9];
+        t2 = sbox2(u2 ^ rk[k + 6]) ^ rk[k + 10];
+        t3 = sbox2(u3 ^ rk[k + 7]) ^ rk[k + 11];
         putWord(out, outOff, t0);
         putWord(out, outOff + 4, t1);
         putWord(out, outOff + 8, t2);
@@ -220,14 +230,11 @@ public final class AriaEngine implements BlockCipher {
     }
 
     private static int word(byte[] b, int off) {
-        return (b[off] << 24) | ((b[off + 1] & 0xff) << 16) | ((b[off + 2] & 0xff) << 8) | (b[off + 3] & 0xff);
+        return BigEndian.getInt(b, off);
     }
 
     private static void putWord(byte[] b, int off, int w) {
-        b[off] = (byte) (w >>> 24);
-        b[off + 1] = (byte) (w >>> 16);
-        b[off + 2] = (byte) (w >>> 8);
-        b[off + 3] = (byte) w;
+        BigEndian.putInt(b, off, w);
     }
 
     /** One FO (odd) or FE (even) round function on a 128-bit value: A(SL(x ^ k)). */

@@ -44,14 +44,18 @@ final class BcCbc implements CbcCipher {
     public int encrypt(byte[] iv, int ivOff, byte[] pt, int ptOff, int ptLen, byte[] out, int outOff) {
         State s = states.get();
         byte[] chain = s.chain;
-        System.arraycopy(iv, ivOff, chain, 0, block);
+        BlockCipher e = s.encryptor;
+        // chain = previous ciphertext block (the IV first) XOR the next plaintext block
+        for (int j = 0; j < block; j++) {
+            chain[j] = iv[ivOff + j];
+        }
         int full = ptLen - ptLen % block;
         int o = outOff;
         for (int i = 0; i < full; i += block, o += block) {
             for (int j = 0; j < block; j++) {
                 chain[j] ^= pt[ptOff + i + j];
             }
-            s.encryptor.processBlock(chain, 0, out, o);
+            e.processBlock(chain, 0, out, o);
             System.arraycopy(out, o, chain, 0, block);
         }
         // Last block: the remaining bytes and PKCS#7 padding (a whole block of it if none remain).
@@ -60,7 +64,7 @@ final class BcCbc implements CbcCipher {
         for (int j = 0; j < block; j++) {
             chain[j] ^= j < rest ? pt[ptOff + full + j] : pad;
         }
-        s.encryptor.processBlock(chain, 0, out, o);
+        e.processBlock(chain, 0, out, o);
         return full + block;
     }
 

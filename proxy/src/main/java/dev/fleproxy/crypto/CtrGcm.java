@@ -54,24 +54,27 @@ final class CtrGcm implements NonceAead {
         s.counter[15] = 1;
     }
 
-    private static void increment32(byte[] c) {
-        for (int i = 15; i >= 12; i--) {
-            if (++c[i] != 0) {
-                return;
-            }
-        }
-    }
-
     /** XORs len bytes of in with the keystream from counter = inc32(J0) onwards into out. */
     private static void ctr(State s, byte[] in, int inOff, int len, byte[] out, int outOff) {
         byte[] c = s.counter;
         byte[] ks = s.keystream;
-        for (int done = 0; done < len; done += 16) {
-            increment32(c);
-            s.engine.processBlock(c, 0, ks, 0);
-            int n = Math.min(16, len - done);
-            for (int j = 0; j < n; j++) {
-                out[outOff + done + j] = (byte) (in[inOff + done + j] ^ ks[j]);
+        BlockCipher engine = s.engine;
+        int n32 = BigEndian.getInt(c, 12);
+        int full = len & ~15;
+        for (int done = 0; done < full; done += 16) {
+            BigEndian.putInt(c, 12, ++n32); // inc32: the low 32 bits wrap, the rest stays
+            engine.processBlock(c, 0, ks, 0);
+            int i = inOff + done;
+            int o = outOff + done;
+            BigEndian.putLong(out, o, BigEndian.getLong(in, i) ^ BigEndian.getLong(ks, 0));
+            BigEndian.putLong(out, o + 8, BigEndian.getLong(in, i + 8) ^ BigEndian.getLong(ks, 8));
+        }
+        int rest = len - full;
+        if (rest > 0) {
+            BigEndian.putInt(c, 12, ++n32);
+            engine.processBlock(c, 0, ks, 0);
+            for (int j = 0; j < rest; j++) {
+                out[outOff + full + j] = (byte) (in[inOff + full + j] ^ ks[j]);
             }
         }
     }

@@ -64,18 +64,11 @@ final class Ghash {
     }
 
     static long load(byte[] b, int off) {
-        long v = 0;
-        for (int i = 0; i < 8; i++) {
-            v = (v << 8) | (b[off + i] & 0xff);
-        }
-        return v;
+        return BigEndian.getLong(b, off);
     }
 
     static void store(long v, byte[] b, int off) {
-        for (int i = 7; i >= 0; i--) {
-            b[off + i] = (byte) v;
-            v >>>= 8;
-        }
+        BigEndian.putLong(b, off, v);
     }
 
     /** The running value Y of one GHASH computation. */
