@@ -52,9 +52,7 @@ final class BcCbc implements CbcCipher {
         int full = ptLen - ptLen % block;
         int o = outOff;
         for (int i = 0; i < full; i += block, o += block) {
-            for (int j = 0; j < block; j++) {
-                chain[j] ^= pt[ptOff + i + j];
-            }
+            xorInto(chain, pt, ptOff + i, block);
             e.processBlock(chain, 0, out, o);
             System.arraycopy(out, o, chain, 0, block);
         }
@@ -66,6 +64,18 @@ final class BcCbc implements CbcCipher {
         }
         e.processBlock(chain, 0, out, o);
         return full + block;
+    }
+
+    /** dst[0, n) ^= src[srcOff, srcOff + n), n being 8 or 16. */
+    private static void xorInto(byte[] dst, byte[] src, int srcOff, int n) {
+        xorInto(dst, 0, src, srcOff, n);
+    }
+
+    private static void xorInto(byte[] dst, int dstOff, byte[] src, int srcOff, int n) {
+        BigEndian.putLong(dst, dstOff, BigEndian.getLong(dst, dstOff) ^ BigEndian.getLong(src, srcOff));
+        if (n == 16) {
+            BigEndian.putLong(dst, dstOff + 8, BigEndian.getLong(dst, dstOff + 8) ^ BigEndian.getLong(src, srcOff + 8));
+        }
     }
 
     @Override
@@ -99,12 +109,13 @@ final class BcCbc implements CbcCipher {
         }
         byte[] out = new byte[ctLen - pad];
         int full = ctLen - block;
+        BlockCipher d = s.decryptor;
         for (int i = 0; i < full; i += block) {
-            s.decryptor.processBlock(ct, ctOff + i, out, i);
-            byte[] prev = i == 0 ? iv : ct;
-            int prevOff = i == 0 ? ivOff : ctOff + i - block;
-            for (int j = 0; j < block; j++) {
-                out[i + j] ^= prev[prevOff + j];
+            d.processBlock(ct, ctOff + i, out, i);
+            if (i == 0) {
+                xorInto(out, 0, iv, ivOff, block);
+            } else {
+                xorInto(out, i, ct, ctOff + i - block, block);
             }
         }
         System.arraycopy(last, 0, out, full, block - pad);
