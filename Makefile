@@ -11,18 +11,19 @@ build: $(JAR)
 $(JAR): proxy/pom.xml $(shell find proxy/src/main -type f 2>/dev/null)
 	cd proxy && $(MVN) -q package -DskipTests
 
-## venv: Python virtual environment with the test clients (pymongo, pytest)
+## venv: Python virtual environment: the KMS (PyKMIP, pinned) and the test clients (pymongo, pytest)
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: proxy/tests/requirements.txt
+$(VENV)/.installed: proxy/tests/requirements.txt kms/requirements.txt
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r proxy/tests/requirements.txt
+	$(VENV)/bin/pip install -q -r kms/requirements.txt -r proxy/tests/requirements.txt
 	touch $@
 
-## test: every test: Java unit and integration tests (JUnit), then the pymongo end-to-end tests
+## test: every test: Java unit and integration tests (JUnit; the KMS ones start PyKMIP), then pytest
 test: venv
 	cd proxy && $(MVN) package
 	$(VENV)/bin/python -m pytest -q proxy/tests
+	$(VENV)/bin/python -m pytest -q kms/tests
 
 ## demo: the main job: embedded backend + proxy + benchmark, writing results/embedded/
 demo: build
