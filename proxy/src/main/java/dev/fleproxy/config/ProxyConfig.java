@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -19,56 +18,59 @@ import org.yaml.snakeyaml.error.YAMLException;
  * listen: 127.0.0.1:27018          # where clients connect (required)
  * upstream: 127.0.0.1:27017        # mongos, mongod or the embedded backend (required)
  * upstreamConnectTimeoutMs: 5000   # how long to wait for the upstream per client connection
+ * kmip: {…}                        # the KMS and key cache, see {@link KmipConfig} (optional until
+ *                                  # a collection policy names keys)
  * </pre>
  *
  * Unknown keys are an error, so a typo never silently leaves a setting at its default.
  */
-public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
+public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, KmipConfig kmip) {
     public static final int DEFAULT_CONNECT_TIMEOUT_MS = 5000;
-    private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs");
+    private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "kmip");
+
+    public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
+        this(listen, upstream, upstreamConnectTimeoutMs, null);
+    }
 
     public static ProxyConfig load(Path file) {
         try (InputStream in = Files.newInputStream(file)) {
-            return parse(in, file.toString());
+            return parse(in, file.toString(), file.toAbsolutePath().getParent());
         } catch (IOException e) {
             throw new ConfigException("cannot read config " + file + ": " + e.getMessage(), e);
         }
     }
 
     static ProxyConfig parse(InputStream in, String source) {
+        return parse(in, source, null);
+    }
+
+    static ProxyConfig parse(InputStream in, String source, Path baseDir) {
         Object root;
         try {
             root = new Yaml(new SafeConstructor(new LoaderOptions())).load(in);
         } catch (YAMLException e) {
             throw new ConfigException(source + " is not valid YAML: " + e.getMessage(), e);
         }
-        if (!(root instanceof Map<?, ?> map)) {
+        if (!(root instanceof Map<?, ?>)) {
             throw new ConfigException(source + " must be a YAML mapping with listen: and upstream:");
         }
-        Set<String> unknown = new TreeSet<>();
-        for (Object key : map.keySet()) {
-            if (!KNOWN_KEYS.contains(String.valueOf(key))) {
-                unknown.add(String.valueOf(key));
-            }
-        }
-        if (!unknown.isEmpty()) {
-            throw new ConfigException(source + ": unknown key(s) " + unknown + "; known keys are "
-                    + new TreeSet<>(KNOWN_KEYS));
-        }
-        HostPort listen = HostPort.parse(string(map.get("listen")), source + ": listen");
-        HostPort upstream = HostPort.parse(string(map.get("upstream")), source + ": upstream");
+        YamlMap m = new YamlMap(root, source, "", baseDir);
+        m.allowOnly(KNOWN_KEYS);
+        HostPort listen = HostPort.parse(str(m.raw("listen")), source + ": listen");
+        HostPort upstream = HostPort.parse(str(m.raw("upstream")), source + ": upstream");
+        Object t = m.raw("upstreamConnectTimeoutMs");
         int timeout = DEFAULT_CONNECT_TIMEOUT_MS;
-        Object t = map.get("upstreamConnectTimeoutMs");
         if (t != null) {
             if (!(t instanceof Integer i) || i <= 0) {
                 throw new ConfigException(source + ": upstreamConnectTimeoutMs must be a positive integer");
             }
             timeout = i;
         }
-        return new ProxyConfig(listen, upstream, timeout);
+        KmipConfig kmip = m.has("kmip") ? KmipConfig.parse(m.child("kmip")) : null;
+        return new ProxyConfig(listen, upstream, timeout, kmip);
     }
 
-    private static String string(Object o) {
+    private static String str(Object o) {
         return o == null ? null : o.toString();
     }
 }

@@ -33,6 +33,19 @@ public final class DataKey {
         return material.length * 8;
     }
 
+    /**
+     * The first 8 bytes of SHA-256 of the material, in hex: enough to tell keys apart and to check
+     * that two clients got the same bytes, without showing them.
+     */
+    public String fingerprint() {
+        try {
+            byte[] h = java.security.MessageDigest.getInstance("SHA-256").digest(material);
+            return java.util.HexFormat.of().formatHex(h, 0, 8);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** A copy of the key bytes; for building ciphers, never for logging. */
     byte[] material() {
         return material.clone();

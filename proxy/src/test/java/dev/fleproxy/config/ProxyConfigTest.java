@@ -30,6 +30,31 @@ class ProxyConfigTest {
     }
 
     @Test
+    void readsTheKmipSectionWithPathsRelativeToTheFile() {
+        ProxyConfig c = ProxyConfig.parse(new ByteArrayInputStream(("listen: a:1\nupstream: b:2\nkmip:\n"
+                + "  host: kms\n  ca: certs/ca.pem\n  clientCert: certs/proxy.pem\n  clientKey: /abs/proxy.key\n"
+                + "  cacheTtlSeconds: 60\n").getBytes(StandardCharsets.UTF_8)), "p.yaml", java.nio.file.Path.of("/etc/fle"));
+        KmipConfig k = c.kmip();
+        assertEquals("kms", k.host());
+        assertEquals(5696, k.port());
+        assertEquals(java.nio.file.Path.of("/etc/fle/certs/ca.pem"), k.ca());
+        assertEquals(java.nio.file.Path.of("/abs/proxy.key"), k.clientKey());
+        assertEquals(60, k.cacheTtl().toSeconds());
+        assertEquals(900, k.outageWindow().toSeconds());
+        assertTrue(!k.toString().contains("Password"));
+    }
+
+    @Test
+    void saysWhatIsWrongInTheKmipSection() {
+        assertTrue(error("listen: a:1\nupstream: b:2\nkmip:\n  host: k\n  ca: c\n").contains("give exactly one client identity"));
+        assertTrue(error("listen: a:1\nupstream: b:2\nkmip:\n  host: k\n  ca: c\n  clientPkcs12: p\n  clientCert: x\n")
+                .contains("give exactly one client identity"));
+        assertTrue(error("listen: a:1\nupstream: b:2\nkmip:\n  host: k\n  ca: c\n  clientPkcs12: p\n  port: 70000\n")
+                .contains("kmip.port must be an integer 1-65535"));
+        assertTrue(error("listen: a:1\nupstream: b:2\nkmip:\n  hots: k\n").contains("kmip: unknown key(s) [hots]"));
+    }
+
+    @Test
     void saysWhatIsWrong() {
         assertTrue(error("upstream: a:1\n").contains("listen is missing"));
         assertTrue(error("listen: a:1\nupstream: b\n").contains("upstream 'b' is not HOST:PORT"));

@@ -1,0 +1,1 @@
+"""The project's KMS: PyKMIP configured for mutual TLS, plus an admin CLI for the keys."""

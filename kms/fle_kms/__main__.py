@@ -1,0 +1,5 @@
+import sys
+
+from fle_kms.cli import main
+
+sys.exit(main())

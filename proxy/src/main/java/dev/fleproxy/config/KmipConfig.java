@@ -1,0 +1,60 @@
+package dev.fleproxy.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * The proxy's KMS connection and key cache (config section {@code kmip:}).
+ *
+ * <pre>
+ * kmip:
+ *   host: 127.0.0.1
+ *   port: 5696
+ *   ca: kms/ca.pem                 # the CA that signed the KMS's certificate
+ *   clientCert: kms/proxy.pem      # the proxy's certificate (extendedKeyUsage clientAuth) …
+ *   clientKey: kms/proxy.key       # … and its unencrypted PKCS#8 key; or instead:
+ *   # clientPkcs12: kms/proxy.p12, clientPkcs12Password: "…"
+ *   cacheTtlSeconds: 300           # how long a fetched key is served before it is fetched again
+ *   outageWindowSeconds: 900       # how long past its TTL a cached key serves while the KMS is down
+ *   connectTimeoutMs: 3000
+ *   readTimeoutMs: 10000
+ * </pre>
+ *
+ * Relative paths are relative to the config file's directory.
+ */
+public record KmipConfig(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
+                         String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
+                         int connectTimeoutMs, int readTimeoutMs) {
+
+    static final Set<String> KEYS = Set.of("host", "port", "ca", "clientCert", "clientKey", "clientPkcs12",
+            "clientPkcs12Password", "cacheTtlSeconds", "outageWindowSeconds", "connectTimeoutMs", "readTimeoutMs");
+
+    static KmipConfig parse(YamlMap m) {
+        m.allowOnly(KEYS);
+        boolean pem = m.has("clientCert") || m.has("clientKey");
+        boolean p12 = m.has("clientPkcs12");
+        if (pem == p12) {
+            throw new ConfigException(m.where("clientCert") + " and clientKey, or clientPkcs12: give exactly one "
+                    + "client identity (a PEM certificate and key, or a PKCS#12 file)");
+        }
+        return new KmipConfig(
+                m.string("host"),
+                m.integer("port", 5696, 1, 65535),
+                m.path("ca"),
+                pem ? m.path("clientCert") : null,
+                pem ? m.path("clientKey") : null,
+                p12 ? m.path("clientPkcs12") : null,
+                m.string("clientPkcs12Password", ""),
+                Duration.ofSeconds(m.integer("cacheTtlSeconds", 300, 1, 86_400)),
+                Duration.ofSeconds(m.integer("outageWindowSeconds", 900, 0, 604_800)),
+                m.integer("connectTimeoutMs", 3000, 1, 600_000),
+                m.integer("readTimeoutMs", 10_000, 1, 600_000));
+    }
+
+    @Override
+    public String toString() {
+        return "KmipConfig(" + host + ":" + port + ", ca " + ca + ", cache TTL " + cacheTtl.toSeconds() + " s, outage window "
+                + outageWindow.toSeconds() + " s)";
+    }
+}
