@@ -25,8 +25,8 @@ test: venv
 	$(VENV)/bin/python -m pytest -q proxy/tests
 	$(VENV)/bin/python -m pytest -q kms/tests
 
-## demo: the main job: embedded backend + proxy + benchmark, writing results/embedded/
-demo: build
+## demo: the main job: KMS + embedded backend + proxy + benchmark, writing results/embedded/
+demo: build venv
 	deploy/demo.sh
 
 ## bench-crypto: JMH benchmark of every cipher suite next to `openssl speed`, writes results/crypto/ (~15 min)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job on one machine: start the embedded backend and the proxy, run the benchmark
-# against both (direct vs through the proxy), write results/embedded/, stop everything.
+# The main job on one machine: start the KMS (PyKMIP, mutual TLS) with its bootstrap keys, the
+# embedded backend and the proxy; show the keys as the proxy resolves them; run the benchmark
+# against the backend directly and through the proxy; write results/embedded/; stop everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,14 +30,37 @@ trap cleanup EXIT
 
 BACKEND_PORT=$(free_port)
 PROXY_PORT=$(free_port)
+KMS_PORT=$(free_port)
+KMS_DIR="$RUN/kms"
+
+echo "demo: KMS on 127.0.0.1:$KMS_PORT (certificates and database in $KMS_DIR)"
+kms/kms init --dir "$KMS_DIR" --port "$KMS_PORT" >/dev/null
+kms/kms serve --dir "$KMS_DIR" >"$RUN/kms.log" 2>&1 &
+pids+=($!)
+wait_port "$KMS_PORT"
+kms/kms bootstrap --dir "$KMS_DIR"
 echo "demo: embedded backend on 127.0.0.1:$BACKEND_PORT, proxy on 127.0.0.1:$PROXY_PORT (logs in $RUN)"
 java -jar "$JAR" backend --port "$BACKEND_PORT" >"$RUN/backend.log" 2>&1 &
 pids+=($!)
-printf 'listen: 127.0.0.1:%s\nupstream: 127.0.0.1:%s\n' "$PROXY_PORT" "$BACKEND_PORT" >"$RUN/proxy.yaml"
+cat >"$RUN/proxy.yaml" <<YAML
+listen: 127.0.0.1:$PROXY_PORT
+upstream: 127.0.0.1:$BACKEND_PORT
+kmip:
+  host: 127.0.0.1
+  port: $KMS_PORT
+  ca: kms/ca.pem
+  clientCert: kms/proxy.pem
+  clientKey: kms/proxy.key
+YAML
 java -jar "$JAR" proxy --config "$RUN/proxy.yaml" >"$RUN/proxy.log" 2>&1 &
 pids+=($!)
 wait_port "$BACKEND_PORT"
 wait_port "$PROXY_PORT"
+
+echo "demo: the keys as the proxy resolves them over KMIP (fingerprint = first 8 bytes of SHA-256, never the key)"
+java -jar "$JAR" keys --config "$RUN/proxy.yaml" \
+  89d6d529-a2fe-31dd-ae60-3cb35458dcc0 da6fd698-4681-3bb5-88ad-d1d9d68b1df6 93a7f87f-458c-31be-ad16-d5dfa2fc1bae \
+  $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).values()))' "$KMS_DIR/bootstrap.json")
 
 echo "demo: overhead benchmark, $THREADS threads, ${SECONDS_PER_PHASE}s per phase, direct and proxy alternating"
 java -jar "$JAR" overhead \
