@@ -78,8 +78,26 @@ def _table(rows) -> str:
     return "\n".join(lines)
 
 
+def _wait_for_policy(d, timeout=30.0) -> None:
+    """pykmip-server loads operation policies a moment after it starts listening; until then every
+    request on a key under fle-shared is denied. Wait for that (only a server whose log is here)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not d.server_log.exists():
+            return
+        log = d.server_log.read_text(errors="replace")
+        start = log.rfind("Starting up the operation policy file monitor")
+        if start < 0 or log.find("Loading policy: fle-shared", start) >= 0:
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"kms: the server in {d.root} has not loaded its operation policy after {timeout:.0f} s "
+                     f"(see {d.server_log})")
+
+
 def _client(d):
     from fle_kms import admin
+    _wait_for_policy(d)
     try:
         return admin.connect(d)
     except Exception as e:  # connection refused, TLS failure: one clear line
