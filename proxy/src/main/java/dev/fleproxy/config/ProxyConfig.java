@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.policy.PolicyParser;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -18,18 +20,20 @@ import org.yaml.snakeyaml.error.YAMLException;
  * listen: 127.0.0.1:27018          # where clients connect (required)
  * upstream: 127.0.0.1:27017        # mongos, mongod or the embedded backend (required)
  * upstreamConnectTimeoutMs: 5000   # how long to wait for the upstream per client connection
- * kmip: {…}                        # the KMS and key cache, see {@link KmipConfig} (optional until
- *                                  # a collection policy names keys)
+ * kmip: {…}                        # the KMS and key cache, see {@link KmipConfig}
+ * envelopeSubtype: 6               # and collections: {…}, the encryption policy, see {@link PolicyParser}
  * </pre>
  *
  * Unknown keys are an error, so a typo never silently leaves a setting at its default.
  */
-public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, KmipConfig kmip) {
+public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, KmipConfig kmip,
+                          Policy policy) {
     public static final int DEFAULT_CONNECT_TIMEOUT_MS = 5000;
-    private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "kmip");
+    private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "kmip",
+            "collections", "envelopeSubtype");
 
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
-        this(listen, upstream, upstreamConnectTimeoutMs, null);
+        this(listen, upstream, upstreamConnectTimeoutMs, null, Policy.EMPTY);
     }
 
     public static ProxyConfig load(Path file) {
@@ -67,7 +71,11 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
             timeout = i;
         }
         KmipConfig kmip = m.has("kmip") ? KmipConfig.parse(m.child("kmip")) : null;
-        return new ProxyConfig(listen, upstream, timeout, kmip);
+        Policy policy = PolicyParser.parse(m.raw("collections"), m.raw("envelopeSubtype"), source);
+        if (!policy.isEmpty() && kmip == null) {
+            throw new ConfigException(source + ": collections: needs a kmip: section (the keys come from the KMS)");
+        }
+        return new ProxyConfig(listen, upstream, timeout, kmip, policy);
     }
 
     private static String str(Object o) {

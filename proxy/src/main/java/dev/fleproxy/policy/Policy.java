@@ -1,0 +1,58 @@
+package dev.fleproxy.policy;
+
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/** The collections the proxy encrypts, by namespace ("db.collection"). Immutable; swapped whole on reload. */
+public final class Policy {
+    public static final Policy EMPTY = new Policy(Map.of());
+
+    private final Map<String, CollectionPolicy> byNamespace;
+
+    public Policy(Map<String, CollectionPolicy> byNamespace) {
+        this.byNamespace = Map.copyOf(byNamespace);
+    }
+
+    /** The collection's policy, or null if it is not encrypted. */
+    public CollectionPolicy get(String database, String collection) {
+        if (byNamespace.isEmpty() || database == null || collection == null) {
+            return null;
+        }
+        return byNamespace.get(database + "." + collection);
+    }
+
+    public CollectionPolicy get(String namespace) {
+        return byNamespace.get(namespace);
+    }
+
+    public boolean isEmpty() {
+        return byNamespace.isEmpty();
+    }
+
+    public Map<String, CollectionPolicy> collections() {
+        return byNamespace;
+    }
+
+    /** True if some policy collection lives in this database. */
+    public boolean coversDatabase(String database) {
+        for (CollectionPolicy p : byNamespace.values()) {
+            if (p.database().equals(database)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    public Set<UUID> keyIds() {
+        Set<UUID> ids = new LinkedHashSet<>();
+        byNamespace.values().forEach(p -> ids.add(p.keyId()));
+        return ids;
+    }
+
+    @Override
+    public String toString() {
+        return byNamespace.keySet().toString();
+    }
+}

@@ -1,0 +1,161 @@
+package dev.fleproxy.policy;
+
+import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.crypto.CipherSuite;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+
+/**
+ * The {@code collections:} section, checked for form (the KMS checks come later, in
+ * {@link PolicyValidator}):
+ *
+ * <pre>
+ * envelopeSubtype: 6              # BSON binary subtype of envelopes: 6 (default), 0 for the embedded backend
+ * collections:
+ *   ycsb.usertable_aes: { key: 89d6d529-…, fields: "*" }          # every top-level field but _id
+ *   hr.people:
+ *     key: da6fd698-4681-3bb5-88ad-d1d9d68b1df6
+ *     suite: ARIA_CBC_HMAC        # optional; default GCM (CBC-HMAC for 3DES and SEED)
+ *     envelopeSubtype: 0          # optional, overrides the global one
+ *     fields:
+ *       ssn: { deterministic: true }   # equality queries allowed
+ *       address.street: {}             # nested path
+ *       phones: {}                     # a whole array as one value
+ * </pre>
+ *
+ * {@code fields} may also be a list of paths (strings, or one-key maps as above).
+ */
+public final class PolicyParser {
+    private static final Set<String> COLLECTION_KEYS = Set.of("key", "fields", "suite", "envelopeSubtype");
+
+    private PolicyParser() {
+    }
+
+    public static Policy parse(Object collections, Object globalSubtype, String source) {
+        if (collections == null) {
+            return Policy.EMPTY;
+        }
+        byte defaultSubtype = subtype(globalSubtype, source + ": envelopeSubtype", (byte) 6);
+        if (!(collections instanceof Map<?, ?> map)) {
+            throw new ConfigException(source + ": collections must map \"db.collection\" to a policy");
+        }
+        Map<String, CollectionPolicy> out = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : map.entrySet()) {
+            String ns = String.valueOf(e.getKey());
+            String where = source + ": collections." + ns;
+            int dot = ns.indexOf('.');
+            if (dot <= 0 || dot == ns.length() - 1) {
+                throw new ConfigException(where + ": a namespace is \"database.collection\"");
+            }
+            out.put(ns, collection(ns, e.getValue(), where, defaultSubtype));
+        }
+        return new Policy(out);
+    }
+
+    private static CollectionPolicy collection(String ns, Object node, String where, byte defaultSubtype) {
+        if (!(node instanceof Map<?, ?> m)) {
+            throw new ConfigException(where + " must be a mapping with key: and fields:");
+        }
+        Set<String> unknown = new TreeSet<>();
+        m.keySet().forEach(k -> {
+            if (!COLLECTION_KEYS.contains(String.valueOf(k))) {
+                unknown.add(String.valueOf(k));
+            }
+        });
+        if (!unknown.isEmpty()) {
+            throw new ConfigException(where + ": unknown key(s) " + unknown + "; known keys are " + new TreeSet<>(COLLECTION_KEYS));
+        }
+        Object key = m.get("key");
+        UUID keyId;
+        try {
+            keyId = UUID.fromString(String.valueOf(key));
+        } catch (IllegalArgumentException ex) {
+            throw new ConfigException(where + ".key must be a key UUID, not " + key);
+        }
+        CipherSuite suite = null;
+        if (m.get("suite") != null) {
+            try {
+                suite = CipherSuite.valueOf(String.valueOf(m.get("suite")));
+            } catch (IllegalArgumentException ex) {
+                throw new ConfigException(where + ".suite " + m.get("suite") + " is not one of "
+                        + List.of(CipherSuite.values()));
+            }
+        }
+        byte subtype = subtype(m.get("envelopeSubtype"), where + ".envelopeSubtype", defaultSubtype);
+        Object fields = m.get("fields");
+        if ("*".equals(fields)) {
+            return new CollectionPolicy(ns, keyId, suite, true, Map.of(), subtype);
+        }
+        Map<String, FieldRule> rules = new LinkedHashMap<>();
+        if (fields instanceof Map<?, ?> fm) {
+            fm.forEach((path, opts) -> add(rules, String.valueOf(path), opts, where));
+        } else if (fields instanceof List<?> list) {
+            for (Object item : list) {
+                if (item instanceof Map<?, ?> im && im.size() == 1) {
+                    Map.Entry<?, ?> only = im.entrySet().iterator().next();
+                    add(rules, String.valueOf(only.getKey()), only.getValue(), where);
+                } else {
+                    add(rules, String.valueOf(item), null, where);
+                }
+            }
+        } else {
+            throw new ConfigException(where + ".fields must be \"*\", a mapping of paths, or a list of paths");
+        }
+        if (rules.isEmpty()) {
+            throw new ConfigException(where + ".fields lists no field");
+        }
+        checkNoOverlap(rules, where);
+        return new CollectionPolicy(ns, keyId, suite, false, rules, subtype);
+    }
+
+    private static void add(Map<String, FieldRule> rules, String path, Object opts, String where) {
+        if (path.isEmpty() || path.startsWith(".") || path.endsWith(".") || path.contains("..") || path.contains("$")) {
+            throw new ConfigException(where + ".fields: '" + path + "' is not a dotted field path");
+        }
+        if (path.equals("_id") || path.startsWith("_id.")) {
+            throw new ConfigException(where + ".fields: _id is never encrypted (the database needs it to find documents)");
+        }
+        boolean det = false;
+        if (opts instanceof Map<?, ?> om) {
+            for (Object k : om.keySet()) {
+                if (!"deterministic".equals(String.valueOf(k))) {
+                    throw new ConfigException(where + ".fields." + path + ": unknown option " + k + " (only deterministic)");
+                }
+            }
+            Object d = om.get("deterministic");
+            if (d != null && !(d instanceof Boolean)) {
+                throw new ConfigException(where + ".fields." + path + ".deterministic must be true or false");
+            }
+            det = Boolean.TRUE.equals(d);
+        } else if (opts != null) {
+            throw new ConfigException(where + ".fields." + path + " must be {} or { deterministic: true }");
+        }
+        rules.put(path, new FieldRule(path, det));
+    }
+
+    /** "a" and "a.b" cannot both be encrypted: a.b would be inside a's envelope. */
+    private static void checkNoOverlap(Map<String, FieldRule> rules, String where) {
+        for (String a : rules.keySet()) {
+            for (String b : rules.keySet()) {
+                if (!a.equals(b) && b.startsWith(a + ".")) {
+                    throw new ConfigException(where + ".fields: " + b + " lies inside " + a
+                            + ", which is encrypted as a whole; list only one of them");
+                }
+            }
+        }
+    }
+
+    private static byte subtype(Object v, String where, byte dflt) {
+        if (v == null) {
+            return dflt;
+        }
+        if (!(v instanceof Integer i) || (i != 0 && i != 6)) {
+            throw new ConfigException(where + " must be 6 (encrypted value) or 0 (generic, for the embedded backend)");
+        }
+        return (byte) (int) i;
+    }
+}
