@@ -15,6 +15,16 @@ import org.bson.BsonDocument;
  * OP_MSG → OP_MSG, including streaming hello whose replies keep coming with moreToCome.
  */
 public final class HandshakeFilter implements MessageFilter {
+    private final java.util.function.BooleanSupplier encrypting;
+
+    public HandshakeFilter() {
+        this(() -> false);
+    }
+
+    /** @param encrypting whether collections are encrypted now (advertised message limits shrink then) */
+    public HandshakeFilter(java.util.function.BooleanSupplier encrypting) {
+        this.encrypting = encrypting;
+    }
 
     @Override
     public RequestDecision onRequest(Request request) {
@@ -37,7 +47,7 @@ public final class HandshakeFilter implements MessageFilter {
     public WireMessage onReply(Frame reply, Object state) {
         if (reply.opCode() == OpCode.OP_MSG) {
             OpMsg msg = OpMsg.parse(reply);
-            BsonDocument body = HelloRewriter.rewriteReply(msg.body());
+            BsonDocument body = HelloRewriter.rewriteReply(msg.body(), encrypting.getAsBoolean());
             return body == null ? null : msg.withBody(body);
         }
         if (reply.opCode() == OpCode.OP_REPLY) {
@@ -45,7 +55,7 @@ public final class HandshakeFilter implements MessageFilter {
             List<BsonDocument> docs = new ArrayList<>(legacy.documents().size());
             boolean changed = false;
             for (BsonDocument d : legacy.documents()) {
-                BsonDocument rewritten = HelloRewriter.rewriteReply(d);
+                BsonDocument rewritten = HelloRewriter.rewriteReply(d, encrypting.getAsBoolean());
                 changed |= rewritten != null;
                 docs.add(rewritten == null ? d : rewritten);
             }

@@ -38,22 +38,36 @@ public final class HelloRewriter {
         return out;
     }
 
+    /**
+     * With encryption on, messages grow on their way through (every encrypted field gains about 50–70
+     * bytes): drivers are told of a smaller message limit, so that a batch they cut to fit still
+     * fits once encrypted. The proxy still refuses, clearly, anything that grows past the real one.
+     */
+    public static final int ENCRYPTING_MAX_MESSAGE_SIZE = 40_000_000;
+
     /** The server's hello reply without topology or compression fields; null if unchanged. */
     public static BsonDocument rewriteReply(BsonDocument reply) {
-        boolean hides = false;
+        return rewriteReply(reply, false);
+    }
+
+    public static BsonDocument rewriteReply(BsonDocument reply, boolean encrypting) {
+        boolean changes = false;
         for (String key : reply.keySet()) {
             if (hidden(key)) {
-                hides = true;
+                changes = true;
                 break;
             }
         }
-        if (!hides) {
+        boolean cap = encrypting && reply.isNumber("maxMessageSizeBytes")
+                && reply.getNumber("maxMessageSizeBytes").longValue() > ENCRYPTING_MAX_MESSAGE_SIZE;
+        if (!changes && !cap) {
             return null;
         }
         BsonDocument out = new BsonDocument();
         reply.forEach((k, v) -> {
             if (!hidden(k)) {
-                out.append(k, v);
+                out.append(k, cap && k.equals("maxMessageSizeBytes")
+                        ? new org.bson.BsonInt32(ENCRYPTING_MAX_MESSAGE_SIZE) : v);
             }
         });
         return out;

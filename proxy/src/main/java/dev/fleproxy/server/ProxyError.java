@@ -7,7 +7,17 @@ package dev.fleproxy.server;
  */
 public enum ProxyError {
     /** The upstream (mongos, mongod or the embedded backend) could not be reached. */
-    UPSTREAM_UNAVAILABLE(9720001, "FleProxyUpstreamUnavailable");
+    UPSTREAM_UNAVAILABLE(9720001, "FleProxyUpstreamUnavailable"),
+    /** A query predicate, update operator or aggregation stage that cannot work on an encrypted field. */
+    UNSUPPORTED_ON_ENCRYPTED_FIELD(9720010, "FleProxyUnsupportedOnEncryptedField"),
+    /** A command or opcode the proxy does not carry out for an encrypted collection. */
+    UNSUPPORTED_COMMAND(9720011, "FleProxyUnsupportedCommand"),
+    /** The collection's key cannot be used: unknown, wrong state, KMS unreachable, wrong algorithm. */
+    KEY_UNAVAILABLE(9720020, "FleProxyKeyUnavailable"),
+    /** A stored envelope failed authentication (tampered, or encrypted under another key). */
+    DECRYPTION_FAILED(9720021, "FleProxyDecryptionFailed"),
+    /** A document or message would exceed the server's size limit once encrypted. */
+    TOO_LARGE_AFTER_ENCRYPTION(9720030, "FleProxyTooLargeAfterEncryption");
 
     public static final String PRODUCT = "mongo-fle-proxy";
 

@@ -65,9 +65,14 @@ public final class ProxyServer implements AutoCloseable {
         log.info("mongo-fle-proxy listening on {}, upstream {}", address(), config.upstream());
     }
 
-    /** Binds the listen address and starts serving; fails if the address cannot be bound. */
+    /** Binds the listen address and starts serving, handshake rewriting only (no encryption). */
     public static ProxyServer start(ProxyConfig config) throws InterruptedException {
         return new ProxyServer(config, List.of(new HandshakeFilter()));
+    }
+
+    /** Binds and serves with these filters, applied to each request in order. */
+    public static ProxyServer start(ProxyConfig config, List<MessageFilter> filters) throws InterruptedException {
+        return new ProxyServer(config, List.copyOf(filters));
     }
 
     public InetSocketAddress address() {

@@ -3,6 +3,7 @@ package dev.fleproxy.server;
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.FrameDecoder;
+import dev.fleproxy.wire.MsgHeader;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpCompressed;
 import dev.fleproxy.wire.OpMsg;
@@ -139,16 +140,16 @@ final class ProxySession {
                 return;
             }
             Request request = new Request(frame, commandName(frame));
-            for (MessageFilter filter : filters) {
-                request.enter(filter);
-                RequestDecision decision = filter.onRequest(request);
-                if (decision instanceof RequestDecision.Replace replace) {
-                    current = replace(current, frame, replace.message());
-                    request.replaceFrame(current);
-                } else if (decision instanceof RequestDecision.Refuse refuse) {
-                    refuse(current, refuse.reply());
-                    return;
-                }
+            try {
+                current = applyFilters(request, frame);
+            } catch (TooLargeAfterRewrite e) {
+                refuse(frame, ErrorReplies.replyTo(frame, ProxyError.TOO_LARGE_AFTER_ENCRYPTION, "the request would be "
+                        + e.size + " bytes once encrypted, over the " + MsgHeader.MAX_MESSAGE_SIZE
+                        + "-byte message limit; send smaller batches"));
+                return;
+            }
+            if (current == null) {
+                return; // answered or closed by a filter
             }
             if (!OpMsg.isMoreToCome(current)) {
                 pending.expect(current.requestId(), request.expectations());
@@ -160,20 +161,72 @@ final class ProxySession {
     }
 
     /**
+     * Runs the request through the filters; returns the frame to forward, or null if a filter
+     * answered it (the reply is written) or closed the connection.
+     */
+    private Frame applyFilters(Request request, Frame frame) {
+        Frame current = frame;
+        try {
+            for (MessageFilter filter : filters) {
+                request.enter(filter);
+                RequestDecision decision = filter.onRequest(request);
+                if (decision instanceof RequestDecision.Replace replace) {
+                    current = replace(current, frame, replace.message());
+                    request.replaceFrame(current);
+                } else if (decision instanceof RequestDecision.Refuse refuse) {
+                    refuse(current, refuse.reply());
+                    releaseIfReplacement(current, frame);
+                    return null;
+                } else if (decision instanceof RequestDecision.Close c) {
+                    close("closed: " + c.reason());
+                    releaseIfReplacement(current, frame);
+                    return null;
+                }
+            }
+            return current;
+        } catch (RuntimeException e) {
+            releaseIfReplacement(current, frame);
+            throw e;
+        }
+    }
+
+    private static void releaseIfReplacement(Frame current, Frame received) {
+        if (current != received) {
+            current.release();
+        }
+    }
+
+    /**
      * Encodes a filter's replacement with the ids of the message it replaces. The received frame
      * is released by the caller; an earlier replacement is released here.
      */
     private Frame replace(Frame current, Frame received, WireMessage message) {
         Frame next = new Frame(message.encode(client.alloc(), current.requestId(), current.responseTo()));
+        if (next.length() > MsgHeader.MAX_MESSAGE_SIZE) {
+            int size = next.length();
+            next.release();
+            throw new TooLargeAfterRewrite(size);
+        }
         if (current != received) {
             current.release();
         }
         return next;
     }
 
+    /** A rewritten message over the 48,000,000-byte limit: refused rather than sent. */
+    private static final class TooLargeAfterRewrite extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final int size;
+
+        TooLargeAfterRewrite(int size) {
+            super(null, null, false, false);
+            this.size = size;
+        }
+    }
+
     private static void releaseBoth(Frame received, Frame current) {
         received.release();
-        if (current != received) {
+        if (current != null && current != received) {
             current.release();
         }
     }
@@ -241,6 +294,11 @@ final class ProxySession {
                 }
             }
             upstreamToClient.write(client, current.content().retain());
+            if (OpMsg.isMoreToCome(frame) && !OpMsg.isMoreToCome(current)) {
+                // A filter ended an exhaust stream early (with an error): the upstream would keep
+                // streaming, so the pair cannot stay in step.
+                close("closed: an exhaust stream was ended early by an error reply");
+            }
         } finally {
             releaseBoth(frame, current);
         }

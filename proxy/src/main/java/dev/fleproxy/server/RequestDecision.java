@@ -17,6 +17,17 @@ public sealed interface RequestDecision {
         return new Refuse(reply);
     }
 
+    /**
+     * Answer nothing and close the connection, logging why: for requests that cannot get a reply
+     * (legacy write opcodes, unacknowledged writes) but must not be forwarded either.
+     */
+    static RequestDecision close(String reason) {
+        return new Close(reason);
+    }
+
+    record Close(String reason) implements RequestDecision {
+    }
+
     record Pass() implements RequestDecision {
     }
 

@@ -92,6 +92,22 @@ public record OpMsg(int flagBits, BsonDocument body, List<DocumentSequence> sequ
         return name[0];
     }
 
+    /**
+     * The body (kind-0 section) alone, copied; document sequences are skipped, not copied. For
+     * looking at a command's fields ($db, the collection) before deciding whether to parse it all.
+     */
+    public static BsonDocument peekBody(Frame frame) {
+        BsonDocument[] body = new BsonDocument[1];
+        walk(frame, (reader, kind) -> {
+            if (kind == 0) {
+                body[0] = reader.document("OP_MSG body");
+            } else {
+                reader.skip(sequenceEnd(reader) - reader.position(), "document sequence");
+            }
+        });
+        return body[0];
+    }
+
     private interface SectionVisitor {
         void section(WireReader reader, int kind);
     }
