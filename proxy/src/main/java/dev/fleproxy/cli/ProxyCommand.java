@@ -2,7 +2,7 @@ package dev.fleproxy.cli;
 
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.ProxyConfig;
-import dev.fleproxy.server.ProxyServer;
+import dev.fleproxy.ProxyRuntime;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -17,7 +17,16 @@ import picocli.CommandLine.Option;
             "  listen: HOST:PORT              where drivers connect (required)",
             "  upstream: HOST:PORT            mongos, mongod or the embedded backend",
             "                                 (required)",
-            "  upstreamConnectTimeoutMs: N    per client connection; default 5000"})
+            "  upstreamConnectTimeoutMs: N    per client connection; default 5000",
+            "  kmip: {host, port, ca, clientCert, clientKey | clientPkcs12 (+Password),",
+            "         cacheTtlSeconds 300, outageWindowSeconds 900, connectTimeoutMs,",
+            "         readTimeoutMs}        the KMS (mutual TLS) and the key cache",
+            "  envelopeSubtype: 6|0            BSON binary subtype of stored envelopes",
+            "  collections:                    namespace -> {key: UUID, fields: \"*\" |",
+            "                                  {path: {deterministic: true}}, suite, envelopeSubtype}",
+            "",
+            "SIGHUP, or any change to the file, reloads collections: without dropping",
+            "connections; a bad file keeps the previous policy and logs why."})
 final class ProxyCommand implements Callable<Integer> {
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "YAML config file")
@@ -32,9 +41,12 @@ final class ProxyCommand implements Callable<Integer> {
             System.err.println("fle-proxy: " + e.getMessage());
             return 2;
         }
-        ProxyServer server;
+        ProxyRuntime runtime;
         try {
-            server = ProxyServer.start(cfg);
+            runtime = ProxyRuntime.start(config);
+        } catch (ConfigException e) {
+            System.err.println("fle-proxy: " + e.getMessage());
+            return 2;
         } catch (Exception e) {
             // Netty rethrows the bind failure undeclared; say it in one line instead of a trace.
             if (e instanceof java.net.BindException) {
@@ -43,7 +55,7 @@ final class ProxyCommand implements Callable<Integer> {
             }
             throw e;
         }
-        Foreground.runUntilStopped(server);
+        Foreground.runUntilStopped(runtime);
         return 0;
     }
 }

@@ -1,0 +1,98 @@
+package dev.fleproxy;
+
+import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.keys.KeyResolvers;
+import dev.fleproxy.kmip.KmipClient;
+import dev.fleproxy.policy.PolicyHolder;
+import dev.fleproxy.policy.PolicyValidator;
+import dev.fleproxy.rewrite.EncryptionFilter;
+import dev.fleproxy.rewrite.Keyring;
+import dev.fleproxy.server.HandshakeFilter;
+import dev.fleproxy.server.MessageFilter;
+import dev.fleproxy.server.ProxyServer;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The whole proxy, assembled from its config file: the KMS client and key resolver (if the file
+ * has {@code kmip:}), the policy (validated against the KMS, keys warmed into the cache, reloaded
+ * on SIGHUP or file change), the handshake and encryption filters, and the server.
+ */
+public final class ProxyRuntime implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ProxyRuntime.class);
+
+    private final ProxyServer server;
+    private final PolicyHolder policy;
+    private final KeyResolver resolver;
+    private final KmipClient kmip;
+
+    private ProxyRuntime(ProxyServer server, PolicyHolder policy, KeyResolver resolver, KmipClient kmip) {
+        this.server = server;
+        this.policy = policy;
+        this.resolver = resolver;
+        this.kmip = kmip;
+    }
+
+    /** Starts from a config file; a definitive policy error (unknown key, wrong suite) fails the start. */
+    public static ProxyRuntime start(Path configFile) throws Exception {
+        ProxyConfig config = ProxyConfig.load(configFile);
+        KmipClient kmip = null;
+        KeyResolver resolver = null;
+        try {
+            if (config.kmip() != null) {
+                kmip = KeyResolvers.client(config.kmip());
+                resolver = KeyResolvers.resolver(config.kmip(), kmip);
+                PolicyValidator.validate(config.policy(), resolver, configFile.toString()).forEach(log::warn);
+            }
+            PolicyHolder policy = new PolicyHolder(configFile, config, resolver);
+            List<MessageFilter> filters = new ArrayList<>();
+            filters.add(new HandshakeFilter(() -> !policy.get().isEmpty()));
+            if (resolver != null) {
+                filters.add(new EncryptionFilter(policy, new Keyring(resolver)));
+            }
+            ProxyServer server = ProxyServer.start(config, filters);
+            policy.watch();
+            if (!config.policy().isEmpty()) {
+                log.info("encrypting {} collection(s): {}", config.policy().collections().size(), config.policy());
+            }
+            return new ProxyRuntime(server, policy, resolver, kmip);
+        } catch (Exception | Error e) {
+            if (resolver != null) {
+                resolver.close();
+            }
+            if (kmip != null) {
+                kmip.close();
+            }
+            throw e;
+        }
+    }
+
+    public InetSocketAddress address() {
+        return server.address();
+    }
+
+    public ProxyServer server() {
+        return server;
+    }
+
+    public PolicyHolder policy() {
+        return policy;
+    }
+
+    @Override
+    public void close() {
+        server.close();
+        policy.close();
+        if (resolver != null) {
+            resolver.close();
+        }
+        if (kmip != null) {
+            kmip.close();
+        }
+    }
+}

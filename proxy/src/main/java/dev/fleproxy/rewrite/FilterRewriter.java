@@ -1,0 +1,140 @@
+package dev.fleproxy.rewrite;
+
+import java.util.Map;
+import java.util.Set;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/**
+ * Query filters on an encrypted collection. Equality on a deterministic field — implicit, $eq,
+ * $ne, $in, $nin, also inside $and/$or/$nor — becomes equality on the envelope of the value (the
+ * same bytes the field was stored as). $exists works on any encrypted field (an envelope is there
+ * or not). Everything else that touches an encrypted field is refused: ranges, regexes, $type,
+ * $elemMatch, paths inside an encrypted value, any predicate on a randomized field, equality with
+ * null (it would also have to match documents without the field), JavaScript ($where) and
+ * $expr/$jsonSchema/$text over encrypted fields. Equality is exact on BSON type: 5 (int32) does not
+ * match a stored 5.0 (double).
+ */
+final class FilterRewriter {
+    private static final Set<String> LOGICAL = Set.of("$and", "$or", "$nor");
+    private static final Set<String> EQUALITY = Set.of("$eq", "$ne");
+    private static final Set<String> MEMBERSHIP = Set.of("$in", "$nin");
+
+    private FilterRewriter() {
+    }
+
+    /** The filter with equality values encrypted; the same object if nothing needed rewriting. */
+    static BsonDocument rewrite(BsonDocument filter, CollectionContext ctx) {
+        BsonDocument out = new BsonDocument();
+        boolean changed = false;
+        for (Map.Entry<String, BsonValue> e : filter.entrySet()) {
+            String k = e.getKey();
+            BsonValue v = e.getValue();
+            BsonValue nv = v;
+            if (LOGICAL.contains(k)) {
+                nv = logical(k, v, ctx);
+            } else if (k.equals("$comment")) {
+                // no effect on matching
+            } else if (k.equals("$expr")) {
+                Expressions.refuseReferences(v, ctx, "$expr");
+            } else if (k.startsWith("$")) {
+                if (!k.equals("$where") && !k.equals("$text") && !k.equals("$jsonSchema")) {
+                    throw Refusal.command(ctx.ns(), "the query operator " + k + " is not supported on an encrypted collection");
+                }
+                throw Refusal.command(ctx.ns(), k + " cannot be checked against encrypted fields, so it is refused on an "
+                        + "encrypted collection");
+            } else {
+                nv = condition(k, v, ctx);
+            }
+            changed |= nv != v;
+            out.append(k, nv);
+        }
+        return changed ? out : filter;
+    }
+
+    private static BsonValue logical(String op, BsonValue v, CollectionContext ctx) {
+        if (!v.isArray()) {
+            return v; // the server will reject it
+        }
+        BsonArray out = new BsonArray();
+        boolean changed = false;
+        for (BsonValue clause : v.asArray()) {
+            BsonValue c2 = clause.isDocument() ? rewrite(clause.asDocument(), ctx) : clause;
+            changed |= c2 != clause;
+            out.add(c2);
+        }
+        return changed ? out : v;
+    }
+
+    private static boolean isOperatorDocument(BsonValue v) {
+        return v.isDocument() && !v.asDocument().isEmpty() && v.asDocument().getFirstKey().startsWith("$");
+    }
+
+    private static BsonValue condition(String path, BsonValue v, CollectionContext ctx) {
+        EncryptedPaths.Match m = ctx.paths.classify(path);
+        switch (m.kind()) {
+            case NONE:
+                return v;
+            case INSIDE:
+                throw Refusal.onField(ctx.ns(), m.rule().path(), "a query on '" + path + "' (inside the encrypted value)");
+            case PREFIX:
+                if (isOperatorDocument(v) && v.asDocument().size() == 1 && v.asDocument().containsKey("$exists")) {
+                    return v;
+                }
+                throw Refusal.command(ctx.ns(), "a query on '" + path + "' would compare a sub-document holding encrypted "
+                        + "fields; query the fields themselves (equality on deterministic ones)");
+            default:
+                break;
+        }
+        String field = m.rule().path();
+        boolean det = m.rule().deterministic();
+        if (!isOperatorDocument(v)) {
+            requireDeterministic(det, ctx, field, "equality");
+            return encryptedValue(v, ctx, field);
+        }
+        BsonDocument ops = v.asDocument();
+        BsonDocument out = new BsonDocument();
+        for (Map.Entry<String, BsonValue> op : ops.entrySet()) {
+            String name = op.getKey();
+            BsonValue arg = op.getValue();
+            if (name.equals("$exists")) {
+                out.append(name, arg);
+            } else if (EQUALITY.contains(name)) {
+                requireDeterministic(det, ctx, field, name);
+                out.append(name, encryptedValue(arg, ctx, field));
+            } else if (MEMBERSHIP.contains(name)) {
+                requireDeterministic(det, ctx, field, name);
+                if (!arg.isArray()) {
+                    throw Refusal.onField(ctx.ns(), field, name + " without an array");
+                }
+                BsonArray enc = new BsonArray(arg.asArray().size());
+                for (BsonValue each : arg.asArray()) {
+                    enc.add(encryptedValue(each, ctx, field));
+                }
+                out.append(name, enc);
+            } else {
+                throw Refusal.onField(ctx.ns(), field, "the query operator " + name);
+            }
+        }
+        return out;
+    }
+
+    private static void requireDeterministic(boolean det, CollectionContext ctx, String field, String what) {
+        if (!det) {
+            throw Refusal.onField(ctx.ns(), field, what + " (the field is randomized; only fields declared "
+                    + "deterministic: true can be compared)");
+        }
+    }
+
+    private static BsonValue encryptedValue(BsonValue v, CollectionContext ctx, String field) {
+        if (v.isNull()) {
+            throw Refusal.onField(ctx.ns(), field, "equality with null (it would also have to match documents "
+                    + "without the field)");
+        }
+        if (v.isRegularExpression()) {
+            throw Refusal.onField(ctx.ns(), field, "a regular expression");
+        }
+        return ctx.encryptForQuery(v);
+    }
+}

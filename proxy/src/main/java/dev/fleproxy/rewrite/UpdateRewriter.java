@@ -1,0 +1,136 @@
+package dev.fleproxy.rewrite;
+
+import java.util.Map;
+import java.util.Set;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/**
+ * The update part of update and findAndModify on an encrypted collection. A replacement document
+ * is encrypted like an insert. Of the operators, $set and $setOnInsert encrypt what they write
+ * (a whole sub-document or array holding encrypted paths included), $unset removes, $push and
+ * $addToSet encrypt the encrypted paths inside the elements they add to an array of documents,
+ * $pop removes whole elements; operators that compute on a value ($inc, $mul, $min, $max, $bit,
+ * $currentDate), that reach into an encrypted value, that rename one, or that add to or pull from
+ * an encrypted array are refused. Pipeline updates may copy encrypted values but not compute on
+ * them or assign to encrypted fields.
+ */
+final class UpdateRewriter {
+    private static final Set<String> COMPUTING = Set.of("$inc", "$mul", "$min", "$max", "$bit", "$currentDate");
+    private static final Set<String> ARRAY_REMOVAL = Set.of("$pull", "$pullAll");
+
+    private UpdateRewriter() {
+    }
+
+    static BsonValue rewrite(BsonValue update, CollectionContext ctx) {
+        if (update.isArray()) {
+            PipelineAnalyzer.checkUpdatePipeline(update.asArray(), ctx);
+            return update;
+        }
+        if (!update.isDocument()) {
+            return update; // the server will reject it
+        }
+        BsonDocument u = update.asDocument();
+        if (u.isEmpty() || !u.getFirstKey().startsWith("$")) {
+            return DocumentEncryptor.encryptDocument(u, ctx);
+        }
+        BsonDocument out = new BsonDocument();
+        boolean changed = false;
+        for (Map.Entry<String, BsonValue> e : u.entrySet()) {
+            String op = e.getKey();
+            BsonValue args = e.getValue();
+            BsonValue nargs = args.isDocument() ? operator(op, args.asDocument(), ctx) : args;
+            changed |= nargs != args;
+            out.append(op, nargs);
+        }
+        return changed ? out : u;
+    }
+
+    private static BsonDocument operator(String op, BsonDocument args, CollectionContext ctx) {
+        BsonDocument out = new BsonDocument();
+        boolean changed = false;
+        for (Map.Entry<String, BsonValue> e : args.entrySet()) {
+            String path = e.getKey();
+            BsonValue v = e.getValue();
+            BsonValue nv = v;
+            EncryptedPaths.Match m = ctx.paths.classify(path);
+            String field = m.rule() != null ? m.rule().path() : path;
+            switch (op) {
+                case "$set", "$setOnInsert" -> {
+                    if (m.kind() == EncryptedPaths.Kind.EXACT) {
+                        nv = ctx.encrypt(m.rule(), v);
+                    } else if (m.kind() == EncryptedPaths.Kind.PREFIX) {
+                        nv = DocumentEncryptor.encryptSubtree(v, path, ctx);
+                    } else if (m.kind() == EncryptedPaths.Kind.INSIDE) {
+                        throw Refusal.onField(ctx.ns(), field, op + " of '" + path + "' (inside the encrypted value)");
+                    }
+                }
+                case "$unset" -> {
+                    if (m.kind() == EncryptedPaths.Kind.INSIDE) {
+                        throw Refusal.onField(ctx.ns(), field, "$unset of '" + path + "' (inside the encrypted value)");
+                    }
+                }
+                case "$rename" -> {
+                    EncryptedPaths.Match to = v.isString() ? ctx.paths.classify(v.asString().getValue())
+                            : EncryptedPaths.Match.NONE;
+                    if (m.kind() != EncryptedPaths.Kind.NONE || to.kind() != EncryptedPaths.Kind.NONE) {
+                        String f = m.kind() != EncryptedPaths.Kind.NONE ? field
+                                : (to.rule() != null ? to.rule().path() : v.asString().getValue());
+                        throw Refusal.onField(ctx.ns(), f, "$rename (an envelope is bound to its field's key and policy)");
+                    }
+                }
+                case "$push", "$addToSet" -> nv = addToArray(op, path, v, m, ctx);
+                case "$pop" -> {
+                    if (m.kind() == EncryptedPaths.Kind.EXACT || m.kind() == EncryptedPaths.Kind.INSIDE) {
+                        throw Refusal.onField(ctx.ns(), field, "$pop (the array is one encrypted value)");
+                    }
+                }
+                default -> {
+                    if (m.kind() != EncryptedPaths.Kind.NONE) {
+                        if (COMPUTING.contains(op) || ARRAY_REMOVAL.contains(op)) {
+                            throw Refusal.onField(ctx.ns(), field, "the update operator " + op);
+                        }
+                        throw Refusal.onField(ctx.ns(), field, "the update operator " + op + " (not supported on "
+                                + "encrypted collections)");
+                    }
+                }
+            }
+            changed |= nv != v;
+            out.append(path, nv);
+        }
+        return changed ? out : args;
+    }
+
+    /** $push/$addToSet: whole elements; encrypted paths inside added documents are encrypted. */
+    private static BsonValue addToArray(String op, String path, BsonValue v, EncryptedPaths.Match m,
+                                        CollectionContext ctx) {
+        switch (m.kind()) {
+            case NONE:
+                return v;
+            case EXACT:
+            case INSIDE:
+                throw Refusal.onField(ctx.ns(), m.rule().path(), op + " (the array is one encrypted value)");
+            default:
+                break;
+        }
+        if (op.equals("$addToSet") && ctx.paths.anyRandomizedUnder(path)) {
+            throw Refusal.command(ctx.ns(), "$addToSet into '" + path + "': its elements hold randomized encrypted "
+                    + "fields, so equal elements would not be recognised as equal");
+        }
+        if (v.isDocument() && v.asDocument().containsKey("$each")) {
+            BsonDocument mods = v.asDocument();
+            if (mods.containsKey("$sort")) {
+                throw Refusal.command(ctx.ns(), op + " with $sort into '" + path + "', whose elements hold encrypted fields");
+            }
+            BsonDocument out = new BsonDocument();
+            for (Map.Entry<String, BsonValue> e : mods.entrySet()) {
+                out.append(e.getKey(), e.getKey().equals("$each") && e.getValue().isArray()
+                        ? DocumentEncryptor.encryptSubtree(e.getValue().asArray(), path, ctx) : e.getValue());
+            }
+            return out;
+        }
+        BsonValue enc = DocumentEncryptor.encryptSubtree(new BsonArray(java.util.List.of(v)), path, ctx);
+        return enc.asArray().get(0);
+    }
+}
