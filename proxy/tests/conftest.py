@@ -68,6 +68,7 @@ class JavaProcess:
 
 class ProxyProcess(JavaProcess):
     def __init__(self, tmp: Path, upstream_port: int, name="proxy"):
+        self.upstream_port = upstream_port
         port = free_port()
         config = tmp / f"{name}.yaml"
         config.write_text(f"listen: 127.0.0.1:{port}\nupstream: 127.0.0.1:{upstream_port}\n"
@@ -135,3 +136,67 @@ def proxy_client(proxy):
     c = client(proxy.uri())
     yield c
     c.close()
+
+
+# ---- the KMS and an encrypting proxy ---------------------------------------------------------
+
+KMS_CLI = ROOT / "kms" / "kms"
+AES_256 = "89d6d529-a2fe-31dd-ae60-3cb35458dcc0"
+ARIA_256 = "da6fd698-4681-3bb5-88ad-d1d9d68b1df6"
+TDES = "93a7f87f-458c-31be-ad16-d5dfa2fc1bae"
+
+
+class Kms:
+    """A real PyKMIP server set up through the kms CLI, with the bootstrap keys."""
+
+    def __init__(self, directory: Path):
+        self.dir = directory
+        self.port = free_port()
+        self.proc = None
+
+    def cli(self, *args):
+        r = subprocess.run([str(KMS_CLI), *map(str, args)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
+    def start(self):
+        self.cli("init", "--dir", self.dir, "--port", self.port)
+        out = open(self.dir / "serve.out", "ab")
+        self.proc = subprocess.Popen([str(KMS_CLI), "serve", "--dir", str(self.dir)], stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        wait_for_port(self.port, self.proc)
+        self.cli("bootstrap", "--dir", self.dir)
+        import json
+        self.keys = dict(json.loads((self.dir / "bootstrap.json").read_text()))
+        self.keys.update({"AES-256": AES_256, "ARIA-256": ARIA_256, "3DES": TDES})
+        return self
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def kmip_yaml(self) -> str:
+        return (f"kmip:\n  host: 127.0.0.1\n  port: {self.port}\n  ca: {self.dir}/ca.pem\n"
+                f"  clientCert: {self.dir}/proxy.pem\n  clientKey: {self.dir}/proxy.key\n")
+
+
+@pytest.fixture(scope="session")
+def kms(workdir):
+    k = Kms(workdir / "kms").start()
+    yield k
+    k.stop()
+
+
+class EncryptingProxy(ProxyProcess):
+    """The proxy with a kmip: section and a collections: policy, in its own config file."""
+
+    def __init__(self, tmp: Path, upstream_port: int, kms: Kms, collections: str, name="proxy-enc"):
+        super().__init__(tmp, upstream_port, name=name)
+        self.kms = kms
+        self.config = tmp / f"{name}.yaml"
+        self.write(collections)
+
+    def write(self, collections: str):
+        self.config.write_text(f"listen: 127.0.0.1:{self.port}\nupstream: 127.0.0.1:{self.upstream_port}\n"
+                               + self.kms.kmip_yaml() + "envelopeSubtype: 0\ncollections:\n" + collections)

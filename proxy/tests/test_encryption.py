@@ -1,0 +1,320 @@
+"""The proxy encrypting for real: PyKMIP keys over mutual TLS, the embedded backend, pymongo.
+
+Reading the backend directly (no proxy) shows what the database holds."""
+import datetime
+import os
+import signal
+import time
+import uuid
+
+import bson
+import pytest
+from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex
+from bson.timestamp import Timestamp
+from pymongo import ASCENDING, ReturnDocument
+from pymongo.errors import OperationFailure
+
+from conftest import EncryptingProxy, client
+
+MARKER = "PLAINTEXT-MARKER-7c1e"
+
+#: collection → (key label in the KMS bootstrap, suite id stored in byte 1 of each envelope)
+SUITES = {
+    "aes": ("AES-256", 0x01),
+    "aria": ("ARIA-256", 0x02),
+    "lea": ("LEA-256", 0x03),
+    "aes_cbc": ("AES-256", 0x11),
+    "aria_cbc": ("ARIA-256", 0x12),
+    "seed": ("SEED-128", 0x14),
+    "tdes": ("3DES", 0x15),
+}
+EXPLICIT_SUITE = {"aes_cbc": "AES_CBC_HMAC", "aria_cbc": "ARIA_CBC_HMAC"}
+
+
+def policy_yaml(kms, people_key="ARIA-128"):
+    lines = []
+    for coll, (label, _) in SUITES.items():
+        suite = f", suite: {EXPLICIT_SUITE[coll]}" if coll in EXPLICIT_SUITE else ""
+        lines.append(f'  enc.{coll}: {{ key: {kms.keys[label]}, fields: "*"{suite} }}')
+    lines.append(f"""  enc.people:
+    key: {kms.keys[people_key]}
+    fields:
+      ssn: {{ deterministic: true }}
+      age: {{ deterministic: true }}
+      address.street: {{}}
+      phones: {{}}
+      items.price: {{}}
+      profile: {{}}""")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def enc(workdir, backend, kms):
+    p = EncryptingProxy(workdir, backend.port, kms, policy_yaml(kms)).start()
+    yield p
+    p.stop()
+
+
+@pytest.fixture(scope="module")
+def via(enc):
+    c = client(enc.uri())
+    yield c.enc
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def raw(backend):
+    c = client(f"mongodb://127.0.0.1:{backend.port}")
+    yield c.enc
+    c.close()
+
+
+def every_type(i):
+    return {"_id": i, "s": f"{MARKER} {i} héllo", "i32": -7, "i64": Int64(1 << 40), "dbl": 3.25,
+            "dec": Decimal128("1234.5678"), "yes": True, "when": datetime.datetime(2026, 11, 22, 1, 2, 3),
+            "none": None, "oid": ObjectId("0123456789abcdef01234567"), "bin": Binary(b"\x00\x01\xff"),
+            "uuid": Binary(uuid.UUID(int=i).bytes, 4), "doc": {"a": [1, {"b": MARKER}]}, "arr": [MARKER, 2, 3.5],
+            "re": Regex("^a.*z$", "i"), "ts": Timestamp(1_700_000_000, 7), "js": Code("function(){return 1}"),
+            "lo": MinKey(), "hi": MaxKey()}
+
+
+def assert_envelope(value, key_id: str, suite: int):
+    assert isinstance(value, bytes), f"stored as {type(value)}"
+    assert value[0] == 0x81, "format byte"
+    assert value[1] & 0x3F == suite, f"suite {value[1]:#x}"
+    assert value[2:18] == uuid.UUID(key_id).bytes, "key id"
+
+
+@pytest.mark.parametrize("coll", list(SUITES))
+def test_crud_round_trips_and_the_database_holds_only_envelopes(via, raw, kms, coll):
+    c = via[coll]
+    c.drop()
+    docs = [every_type(i) for i in range(5)]
+    c.insert_many(docs)
+    expected = [bson.decode(bson.encode(d)) for d in docs]  # as pymongo decodes them (Binary subtype 0 → bytes)
+    assert list(c.find().sort("_id", ASCENDING)) == expected
+
+    label, suite = SUITES[coll]
+    for stored in raw[coll].find():
+        for k, v in stored.items():
+            if k != "_id":
+                assert_envelope(v, kms.keys[label], suite)
+    raw_bytes = b"".join(raw[coll].find_raw_batches())
+    assert MARKER.encode() not in raw_bytes
+
+    c.update_one({"_id": 1}, {"$set": {"s": "changed", "extra": [1, 2]}})
+    c.replace_one({"_id": 2}, {"s": "replaced"})
+    assert c.find_one({"_id": 1})["s"] == "changed"
+    assert c.find_one({"_id": 1})["extra"] == [1, 2]
+    assert c.find_one({"_id": 2}) == {"_id": 2, "s": "replaced"}
+    assert_envelope(raw[coll].find_one({"_id": 2})["s"], kms.keys[label], suite)
+    assert c.delete_one({"_id": 3}).deleted_count == 1
+    assert c.count_documents({}) == 4
+    assert c.find_one_and_update({"_id": 4}, {"$set": {"s": "x"}}, return_document=ReturnDocument.AFTER)["s"] == "x"
+
+
+def people():
+    return [{"_id": i, "ssn": f"{MARKER}-{i % 3}", "age": 30 + i % 2, "name": f"n{i}",
+             "address": {"street": f"{i} Main St", "city": "Seoul"},
+             "phones": [f"+82 {i}", f"+1 {i}"],
+             "items": [{"sku": "a", "price": 10 + i}, {"sku": "b", "price": Decimal128("2.50")}],
+             "profile": {"likes": ["x", MARKER], "score": i}} for i in range(12)]
+
+
+@pytest.fixture(scope="module")
+def populated(via, raw):
+    via.people.drop()
+    raw.people_plain.drop()
+    via.people.insert_many(people())
+    raw.people_plain.insert_many(people())
+    return via.people
+
+
+def test_nested_paths_and_arrays_are_encrypted_where_the_policy_says(populated, raw, kms):
+    key = kms.keys["ARIA-128"]
+    stored = raw.people.find_one({"_id": 4})
+    assert stored["name"] == "n4" and stored["address"]["city"] == "Seoul" and stored["items"][0]["sku"] == "a"
+    for v in (stored["ssn"], stored["age"], stored["address"]["street"], stored["phones"], stored["profile"],
+              stored["items"][0]["price"], stored["items"][1]["price"]):
+        assert_envelope(v, key, 0x02)
+    assert populated.find_one({"_id": 4}) == people()[4]
+
+
+@pytest.mark.parametrize("query", [
+    {"ssn": f"{MARKER}-1"},
+    {"ssn": {"$eq": f"{MARKER}-2"}},
+    {"ssn": {"$in": [f"{MARKER}-0", f"{MARKER}-2"]}},
+    {"ssn": {"$ne": f"{MARKER}-0"}},
+    {"ssn": {"$nin": [f"{MARKER}-0", f"{MARKER}-1"]}},
+    {"$or": [{"ssn": f"{MARKER}-1"}, {"age": 31}]},
+    {"$and": [{"ssn": f"{MARKER}-1"}, {"age": 31}, {"name": {"$gte": "n2"}}]},
+    {"$nor": [{"ssn": f"{MARKER}-1"}]},
+    {"ssn": {"$exists": True}, "address.street": {"$exists": True}},
+    {"age": {"$in": [31]}, "_id": {"$lt": 9}},
+])
+def test_deterministic_equality_matches_a_plaintext_twin(populated, raw, query):
+    via_proxy = [d["_id"] for d in populated.find(query).sort("_id", ASCENDING)]
+    plain = [d["_id"] for d in raw.people_plain.find(query).sort("_id", ASCENDING)]
+    assert via_proxy == plain
+    assert populated.count_documents(query) == len(plain)
+
+
+def test_reads_of_every_shape_are_decrypted(populated):
+    docs = list(populated.find({}, {"ssn": 1, "address": 1}).sort("_id", ASCENDING).batch_size(5))
+    assert [d["ssn"] for d in docs] == [p["ssn"] for p in people()]
+    assert sorted(populated.distinct("ssn")) == sorted({p["ssn"] for p in people()})
+    assert sorted(populated.distinct("address.street")) == sorted(p["address"]["street"] for p in people())
+    agg = list(populated.aggregate([{"$match": {"ssn": f"{MARKER}-0"}}, {"$project": {"who": "$ssn", "phones": 1}},
+                                    {"$sort": {"_id": 1}}]))
+    assert [a["who"] for a in agg] == [f"{MARKER}-0"] * 4
+    assert agg[0]["phones"] == people()[0]["phones"]
+    grouped = list(populated.aggregate([{"$group": {"_id": "$ssn", "n": {"$sum": 1}, "ages": {"$push": "$age"}}},
+                                        {"$sort": {"n": -1}}]))
+    assert sorted(g["_id"] for g in grouped) == sorted({p["ssn"] for p in people()})
+    assert sum(g["n"] for g in grouped) == 12
+
+
+REFUSED = [
+    ("find", {"filter": {"address.street": "4 Main St"}}, "address.street"),
+    ("find", {"filter": {"ssn": {"$regex": "^P"}}}, "ssn"),
+    ("find", {"filter": {"age": {"$gt": 30}}}, "age"),
+    ("find", {"filter": {"ssn": None}}, "ssn"),
+    ("find", {"filter": {"profile.score": 3}}, "profile"),
+    ("find", {"filter": {"items": {"price": 11, "sku": "a"}}}, "items"),
+    ("find", {"filter": {"$where": "this.age > 3"}}, "$where"),
+    ("find", {"filter": {"$expr": {"$gt": ["$age", 30]}}}, "age"),
+    ("find", {"filter": {}, "sort": {"ssn": 1}}, "ssn"),
+    ("find", {"filter": {}, "projection": {"phones": {"$slice": 1}}}, "phones"),
+    ("count", {"query": {"address.street": {"$exists": False}, "phones": ["a"]}}, "phones"),
+    ("aggregate", {"pipeline": [{"$group": {"_id": None, "t": {"$sum": "$age"}}}], "cursor": {}}, "age"),
+    ("aggregate", {"pipeline": [{"$sort": {"age": 1}}], "cursor": {}}, "age"),
+    ("aggregate", {"pipeline": [{"$match": {}}, {"$match": {"ssn": "x"}}], "cursor": {}}, "ssn"),
+    ("aggregate", {"pipeline": [{"$group": {"_id": "$address.street"}}], "cursor": {}}, "address.street"),
+    ("aggregate", {"pipeline": [{"$out": "copy"}], "cursor": {}}, "$out"),
+    ("aggregate", {"pipeline": [{"$project": {"x": {"$concat": ["$ssn", "!"]}}}], "cursor": {}}, "ssn"),
+    ("explain", None, "explain"),
+]
+
+REFUSED_UPDATES = [
+    {"$inc": {"age": 1}},
+    {"$mul": {"age": 2}},
+    {"$max": {"age": 99}},
+    {"$push": {"phones": "+0"}},
+    {"$addToSet": {"phones": "+0"}},
+    {"$pull": {"phones": "+1 1"}},
+    {"$rename": {"ssn": "social"}},
+    {"$rename": {"name": "ssn"}},
+    {"$set": {"profile.score": 5}},
+    {"$set": {"phones.0": "+0"}},
+    {"$currentDate": {"age": True}},
+    {"$addToSet": {"items": {"sku": "c", "price": 1}}},
+    [{"$set": {"age": {"$add": ["$age", 1]}}}],
+    [{"$set": {"ssn": "literal"}}],
+]
+
+
+def snapshot(raw):
+    return list(raw.people.find().sort("_id", ASCENDING))
+
+
+def refused(fn, field):
+    with pytest.raises(OperationFailure) as e:
+        fn()
+    assert e.value.code in (9720010, 9720011), e.value.details
+    assert e.value.details["codeName"] in ("FleProxyUnsupportedOnEncryptedField", "FleProxyUnsupportedCommand")
+    assert "enc.people" in str(e.value) and field in str(e.value), str(e.value)
+    assert str(e.value).startswith("mongo-fle-proxy: ")
+    return e.value
+
+
+@pytest.mark.parametrize("command,args,field", REFUSED, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(REFUSED)])
+def test_refused_reads_say_why(populated, raw, command, args, field):
+    before = snapshot(raw)
+    if command == "explain":
+        refused(lambda: populated.database.command("explain", {"find": "people", "filter": {"ssn": "x"}}), field)
+    else:
+        refused(lambda: populated.database.command(command, "people", **args), field)
+    assert snapshot(raw) == before
+
+
+@pytest.mark.parametrize("update", REFUSED_UPDATES, ids=[str(i) for i in range(len(REFUSED_UPDATES))])
+def test_refused_updates_leave_the_data_untouched(populated, raw, update):
+    before = snapshot(raw)
+    name = next(iter(update[0] if isinstance(update, list) else update))
+    field = [k for k in ("ssn", "age", "phones", "profile", "items") if k in str(update)][0]
+    refused(lambda: populated.update_one({"_id": 1}, update), field)
+    refused(lambda: populated.find_one_and_update({"_id": 1}, update), field)
+    assert snapshot(raw) == before, name
+
+
+def test_allowed_updates_keep_encrypting(populated, raw, kms):
+    populated.update_one({"_id": 5}, {"$set": {"address": {"street": "New St", "city": "Busan"}, "age": 40},
+                                      "$push": {"items": {"sku": "z", "price": 99}}, "$unset": {"phones": ""}})
+    doc = populated.find_one({"_id": 5})
+    assert doc["address"] == {"street": "New St", "city": "Busan"} and doc["age"] == 40 and "phones" not in doc
+    assert doc["items"][-1] == {"sku": "z", "price": 99}
+    stored = raw.people.find_one({"_id": 5})
+    assert_envelope(stored["address"]["street"], kms.keys["ARIA-128"], 0x02)
+    assert_envelope(stored["items"][-1]["price"], kms.keys["ARIA-128"], 0x02)
+    populated.update_one({"_id": 100, "ssn": "new-person"}, {"$set": {"name": "up"}}, upsert=True)
+    assert populated.find_one({"ssn": "new-person"})["_id"] == 100
+    assert_envelope(raw.people.find_one({"_id": 100})["ssn"], kms.keys["ARIA-128"], 0x02)
+    populated.delete_many({"ssn": "new-person"})
+    assert populated.count_documents({"_id": 100}) == 0
+
+
+def test_values_stored_before_the_policy_are_returned_as_they_are(via, raw):
+    raw.people.delete_many({"_id": {"$gte": 200}})
+    raw.people.insert_one({"_id": 200, "ssn": "plain-old", "address": {"street": "Old St"}})
+    assert via.people.find_one({"_id": 200}) == {"_id": 200, "ssn": "plain-old", "address": {"street": "Old St"}}
+    raw.people.delete_many({"_id": 200})
+
+
+def test_a_tampered_envelope_fails_the_read_with_a_clear_error(via, raw):
+    via.tamper.drop()
+    via.aes.delete_many({"_id": 300})
+    via.aes.insert_one({"_id": 300, "s": "secret"})
+    stored = raw.aes.find_one({"_id": 300})["s"]
+    bad = bytearray(stored)
+    bad[-1] ^= 1
+    raw.aes.update_one({"_id": 300}, {"$set": {"s": Binary(bytes(bad), 0)}})
+    with pytest.raises(OperationFailure) as e:
+        via.aes.find_one({"_id": 300})
+    assert e.value.code == 9720021 and e.value.details["codeName"] == "FleProxyDecryptionFailed"
+    assert "enc.aes" in str(e.value) and "'s'" in str(e.value) and "secret" not in str(e.value)
+    via.aes.delete_one({"_id": 300})
+
+
+def test_changing_a_collections_key_on_reload(workdir, backend, kms, raw):
+    p = EncryptingProxy(workdir, backend.port, kms, policy_yaml(kms), name="proxy-rotate").start()
+    try:
+        with client(p.uri()) as c:
+            rot = c.enc.people
+            rot.delete_many({"_id": {"$gte": 400}})
+            rot.insert_one({"_id": 400, "ssn": "before", "name": "old key"})
+            p.mark_log()
+            p.write(policy_yaml(kms, people_key="ARIA-256"))
+            p.proc.send_signal(signal.SIGHUP)
+            assert p.new_log_lines("policy reloaded", timeout=20), p.log_text()[-2000:]
+            rot.insert_one({"_id": 401, "ssn": "after", "name": "new key"})
+            assert rot.find_one({"_id": 400})["ssn"] == "before"
+            assert rot.find_one({"_id": 401})["ssn"] == "after"
+            assert raw.people.find_one({"_id": 400})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-128"]).bytes
+            assert raw.people.find_one({"_id": 401})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-256"]).bytes
+
+            # A broken policy is not applied: the old one stays, and the log says why.
+            p.mark_log()
+            p.config.write_text(p.config.read_text().replace("fields:", "feilds:", 1))
+            assert p.new_log_lines("keeping the previous policy", timeout=20)
+            rot.insert_one({"_id": 402, "ssn": "still"})
+            assert raw.people.find_one({"_id": 402})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-256"]).bytes
+            rot.delete_many({"_id": {"$gte": 400}})
+    finally:
+        p.stop()
+
+
+def test_get_more_batches_are_decrypted(via):
+    c = via.aria
+    c.drop()
+    c.insert_many([{"_id": i, "v": f"value {i}"} for i in range(50)])
+    assert [d["v"] for d in c.find().sort("_id", ASCENDING).batch_size(7)] == [f"value {i}" for i in range(50)]
