@@ -301,7 +301,20 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.PASS;
         }
         OpMsg out = mapDocuments(msg, "ops", op -> bulkOp(op, contexts));
+        // Its cursor holds per-operation results, not documents; a duplicate-key error's keyValue
+        // may still hold an envelope, which the client gets back as the value it wrote.
+        request.expectReply(new ReplyPlan(String.join(",", encryptedNamespaces(nsInfo, p)), false));
         return replace(msg, out);
+    }
+
+    private static List<String> encryptedNamespaces(List<BsonDocument> nsInfo, Policy p) {
+        List<String> out = new ArrayList<>();
+        for (BsonDocument info : nsInfo) {
+            if (info.isString("ns") && p.get(info.getString("ns").getValue()) != null) {
+                out.add(info.getString("ns").getValue());
+            }
+        }
+        return out;
     }
 
     private BsonDocument bulkOp(BsonDocument op, List<CollectionContext> contexts) {
