@@ -64,4 +64,41 @@ class ProxyConfigTest {
         assertTrue(error("- just\n- a list\n").contains("must be a YAML mapping"));
         assertTrue(error("listen: [unclosed\n").contains("not valid YAML"));
     }
+
+    private static final String KMIP = "listen: a:1\nupstream: b:2\nkmip:\n  host: k\n  ca: c\n  clientPkcs12: p\n";
+    private static final String KEY = "89d6d529-a2fe-31dd-ae60-3cb35458dcc0";
+
+    @Test
+    void readsTheCollectionsPolicy() {
+        ProxyConfig c = parse(KMIP + "envelopeSubtype: 0\ncollections:\n"
+                + "  ycsb.usertable: { key: " + KEY + ", fields: \"*\" }\n"
+                + "  hr.people:\n    key: " + KEY + "\n    suite: AES_CBC_HMAC\n    envelopeSubtype: 6\n"
+                + "    fields:\n      ssn: { deterministic: true }\n      address.street: {}\n"
+                + "  hr.list: { key: " + KEY + ", fields: [a, { b.c: { deterministic: true } }] }\n");
+        dev.fleproxy.policy.CollectionPolicy all = c.policy().get("ycsb", "usertable");
+        assertTrue(all.allFields());
+        assertEquals(0, all.subtype());
+        assertEquals(null, all.suite());
+        dev.fleproxy.policy.CollectionPolicy people = c.policy().get("hr.people");
+        assertEquals(dev.fleproxy.crypto.CipherSuite.AES_CBC_HMAC, people.suite());
+        assertEquals(6, people.subtype());
+        assertTrue(people.fields().get("ssn").deterministic());
+        assertTrue(!people.fields().get("address.street").deterministic());
+        assertTrue(c.policy().get("hr.list").fields().get("b.c").deterministic());
+        assertEquals(null, c.policy().get("hr.other"));
+    }
+
+    @Test
+    void saysWhatIsWrongInTheCollectionsPolicy() {
+        assertTrue(error("listen: a:1\nupstream: b:2\ncollections:\n  a.b: { key: " + KEY + ", fields: \"*\" }\n")
+                .contains("kmip"));
+        assertTrue(error(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: [_id] }\n").contains("_id"));
+        assertTrue(error(KMIP + "collections:\n  a.b: { key: not-a-uuid, fields: \"*\" }\n")
+                .contains("collections.a.b.key must be a key UUID"));
+        assertTrue(error(KMIP + "collections:\n  ab: { key: " + KEY + ", fields: \"*\" }\n")
+                .contains("database.collection"));
+        assertTrue(error(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: [x, x.y] }\n").contains("x.y"));
+        assertTrue(error(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: \"*\", suite: ROT13 }\n")
+                .contains("ROT13"));
+    }
 }

@@ -1,0 +1,212 @@
+package dev.fleproxy.rewrite;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fleproxy.crypto.CipherAlgorithm;
+import dev.fleproxy.crypto.DataKey;
+import dev.fleproxy.keys.KeyAccessException;
+import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.keys.KeySource;
+import dev.fleproxy.keys.KeyState;
+import dev.fleproxy.keys.ResolvedKey;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.server.Request;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.server.Requests;
+import dev.fleproxy.testing.WireIO;
+import dev.fleproxy.wire.DocumentSequence;
+import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.WireMessage;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.bson.BsonArray;
+import org.bson.BsonBinary;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The encryption filter on single messages, with keys from an in-memory key source (the
+ * integration tests use the real KMS). Covers what the embedded backend cannot run: MongoDB 8.0's
+ * bulkWrite, and replies crafted byte by byte.
+ */
+class EncryptionFilterTest {
+    private static final UUID AES_KEY = UUID.fromString("11111111-2222-3333-4444-555555555555");
+    private static final UUID ARIA_KEY = UUID.fromString("66666666-7777-8888-9999-aaaaaaaaaaaa");
+    private static final String SSN = "123-45-6789";
+
+    private static final KeyResolver RESOLVER = new KeyResolver(new KeySource() {
+        @Override
+        public ResolvedKey fetch(UUID id) {
+            CipherAlgorithm alg = id.equals(AES_KEY) ? CipherAlgorithm.AES
+                    : id.equals(ARIA_KEY) ? CipherAlgorithm.ARIA : null;
+            if (alg == null) {
+                throw new KeyAccessException(id, KeyAccessException.Reason.UNKNOWN_KEY, "no such key");
+            }
+            byte[] material = new byte[32];
+            Arrays.fill(material, (byte) (alg.ordinal() + 1));
+            return new ResolvedKey(new DataKey(id, alg, material), KeyState.ACTIVE, "1", Instant.now());
+        }
+
+        @Override
+        public String describe() {
+            return "test keys";
+        }
+    }, KeyResolver.Settings.DEFAULT);
+
+    private static final Policy POLICY = PolicyParser.parse(Map.of(
+            "hr.people", Map.of("key", AES_KEY.toString(), "fields", Map.of(
+                    "ssn", Map.of("deterministic", true),
+                    "address.street", Map.of())),
+            "hr.all", Map.of("key", ARIA_KEY.toString(), "fields", "*")), 6, "test");
+
+    private final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, new Keyring(RESOLVER));
+
+    @AfterAll
+    static void close() {
+        RESOLVER.close();
+    }
+
+    private RequestDecision decide(WireMessage m) {
+        return filter.onRequest(Requests.of(m, filter));
+    }
+
+    private static OpMsg command(String json, DocumentSequence... sequences) {
+        return new OpMsg(0, BsonDocument.parse(json), List.of(sequences));
+    }
+
+    private static OpMsg rewritten(RequestDecision d) {
+        return (OpMsg) assertInstanceOf(RequestDecision.Replace.class, d).message();
+    }
+
+    private static BsonDocument refusal(RequestDecision d) {
+        return ((OpMsg) assertInstanceOf(RequestDecision.Refuse.class, d).reply()).body();
+    }
+
+    private static byte[] envelope(BsonValue v) {
+        byte[] env = EnvelopeBinary.unwrap(v);
+        assertNotNull(env, "expected an envelope, got " + v);
+        assertEquals(0x81, env[0] & 0xFF, "format byte");
+        return env;
+    }
+
+    private static boolean containsPlaintext(OpMsg m, String plaintext) {
+        String bytes = new String(WireIO.encode(m, 1, 0), StandardCharsets.ISO_8859_1);
+        return bytes.contains(plaintext);
+    }
+
+    @Test
+    void commandsOnCollectionsWithoutPolicyPassUntouched() {
+        assertSame(RequestDecision.PASS, decide(command("{find: 'plain', filter: {ssn: '" + SSN + "'}, $db: 'hr'}")));
+        assertSame(RequestDecision.PASS, decide(command("{insert: 'people', $db: 'other'}",
+                new DocumentSequence("documents", List.of(BsonDocument.parse("{ssn: '" + SSN + "'}"))))));
+    }
+
+    @Test
+    void insertedDocumentSequencesAreEncrypted() {
+        OpMsg out = rewritten(decide(command("{insert: 'people', $db: 'hr'}", new DocumentSequence("documents",
+                List.of(BsonDocument.parse("{_id: 1, ssn: '" + SSN + "', address: {street: 'Main St', city: 'Oslo'}}"))))));
+        BsonDocument doc = out.sequences().get(0).documents().get(0);
+        assertEquals(new BsonInt32(1), doc.get("_id"));
+        assertEquals(EnvelopeBinary.ENCRYPTED, doc.getBinary("ssn").getType());
+        envelope(doc.get("ssn"));
+        envelope(doc.getDocument("address").get("street"));
+        assertEquals("Oslo", doc.getDocument("address").getString("city").getValue());
+        assertFalse(containsPlaintext(out, SSN));
+        assertFalse(containsPlaintext(out, "Main St"));
+    }
+
+    @Test
+    void bulkWriteEncryptsOnlyTheOperationsOnPolicyNamespaces() {
+        OpMsg out = rewritten(decide(command("{bulkWrite: 1, errorsOnly: false, $db: 'admin'}",
+                new DocumentSequence("ops", List.of(
+                        BsonDocument.parse("{insert: 0, document: {_id: 1, ssn: '" + SSN + "'}}"),
+                        BsonDocument.parse("{insert: 1, document: {_id: 1, ssn: '" + SSN + "'}}"),
+                        BsonDocument.parse("{update: 0, filter: {ssn: '" + SSN + "'}, "
+                                + "updateMods: {$set: {'address.street': 'Main St'}}, multi: false}"),
+                        BsonDocument.parse("{delete: 0, filter: {ssn: {$in: ['" + SSN + "']}}, multi: true}"),
+                        BsonDocument.parse("{insert: 2, document: {_id: 2, a: 'Main St', b: {c: 1}}}"))),
+                new DocumentSequence("nsInfo", List.of(BsonDocument.parse("{ns: 'hr.people'}"),
+                        BsonDocument.parse("{ns: 'other.plain'}"), BsonDocument.parse("{ns: 'hr.all'}"))))));
+        List<BsonDocument> ops = out.sequences().stream().filter(s -> s.identifier().equals("ops"))
+                .findFirst().orElseThrow().documents();
+        byte[] inserted = envelope(ops.get(0).getDocument("document").get("ssn"));
+        assertEquals(BsonDocument.parse("{insert: 1, document: {_id: 1, ssn: '" + SSN + "'}}"), ops.get(1));
+        // deterministic: the filter's envelope is the stored one, so the server's equality match works
+        assertArrayEquals(inserted, envelope(ops.get(2).getDocument("filter").get("ssn")));
+        envelope(ops.get(2).getDocument("updateMods").getDocument("$set").get("address.street"));
+        assertArrayEquals(inserted, envelope(ops.get(3).getDocument("filter").getDocument("ssn").getArray("$in").get(0)));
+        BsonDocument all = ops.get(4).getDocument("document");
+        assertEquals(new BsonInt32(2), all.get("_id"));
+        envelope(all.get("a"));
+        envelope(all.get("b"));
+        // the plain namespace's copy is the only plaintext SSN left in the message
+        String wire = new String(WireIO.encode(out, 1, 0), StandardCharsets.ISO_8859_1);
+        assertEquals(wire.indexOf(SSN), wire.lastIndexOf(SSN));
+    }
+
+    @Test
+    void bulkWriteWithAnOperatorThatCannotWorkOnCiphertextIsRefusedWhole() {
+        BsonDocument err = refusal(decide(command("{bulkWrite: 1, $db: 'admin'}",
+                new DocumentSequence("ops", List.of(
+                        BsonDocument.parse("{insert: 0, document: {_id: 3, ssn: '" + SSN + "'}}"),
+                        BsonDocument.parse("{update: 0, filter: {_id: 3}, updateMods: {$inc: {ssn: 1}}}"))),
+                new DocumentSequence("nsInfo", List.of(BsonDocument.parse("{ns: 'hr.people'}"))))));
+        assertEquals(0.0, err.getNumber("ok").doubleValue());
+        assertEquals(9720010, err.getInt32("code").getValue());
+        assertEquals("FleProxyUnsupportedOnEncryptedField", err.getString("codeName").getValue());
+        String msg = err.getString("errmsg").getValue();
+        assertTrue(msg.contains("hr.people") && msg.contains("'ssn'"), msg);
+    }
+
+    @Test
+    void predicatesOnRandomizedFieldsAreRefused() {
+        BsonDocument err = refusal(decide(command("{find: 'people', filter: {'address.street': 'Main St'}, $db: 'hr'}")));
+        assertEquals(9720010, err.getInt32("code").getValue());
+        assertTrue(err.getString("errmsg").getValue().contains("address.street"));
+    }
+
+    @Test
+    void repliesAreDecryptedAndTamperedEnvelopesFailTheCommand() {
+        OpMsg insert = rewritten(decide(command("{insert: 'people', $db: 'hr', documents: [{_id: 1, ssn: '" + SSN + "'}]}")));
+        BsonBinary stored = insert.body().getArray("documents").get(0).asDocument().getBinary("ssn");
+
+        Request find = Requests.of(command("{find: 'people', filter: {}, $db: 'hr'}"), filter);
+        assertSame(RequestDecision.PASS, filter.onRequest(find));
+        Object state = Requests.replyStates(find).get(0);
+
+        OpMsg reply = new OpMsg(0, new BsonDocument("cursor", new BsonDocument("firstBatch",
+                new BsonArray(List.of(new BsonDocument("_id", new BsonInt32(1)).append("ssn", stored))))
+                .append("id", new BsonInt64(0)).append("ns", new BsonString("hr.people")))
+                .append("ok", new BsonInt32(1)));
+        BsonDocument decrypted = ((OpMsg) filter.onReply(Requests.reply(reply), state)).body();
+        assertEquals(BsonDocument.parse("{_id: 1, ssn: '" + SSN + "'}"),
+                decrypted.getDocument("cursor").getArray("firstBatch").get(0));
+
+        byte[] tampered = stored.getData().clone();
+        tampered[tampered.length - 1] ^= 1;
+        OpMsg bad = new OpMsg(0, new BsonDocument("cursor", new BsonDocument("firstBatch",
+                new BsonArray(List.of(new BsonDocument("_id", new BsonInt32(1))
+                        .append("ssn", new BsonBinary(stored.getType(), tampered)))))
+                .append("id", new BsonInt64(0)).append("ns", new BsonString("hr.people")))
+                .append("ok", new BsonInt32(1)));
+        BsonDocument err = ((OpMsg) filter.onReply(Requests.reply(bad), state)).body();
+        assertEquals(9720021, err.getInt32("code").getValue());
+        assertTrue(err.getString("errmsg").getValue().contains("'ssn'"));
+    }
+}
