@@ -7,7 +7,10 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,13 +19,23 @@ import org.bson.Document;
 
 /**
  * The proxy's cost on the simplest loop: N threads insert YCSB-sized documents (10 fields of
- * 100 bytes) for a fixed time, then read them back by _id, once against the upstream directly
- * and once through the proxy, alternating so that machine noise hits both alike. Results are
- * ratios from one run, never absolute promises.
+ * 100 bytes) for a fixed time, then read them back by _id, against each target in turn: the
+ * upstream directly, the proxy on a collection without policy, and the proxy on collections
+ * encrypted under each suite. Rounds alternate the order so that machine noise hits all alike.
+ * Results are ratios from one run, never absolute promises.
  */
 public final class OverheadBenchmark {
     public static final int FIELDS = 10;
     public static final int FIELD_LENGTH = 100;
+    public static final String DATABASE = "bench";
+
+    /**
+     * Where one series of phases runs: a connection string and a collection of {@link #DATABASE}.
+     * {@code encrypted}: the proxy's policy must encrypt this collection; the benchmark checks that
+     * the upstream holds envelopes there, so a policy that is not in effect cannot pass for cheap crypto.
+     */
+    public record Target(String name, String uri, String collection, boolean encrypted) {
+    }
 
     /** One timed phase against one target. */
     public record Phase(String target, String operation, int round, long ops, double seconds, double meanLatencyMs) {
@@ -40,43 +53,70 @@ public final class OverheadBenchmark {
     }
 
     /**
-     * Warms up both targets (round 0, not reported: the JIT of the client, proxy and backend
-     * JVMs), then runs rounds of (insert, read) in the order direct, proxy, proxy, direct, …
+     * Warms up every target (round 0, not reported: the JIT of the client, proxy and backend
+     * JVMs), then runs rounds of (insert, read) per target, odd rounds in the given order, even
+     * rounds reversed.
+     *
+     * @param directUri the upstream itself, for the encryption check
      */
-    public List<Phase> run(String directUri, String proxyUri, int rounds, double warmupSeconds)
+    public List<Phase> run(List<Target> targets, String directUri, int rounds, double warmupSeconds)
             throws InterruptedException {
         List<Phase> phases = new ArrayList<>();
-        try (MongoClient direct = client(directUri); MongoClient proxy = client(proxyUri)) {
+        Map<String, MongoClient> clients = new LinkedHashMap<>();
+        try {
+            MongoClient direct = clients.computeIfAbsent(directUri, OverheadBenchmark::client);
+            for (Target t : targets) {
+                clients.computeIfAbsent(t.uri(), OverheadBenchmark::client);
+            }
             if (warmupSeconds > 0) {
-                round(direct, proxy, 0, warmupSeconds / 4, new ArrayList<>());
+                double each = warmupSeconds / 2 / targets.size();
+                for (Target t : targets) {
+                    target(t, clients.get(t.uri()), direct, 0, each, new ArrayList<>());
+                }
             }
             for (int round = 1; round <= rounds; round++) {
-                round(direct, proxy, round, seconds, phases);
+                List<Target> order = new ArrayList<>(targets);
+                if (round % 2 == 0) {
+                    Collections.reverse(order);
+                }
+                for (Target t : order) {
+                    target(t, clients.get(t.uri()), direct, round, seconds, phases);
+                }
             }
+        } finally {
+            clients.values().forEach(MongoClient::close);
         }
         return phases;
     }
 
-    /** Insert then read on each target; odd rounds start with direct, even ones with the proxy. */
-    private void round(MongoClient direct, MongoClient proxy, int round, double phaseSeconds, List<Phase> phases)
-            throws InterruptedException {
-        boolean directFirst = round % 2 == 1;
-        for (int i = 0; i < 2; i++) {
-            boolean isDirect = (i == 0) == directFirst;
-            String target = isDirect ? "direct" : "proxy";
-            MongoCollection<Document> coll = (isDirect ? direct : proxy).getDatabase("bench")
-                    .getCollection("overhead_" + target + "_" + round);
-            coll.drop();
-            AtomicLong nextId = new AtomicLong();
-            phases.add(timed(target, "insert", round, phaseSeconds, () -> coll.insertOne(document(nextId.getAndIncrement()))));
-            long inserted = nextId.get();
-            phases.add(timed(target, "read", round, phaseSeconds, () -> {
-                long id = ThreadLocalRandom.current().nextLong(inserted);
-                if (coll.find(Filters.eq("_id", id)).first() == null) {
-                    throw new IllegalStateException("document " + id + " missing");
-                }
-            }));
-            coll.drop();
+    /** Insert then read on one target. */
+    private void target(Target t, MongoClient client, MongoClient direct, int round, double phaseSeconds,
+                        List<Phase> phases) throws InterruptedException {
+        MongoCollection<Document> coll = client.getDatabase(DATABASE).getCollection(t.collection());
+        coll.drop();
+        AtomicLong nextId = new AtomicLong();
+        phases.add(timed(t.name(), "insert", round, phaseSeconds, () -> coll.insertOne(document(nextId.getAndIncrement()))));
+        long inserted = nextId.get();
+        checkStorage(t, direct);
+        phases.add(timed(t.name(), "read", round, phaseSeconds, () -> {
+            long id = ThreadLocalRandom.current().nextLong(inserted);
+            Document d = coll.find(Filters.eq("_id", id)).first();
+            if (d == null || !(d.get("field0") instanceof String)) {
+                throw new IllegalStateException("document " + id + " missing or not decrypted: " + t.name());
+            }
+        }));
+        coll.drop();
+    }
+
+    /** The upstream must hold envelopes (binary) in encrypted targets, strings in the others. */
+    private static void checkStorage(Target t, MongoClient direct) {
+        Document stored = direct.getDatabase(DATABASE).getCollection(t.collection()).find().first();
+        Object field0 = stored == null ? null : stored.get("field0");
+        boolean binary = field0 instanceof org.bson.types.Binary || field0 instanceof byte[];
+        if (stored == null || binary != t.encrypted()) {
+            throw new IllegalStateException(DATABASE + "." + t.collection() + " for " + t.name() + " should hold "
+                    + (t.encrypted() ? "encrypted envelopes (is it in the proxy's policy?)" : "plain strings")
+                    + " but holds " + (stored == null ? "nothing" : field0 == null ? "no field0" : field0.getClass().getSimpleName()));
         }
     }
 
