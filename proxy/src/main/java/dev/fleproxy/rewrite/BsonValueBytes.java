@@ -9,7 +9,9 @@ import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonValueCodec;
 import org.bson.codecs.EncoderContext;
-import org.bson.io.BasicOutputBuffer;
+import dev.fleproxy.wire.BsonOutput;
+import java.nio.charset.StandardCharsets;
+import org.bson.BsonString;
 
 /**
  * A BSON value as the ciphertext format encrypts it: its type byte and its value bytes exactly as
@@ -23,7 +25,10 @@ public record BsonValueBytes(byte type, byte[] bytes) {
     private static final int NAME_LENGTH = 2;
 
     public static BsonValueBytes of(BsonValue value) {
-        BasicOutputBuffer out = new BasicOutputBuffer();
+        if (value.getBsonType() == BsonType.STRING) {
+            return ofString(value.asString().getValue());
+        }
+        BsonOutput out = new BsonOutput(64);
         try (BsonBinaryWriter w = new BsonBinaryWriter(out)) {
             w.writeStartDocument();
             w.writeName("v");
@@ -38,8 +43,23 @@ public record BsonValueBytes(byte type, byte[] bytes) {
         return new BsonValueBytes(doc[4], bytes);
     }
 
+    /** Strings are most of what is encrypted: their bytes directly, without a writer. */
+    private static BsonValueBytes ofString(String value) {
+        byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = new byte[4 + utf8.length + 1];
+        ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putInt(utf8.length + 1).put(utf8);
+        return new BsonValueBytes((byte) BsonType.STRING.getValue(), bytes);
+    }
+
     /** The value back; bytes that do not form a value of the type are a BSON exception. */
     public BsonValue toBsonValue() {
+        if (type == BsonType.STRING.getValue()) {
+            if (bytes.length < 5 || bytes[bytes.length - 1] != 0
+                    || ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getInt() != bytes.length - 4) {
+                throw new org.bson.BSONException("a string's length does not match its bytes");
+            }
+            return new BsonString(new String(bytes, 4, bytes.length - 5, StandardCharsets.UTF_8));
+        }
         BsonType.findByValue(type & 0xff); // throws for an unknown type byte
         int len = 4 + 1 + NAME_LENGTH + bytes.length + 1;
         ByteBuffer doc = ByteBuffer.allocate(len).order(ByteOrder.LITTLE_ENDIAN);

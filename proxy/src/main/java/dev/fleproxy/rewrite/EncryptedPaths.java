@@ -87,6 +87,9 @@ final class EncryptedPaths {
      * "phones.0" or a positional "phones.$[]") addresses a part of the one opaque envelope.
      */
     private static Match atOrInside(String rawPath, FieldRule r) {
+        if (rawPath.indexOf('.') < 0) {
+            return new Match(Kind.EXACT, r);
+        }
         int named = r.path().split("\\.").length;
         String[] segs = rawPath.split("\\.", -1);
         int seen = 0;

@@ -127,10 +127,14 @@ final class ReplyDecryptor {
         return null;
     }
 
+    /**
+     * The document with one value replaced. By key, not by entry: a raw reply's entries would
+     * decode the batch being replaced a second time; get() of the others only skips over it.
+     */
     private static BsonDocument copyWith(BsonDocument doc, String key, BsonValue value) {
         BsonDocument out = new BsonDocument();
-        for (Map.Entry<String, BsonValue> e : doc.entrySet()) {
-            out.append(e.getKey(), e.getKey().equals(key) ? value : e.getValue());
+        for (String k : doc.keySet()) {
+            out.append(k, k.equals(key) ? value : doc.get(k));
         }
         return out;
     }

@@ -7,7 +7,6 @@ import org.bson.BsonDocument;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
 import org.bson.codecs.EncoderContext;
-import org.bson.io.BasicOutputBuffer;
 
 /** Writes BSON documents into wire buffers without re-encoding those still in raw form. */
 public final class BsonBytes {
@@ -21,7 +20,7 @@ public final class BsonBytes {
         if (doc instanceof RawBsonDocument raw) {
             return raw.getByteBuffer().asNIO();
         }
-        BasicOutputBuffer out = new BasicOutputBuffer();
+        BsonOutput out = new BsonOutput();
         try (BsonBinaryWriter writer = new BsonBinaryWriter(out)) {
             CODEC.encode(writer, doc, EncoderContext.builder().build());
         }
