@@ -1,0 +1,180 @@
+"""The YCSB binding and the matrix runner through the real proxy (PyKMIP keys, embedded backend).
+
+The binding is driven by YCSB's own CommandLine (every operation, one at a time) and Client
+(load with batches, run phases); the runner on a tiny matrix, killed mid-run and resumed.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bson import Binary
+
+from conftest import AES_256, ROOT, TDES, EncryptingProxy, client, free_port
+
+YCSB_JAR = ROOT / "ycsb-workloads" / "binding" / "target" / "fle-ycsb.jar"
+WORKLOADS = ROOT / "ycsb-workloads" / "workloads"
+MATRIX = ROOT / "deploy" / "bench" / "matrix.py"
+BINDING = "dev.fleproxy.ycsb.MongoDbClient"
+
+POLICY = f"""  ycsb.usertable_aes:  {{ key: {AES_256}, fields: "*" }}
+  ycsb.usertable_3des: {{ key: {TDES}, fields: "*" }}
+  ycsb.cli_aes:        {{ key: {AES_256}, fields: "*" }}
+"""
+
+
+@pytest.fixture(scope="module")
+def enc(workdir, backend, kms):
+    p = EncryptingProxy(workdir, backend.port, kms, POLICY, name="proxy-ycsb").start()
+    yield p
+    p.stop()
+
+
+@pytest.fixture(scope="module")
+def raw(backend):
+    c = client(f"mongodb://127.0.0.1:{backend.port}")
+    yield c.ycsb
+    c.close()
+
+
+def ycsb_java(main, *args, stdin=None, timeout=120):
+    assert YCSB_JAR.exists(), "build the YCSB jar first (make build)"
+    return subprocess.run(["java", "-cp", str(YCSB_JAR), main, "-db", BINDING, *args], input=stdin,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_envelopes_only(doc, plaintexts):
+    for field, value in doc.items():
+        if field == "_id":
+            continue
+        # pymongo hands subtype 0 (what the embedded backend stores) back as bytes
+        assert isinstance(value, (bytes, Binary)) and value[0] == 0x81, f"{field} is stored as {type(value).__name__}"
+        for p in plaintexts:
+            assert p.encode() not in bytes(value)
+
+
+def test_every_operation_through_the_encrypting_proxy(enc, raw):
+    raw.cli_aes.drop()
+    script = "\n".join([
+        "insert k1 f1=secret-one f2=secret-two",
+        "insert k2 f1=secret-three",
+        "insert k3 f1=secret-four",
+        "read k1",
+        "read k1 f2",
+        "update k1 f1=secret-five",
+        "read k1",
+        "scan k2 5",
+        "delete k3",
+        "read k3",
+        "quit",
+    ]) + "\n"
+    # -table, not the shell's `table` command: in YCSB 0.17 that one changes nothing
+    r = ycsb_java("site.ycsb.CommandLine", "-table", "cli_aes", "-p", f"mongodb.url={enc.uri()}/ycsb", stdin=script)
+    out = r.stdout
+    assert r.returncode == 0, r.stderr
+    # reads: both fields, then only the projected one, then the updated value
+    assert "f1=secret-one\nf2=secret-two" in out
+    reads = out.split("Return code: OK")
+    assert "f2=secret-two" in reads[2] and "f1=" not in reads[2].split(">")[0]
+    assert "f1=secret-five" in out
+    # scan from k2: k2 and k3, in _id order
+    scan = out[out.index("Record 0"):]
+    assert scan.index("f1=secret-three") < scan.index("f1=secret-four")
+    assert "Return code: NOT_FOUND" in out  # k3 after the delete
+    stored = list(raw.cli_aes.find().sort("_id"))
+    assert [d["_id"] for d in stored] == ["k1", "k2"]
+    for d in stored:
+        assert_envelopes_only(d, ["secret-one", "secret-two", "secret-three", "secret-five"])
+
+
+def test_batched_load_and_a_run_phase_with_scans(enc, raw):
+    raw.usertable_3des.drop()
+    url = f"{enc.uri()}/ycsb"
+    load = ycsb_java("site.ycsb.Client", "-load", "-P", str(WORKLOADS / "workloade"), "-threads", "2",
+                     "-p", "recordcount=120", "-p", "table=usertable_3des", "-p", f"mongodb.url={url}",
+                     "-p", "mongodb.batchsize=7")  # 120 = 17 batches of 7 and a last one of 1 flushed at cleanup
+    assert load.returncode == 0, load.stderr
+    assert "[INSERT], Return=OK" in load.stdout and "ERROR" not in load.stdout
+    assert raw.usertable_3des.count_documents({}) == 120
+    assert_envelopes_only(raw.usertable_3des.find_one(), [])
+    run = ycsb_java("site.ycsb.Client", "-t", "-P", str(WORKLOADS / "workloade"), "-threads", "2",
+                    "-p", "recordcount=120", "-p", "operationcount=60", "-p", "table=usertable_3des",
+                    "-p", f"mongodb.url={url}", "-p", "mongodb.upsert=true")
+    assert run.returncode == 0, run.stderr
+    assert "[SCAN], Return=OK" in run.stdout and "ERROR" not in run.stdout
+
+
+def test_bad_binding_properties_are_named(enc):
+    for prop, says in [("mongodb.batchsize=0", "mongodb.batchsize must be a positive integer"),
+                       ("mongodb.writeConcern=sometimes", "mongodb.writeConcern: unknown name"),
+                       ("mongodb.url=mongodb://127.0.0.1:1/ycsb?serverSelectionTimeoutMS=500", "cannot reach")]:
+        r = ycsb_java("site.ycsb.Client", "-t", "-P", str(WORKLOADS / "workloadc"), "-p", "operationcount=1",
+                      "-p", f"mongodb.url={enc.uri()}/ycsb", "-p", prop, timeout=60)
+        assert says in r.stdout + r.stderr, prop
+
+
+# ---- the matrix runner -----------------------------------------------------------------------
+
+def matrix(backend, enc, out, *extra, popen=False):
+    cmd = [sys.executable, str(MATRIX), "--direct", f"mongodb://127.0.0.1:{backend.port}", "--proxy", enc.uri(),
+           "--algorithms", "direct,plain,aes", "--records", "200,600", "--workloads", "a,e", "--threads", "2",
+           "--operations", "100", "--operations-for", "e=20", "--topology", "tiny", "--out", str(out), *extra]
+    if popen:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def run_keys(out: Path):
+    lines = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines() if line.strip()]
+    return [(e["algorithm"], e["records"], e["workload"], e["repeat"]) for e in lines if e["kind"] == "run"]
+
+
+def test_matrix_end_to_end_resumes_after_a_kill(tmp_path, backend, enc):
+    out = tmp_path / "run"
+    proc = matrix(backend, enc, out, "--repeats", "2", popen=True)
+    for line in proc.stdout:  # kill the runner and its YCSB while the third cell runs
+        if line.startswith("[2/"):
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    assert len(run_keys(out)) == 2
+
+    r = matrix(backend, enc, out, "--repeats", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "24 cells, 2 already in" in r.stdout
+    keys = run_keys(out)
+    assert len(keys) == 24 and len(set(keys)) == 24
+    entries = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+    scans = [e for e in entries if e["kind"] == "run" and e["workload"] == "e"]
+    assert all(e["ops"]["SCAN"]["count"] > 0 and e["ops"]["SCAN"]["errors"] == 0 for e in scans)
+    for name in ["report.md", "results.csv", "matrix.json"]:
+        assert (out / name).stat().st_size > 0, name
+    pngs = sorted((out / "plots").glob("*.png"))
+    assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    assert all(p.with_suffix(".svg").exists() for p in pngs)
+    assert "| A |" in (out / "report.md").read_text()
+
+
+def test_matrix_refuses_bad_input_and_keeps_the_ledger(tmp_path, backend, enc):
+    out = tmp_path / "bad"
+    out.mkdir()
+    ledger = out / "ledger.jsonl"
+    ledger.write_text('{"kind": "run", "topology": "tiny", "algorithm": "aes", "records": 1, "workload": "a", '
+                      '"repeat": 1, "throughput": 1.0, "ops": {}}\n')
+    before = ledger.read_text()
+
+    r = matrix(backend, enc, out, "--workloads", "a,zz")
+    assert r.returncode == 2 and "unknown workload 'zz'" in r.stderr
+
+    dead = f"mongodb://127.0.0.1:{free_port()}/?serverSelectionTimeoutMS=500"
+    r = subprocess.run([sys.executable, str(MATRIX), "--direct", dead, "--algorithms", "direct", "--records", "10",
+                        "--workloads", "c", "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "cannot reach the database (--direct)" in r.stderr
+
+    r = matrix(backend, enc, out, "--algorithms", "des")
+    assert r.returncode == 2 and "unknown algorithm(s) des" in r.stderr
+    assert ledger.read_text() == before
