@@ -20,7 +20,8 @@ WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
 REPEATS=${DEMO_REPEATS:-1}
 OPERATIONS=${DEMO_OPERATIONS:-4000}
-E_OPERATIONS=${DEMO_E_OPERATIONS:-200}
+E_OPERATIONS=${DEMO_E_OPERATIONS:-50}
+WARMUP_OPERATIONS=${DEMO_WARMUP_OPERATIONS:-8000}   # unrecorded, per algorithm, before the first cell
 PYTHON=${PYTHON:-.venv/bin/python}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -107,9 +108,11 @@ echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALG
   --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
   --topology embedded --algorithms "$ALGORITHMS" --records "$RECORDS" --workloads "$WORKLOADS" \
   --repeats "$REPEATS" --threads "$THREADS" --operations "$OPERATIONS" --operations-for "e=$E_OPERATIONS" \
+  --warmup "$WARMUP_OPERATIONS" \
   --out "$OUT" --title "YCSB matrix on the embedded backend (scaled down)" \
   --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d); the figures show relative costs, not what a replica set does." \
   --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/100 of its 1M/3M/5M; $OPERATIONS operations per cell instead of 100,000 and $THREADS threads instead of 100, so the whole matrix fits in about 10 minutes." \
   --note "Workload E runs $E_OPERATIONS operations per cell: the embedded backend reads its whole collection for every range scan (about 26 ms at 10k records), so E is far slower here than on mongod." \
-  --note "Each cell is a fresh YCSB JVM: short cells include JIT warm-up, which lowers every algorithm alike."
+  --note "Before the first cell, $WARMUP_OPERATIONS unrecorded operations of workload A per algorithm warm the proxy and the backend; each cell is still a fresh YCSB JVM, whose own JIT warm-up lowers every algorithm alike." \
+  --note "One repeat per cell: on this shared machine cells differ by tens of percent from run to run, so read the tables for large effects only."
 echo "demo: wrote $OUT/report.md, $OUT/results.csv and $OUT/plots/"

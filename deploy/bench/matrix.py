@@ -70,6 +70,9 @@ def parse_args(argv):
     p.add_argument("--operations", default=100000, type=int, help="operations per cell")
     p.add_argument("--operations-for", action="append", default=[], metavar="WORKLOAD=N",
                    help="a different operation count for one workload (repeatable)")
+    p.add_argument("--warmup", default=0, type=int, metavar="N",
+                   help="before the first cell, N unrecorded operations of the first workload per algorithm, so "
+                   "the first cells do not meet a cold proxy and database (JIT, caches)")
     p.add_argument("--load-threads", type=int, help="threads for loading (default: --threads)")
     p.add_argument("--load-batch", default=100, type=int, help="documents per insert while loading")
     p.add_argument("--out", required=True, help="results directory (ledger, report, raw YCSB logs)")
@@ -236,6 +239,8 @@ def run(args) -> int:
         if not todo:
             continue
         load_all(args, records, todo, files, tables, ledger_path, done)
+        if args.warmup and records == min(c[0] for c in pending):
+            warm_up(args, records, todo, files, tables)
         for _, rep, w, a in todo:
             run_cell(args, records, rep, w, a, files, tables, ops, ledger_path, progress)
         if not args.keep_data:
@@ -308,6 +313,17 @@ def run_cell(args, records, rep, workload, algorithm, files, tables, ops, ledger
                   f"{result['throughput']:.0f} ops/s" + (f", {errors} errors (see raw log)" if errors else ""))
 
 
+def warm_up(args, records, todo, files, tables) -> None:
+    """Unrecorded operations per algorithm on the collections just loaded."""
+    workload = todo[0][2]
+    for algorithm in dict.fromkeys(c[3] for c in todo):
+        print(f"matrix: warm-up, {args.warmup} operations of {workload} on {algorithm} (not recorded)", flush=True)
+        ycsb(args, "-t", files[workload], {
+            "recordcount": records, "operationcount": args.warmup, "table": collection(algorithm, tables[workload]),
+            "mongodb.url": url_for(args, algorithm), "mongodb.upsert": "true",
+        }, args.threads, os.path.join(args.out, "raw", f"{args.topology}-warmup-{algorithm}.log"))
+
+
 def drop_tables(args, records, pairs) -> None:
     import pymongo
     client = pymongo.MongoClient(args.direct, serverSelectionTimeoutMS=10000)
@@ -323,7 +339,7 @@ def write_matrix_json(args, ops) -> None:
     params = {"topology": args.topology, "algorithms": ",".join(args.algorithms),
               "records": ",".join(map(str, args.records)), "workloads": ",".join(args.workloads),
               "repeats": args.repeats, "threads": args.threads, "operations per cell": args.operations,
-              "load batch": args.load_batch}
+              "load batch": args.load_batch, "warm-up operations per algorithm": args.warmup}
     for w, n in ops.items():
         params[f"operations for {w}"] = n
     path = os.path.join(args.out, "matrix.json")

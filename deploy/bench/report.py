@@ -559,7 +559,8 @@ def write_plots(runs, cells, plots_dir: Path) -> list[tuple[str, Path, Path]]:
         topo_runs = only(runs, topology=topo)
         workloads, records = workloads_of(topo_runs), records_of(topo_runs)
         series = overhead_series(cells, topo, algorithms_of(topo_runs), workloads, records)
-        if series:
+        # a ratio needs both of its cells at the same workload and record count
+        if any(v is not None for s in series.values() for v in s.values()):
             emit(f"Overhead ratios, {topo}",
                  overhead_figure(series, topo, workloads, records, palette),
                  f"overhead_{safe_name(topo)}")

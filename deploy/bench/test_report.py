@@ -200,3 +200,13 @@ def test_cli_exits_2_without_run_lines(tmp_path):
     done = run_cli(str(tmp_path))
     assert done.returncode == 2
     assert "no usable run lines" in done.stderr
+
+
+def test_no_overhead_figure_when_no_ratio_has_both_cells(tmp_path):
+    # plain and aes never share a record count (an interrupted matrix): tables say so, no crash
+    lines = [json.dumps(run_line("embedded", "plain", 10_000, "a", 1)),
+             json.dumps(run_line("embedded", "aes", 30_000, "a", 1))]
+    (tmp_path / "ledger.jsonl").write_text("\n".join(lines) + "\n")
+    written = report.write_report(tmp_path)
+    assert not any(Path(p).name.startswith("overhead_") for p in written)
+    assert (tmp_path / "report.md").stat().st_size > 0

@@ -177,4 +177,9 @@ def test_matrix_refuses_bad_input_and_keeps_the_ledger(tmp_path, backend, enc):
 
     r = matrix(backend, enc, out, "--algorithms", "des")
     assert r.returncode == 2 and "unknown algorithm(s) des" in r.stderr
+
+    # YCSB failing mid-matrix (here: killed by the cell timeout): exit 1, its log named, nothing recorded
+    r = matrix(backend, enc, out, "--algorithms", "plain", "--records", "20000", "--cell-timeout", "1")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "did not finish within 1 s; see" in r.stderr and "run the same command again to resume" in r.stderr
     assert ledger.read_text() == before
