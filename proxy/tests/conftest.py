@@ -1,5 +1,6 @@
 """Fixtures that start the real fat jar: the embedded backend and the proxy, on free ports."""
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -162,7 +163,9 @@ class Kms:
     def start(self):
         self.cli("init", "--dir", self.dir, "--port", self.port)
         out = open(self.dir / "serve.out", "ab")
-        self.proc = subprocess.Popen([str(KMS_CLI), "serve", "--dir", str(self.dir)], stdout=out, stderr=subprocess.STDOUT)
+        # its own process group, so stop() can kill pykmip-server's workers with it
+        self.proc = subprocess.Popen([str(KMS_CLI), "serve", "--dir", str(self.dir)], stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
         out.close()
         wait_for_port(self.port, self.proc)
         self.cli("bootstrap", "--dir", self.dir)
@@ -173,7 +176,7 @@ class Kms:
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
-            self.proc.kill()
+            os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
 
     def kmip_yaml(self) -> str:

@@ -108,6 +108,8 @@ public final class KmsFixture implements AutoCloseable {
     /** Kills the server at once (an outage, not a shutdown). */
     public void killServer() throws InterruptedException {
         if (server != null) {
+            // pykmip-server's worker processes outlive a killed parent: kill them too
+            server.descendants().forEach(ProcessHandle::destroyForcibly);
             server.destroyForcibly();
             server.waitFor(30, TimeUnit.SECONDS);
             server = null;
