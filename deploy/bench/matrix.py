@@ -18,6 +18,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -146,6 +147,11 @@ def with_database(url: str, database: str) -> str:
     return f"{scheme}://{hosts}/{database}" + (q + query if q else "")
 
 
+def redact(text: str) -> str:
+    """A URL's user:password@ removed, for the screen and the raw logs."""
+    return re.sub(r"(mongodb(?:\+srv)?://)[^@/]*@", r"\1", text)
+
+
 def check_args(args) -> None:
     unknown = [a for a in args.algorithms if a not in KNOWN_ALGORITHMS]
     if unknown:
@@ -168,7 +174,7 @@ def check_reachable(args) -> None:
         try:
             client.admin.command("ping")
         except Exception as e:  # noqa: BLE001 - any failure means: not usable
-            raise MatrixError(f"cannot reach {what} at {url}: {str(e).splitlines()[0][:200]}")
+            raise MatrixError(f"cannot reach {what} at {redact(url)}: {redact(str(e).splitlines()[0][:200])}")
         finally:
             client.close()
 
@@ -188,7 +194,7 @@ def ycsb(args, phase: str, workload_path: str, props: dict, threads: int, log_pa
         cmd += ["-p", f"{k}={v}"]
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
     with open(log_path, "w", encoding="utf-8") as log:
-        log.write("# " + " ".join(cmd) + "\n")
+        log.write("# " + redact(" ".join(cmd)) + "\n")
         log.flush()
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True, timeout=args.cell_timeout)

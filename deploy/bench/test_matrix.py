@@ -95,3 +95,9 @@ def test_database_goes_into_the_url():
     assert matrix.with_database("mongodb://h:1,k:2/other?w=1", "ycsb") == "mongodb://h:1,k:2/ycsb?w=1"
     assert matrix.with_database("mongodb://h:1/?serverSelectionTimeoutMS=5", "ycsb") == \
         "mongodb://h:1/ycsb?serverSelectionTimeoutMS=5"
+
+
+def test_credentials_are_redacted_from_what_is_printed():
+    assert matrix.redact("-p mongodb.url=mongodb://alice:s3cret@h:1/ycsb -p x=1") == "-p mongodb.url=mongodb://h:1/ycsb -p x=1"
+    assert matrix.redact("mongodb+srv://u:p@cluster.example/db") == "mongodb+srv://cluster.example/db"
+    assert matrix.redact("mongodb://h:1/ycsb") == "mongodb://h:1/ycsb"
