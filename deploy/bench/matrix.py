@@ -81,6 +81,11 @@ def parse_args(argv):
     p.add_argument("--note", action="append", default=[], help="a line for the report's notes (repeatable)")
     p.add_argument("--keep-data", action="store_true", help="do not drop a record count's collections when done")
     p.add_argument("--cell-timeout", default=3600, type=int, help="seconds before a YCSB phase counts as failed")
+    p.add_argument("--max-error-rate", default=0.01, type=float, metavar="F",
+                   help="a run phase whose operations failed more often than this fraction counts as failed "
+                        "and is not recorded (a load may have no failed insert)")
+    p.add_argument("--property", action="append", default=[], metavar="KEY=VALUE", dest="properties",
+                   help="a YCSB or binding property for every phase, e.g. mongodb.writeConcern=w1 (repeatable)")
     p.add_argument("--jar", default=DEFAULT_JAR, help="the YCSB runner jar (make build)")
     p.add_argument("--workloads-dir", default=DEFAULT_WORKLOADS_DIR)
     p.add_argument("--java", default=os.environ.get("JAVA", "java"))
@@ -162,6 +167,24 @@ def check_args(args) -> None:
         raise MatrixError("--repeats, --threads and --operations must be at least 1")
     if not os.path.isfile(args.jar):
         raise MatrixError(f"no YCSB runner jar at {args.jar} (build it with `make build`)")
+    args.extra_props = extra_properties(args.properties)
+
+
+# Properties the runner sets per phase; --property may not change them.
+RUNNER_PROPERTIES = ("recordcount", "operationcount", "table", "mongodb.url", "mongodb.batchsize", "mongodb.upsert")
+
+
+def extra_properties(items: list) -> dict:
+    props = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise MatrixError(f"--property wants KEY=VALUE, not '{item}'")
+        if key in RUNNER_PROPERTIES:
+            raise MatrixError(f"--property {key}: the runner sets it per phase ({', '.join(RUNNER_PROPERTIES)})")
+        props[key] = value.strip()
+    return props
 
 
 def check_reachable(args) -> None:
@@ -190,7 +213,7 @@ class CellFailed(Exception):
 def ycsb(args, phase: str, workload_path: str, props: dict, threads: int, log_path: str) -> dict:
     cmd = [args.java, "-cp", args.jar, "site.ycsb.Client", "-db", BINDING, phase, "-P", workload_path,
            "-threads", str(threads)]
-    for k, v in props.items():
+    for k, v in {**args.extra_props, **props}.items():
         cmd += ["-p", f"{k}={v}"]
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
     with open(log_path, "w", encoding="utf-8") as log:
@@ -204,9 +227,23 @@ def ycsb(args, phase: str, workload_path: str, props: dict, threads: int, log_pa
     if proc.returncode != 0:
         raise CellFailed(f"YCSB {phase} exited with status {proc.returncode}; see {log_path}")
     try:
-        return ycsb_output.parse(proc.stdout)
+        result = ycsb_output.parse(proc.stdout)
     except ycsb_output.YcsbOutputError as e:
         raise CellFailed(f"YCSB {phase}: {e}; see {log_path}")
+    check_errors(result, phase, 0.0 if phase == "-load" else args.max_error_rate, log_path)
+    return result
+
+
+def check_errors(result: dict, phase: str, max_rate: float, log_path: str) -> None:
+    """YCSB exits 0 when its client threads cannot start (nothing done) and when operations fail
+    (the database or the proxy went away mid-run): such a phase is a failed cell, not a figure."""
+    errors = sum(o["errors"] for o in result["ops"].values())
+    total = sum(o["count"] for o in result["ops"].values())
+    if total == 0:
+        raise CellFailed(f"YCSB {phase} did no operation (its client threads failed to start); see {log_path}")
+    if errors and errors > max_rate * total:
+        raise CellFailed(f"YCSB {phase}: {errors} of {total} operations failed "
+                         f"(more than {max_rate:.0%}); see {log_path}")
 
 
 def url_for(args, algorithm: str) -> str:

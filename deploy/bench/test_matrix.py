@@ -101,3 +101,27 @@ def test_credentials_are_redacted_from_what_is_printed():
     assert matrix.redact("-p mongodb.url=mongodb://alice:s3cret@h:1/ycsb -p x=1") == "-p mongodb.url=mongodb://h:1/ycsb -p x=1"
     assert matrix.redact("mongodb+srv://u:p@cluster.example/db") == "mongodb+srv://cluster.example/db"
     assert matrix.redact("mongodb://h:1/ycsb") == "mongodb://h:1/ycsb"
+
+
+def test_extra_properties_reach_every_phase_but_not_the_runners_own():
+    assert matrix.extra_properties(["mongodb.writeConcern=w1", " maxexecutiontime = 60 "]) == \
+        {"mongodb.writeConcern": "w1", "maxexecutiontime": "60"}
+    with pytest.raises(matrix.MatrixError, match="KEY=VALUE"):
+        matrix.extra_properties(["mongodb.writeConcern"])
+    with pytest.raises(matrix.MatrixError, match="--property table: the runner sets it"):
+        matrix.extra_properties(["table=mine"])
+
+
+def phase(errors, count=1000):
+    return {"throughput": 1.0, "runtime_ms": 1.0, "ops": {"READ": {"count": count, "errors": errors}}}
+
+
+def test_a_phase_with_too_many_failed_operations_is_a_failed_cell():
+    matrix.check_errors(phase(0), "-t", 0.01, "log")
+    matrix.check_errors(phase(10), "-t", 0.01, "log")  # 1 %: recorded, with its error count
+    with pytest.raises(matrix.CellFailed, match="11 of 1000 operations failed .*see log"):
+        matrix.check_errors(phase(11), "-t", 0.01, "log")
+    with pytest.raises(matrix.CellFailed, match="1 of 1000"):
+        matrix.check_errors(phase(1), "-load", 0.0, "log")  # a load may lose no record
+    with pytest.raises(matrix.CellFailed, match="did no operation"):  # YCSB exits 0 when no thread starts
+        matrix.check_errors({"throughput": 0.0, "runtime_ms": 811.0, "ops": {}}, "-t", 0.01, "log")

@@ -183,3 +183,33 @@ def test_matrix_refuses_bad_input_and_keeps_the_ledger(tmp_path, backend, enc):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "did not finish within 1 s; see" in r.stderr and "run the same command again to resume" in r.stderr
     assert ledger.read_text() == before
+
+
+def test_matrix_stops_when_the_proxy_dies_mid_matrix_and_resumes(tmp_path, workdir, backend, kms):
+    """YCSB exits 0 when its client threads cannot connect (and when operations fail, see
+    deploy/bench/test_matrix.py): the runner must not record such a cell as a figure."""
+    proxy = EncryptingProxy(workdir, backend.port, kms, POLICY, name="proxy-dying").start()
+    out = tmp_path / "dying"
+    cmd = [sys.executable, str(MATRIX), "--direct", f"mongodb://127.0.0.1:{backend.port}",
+           "--proxy", proxy.uri() + "/?serverSelectionTimeoutMS=300", "--algorithms", "aes", "--records", "300",
+           "--workloads", "c", "--repeats", "1", "--threads", "2", "--operations", "60", "--topology", "tiny",
+           "--out", str(out)]
+    try:
+        runner = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in runner.stdout:
+            if line.startswith("matrix: loaded"):
+                proxy.stop()  # the cell's YCSB meets a dead proxy
+                break
+        rest = runner.stdout.read()
+        assert runner.wait(timeout=300) == 1, rest
+        assert "YCSB -t did no operation" in rest and "run the same command again to resume" in rest
+        assert [json.loads(l)["kind"] for l in (out / "ledger.jsonl").read_text().splitlines()] == ["load"]
+
+        proxy.start()
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "1 to run" in r.stdout and "already holds 300 records (ledger), not reloading" in r.stdout
+        runs = [json.loads(l) for l in (out / "ledger.jsonl").read_text().splitlines() if '"run"' in l]
+        assert len(runs) == 1 and runs[0]["ops"]["READ"]["errors"] == 0
+    finally:
+        proxy.stop()
