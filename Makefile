@@ -1,14 +1,22 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
-.PHONY: build test demo venv clean bench-crypto bench-overhead
+# The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
+.PHONY: build proxy-jar ycsb-jar test demo venv clean bench-crypto bench-overhead
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
 VENV := .venv
 MVN  := mvn -B -ntp
+# The interpreter the virtual environment is made from (.ci/run picks one that works).
+BASE_PYTHON ?= python3
+# What `make venv` installs; the Docker images install only their part (PY_REQUIREMENTS=…).
+PY_REQUIREMENTS := kms/requirements.txt proxy/tests/requirements.txt deploy/bench/requirements.txt \
+                   deploy/tests/requirements.txt
 
 ## build: the fat jars proxy/target/fle-proxy.jar (proxy, embedded backend, benchmarks) and
 ## ycsb-workloads/binding/target/fle-ycsb.jar (YCSB core + our MongoDB binding)
-build: $(JAR) $(YCSB)
+build: proxy-jar ycsb-jar
+proxy-jar: $(JAR)
+ycsb-jar: $(YCSB)
 
 $(JAR): proxy/pom.xml $(shell find proxy/src/main -type f 2>/dev/null)
 	cd proxy && $(MVN) -q package -DskipTests
@@ -16,21 +24,23 @@ $(JAR): proxy/pom.xml $(shell find proxy/src/main -type f 2>/dev/null)
 $(YCSB): ycsb-workloads/binding/pom.xml $(shell find ycsb-workloads/binding/src -type f 2>/dev/null)
 	cd ycsb-workloads/binding && $(MVN) -q package
 
-## venv: Python virtual environment: the KMS (PyKMIP, pinned) and the test clients (pymongo, pytest)
+## venv: Python virtual environment: the KMS (PyKMIP, pinned), the test clients (pymongo, pytest),
+## the benchmark lab (matplotlib) and the Compose tests (PyYAML)
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: proxy/tests/requirements.txt kms/requirements.txt deploy/bench/requirements.txt
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r kms/requirements.txt -r proxy/tests/requirements.txt -r deploy/bench/requirements.txt
+$(VENV)/.installed: $(PY_REQUIREMENTS)
+	$(BASE_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q $(addprefix -r ,$(PY_REQUIREMENTS))
 	touch $@
 
-## test: every test: Java unit and integration tests (JUnit; the KMS ones start PyKMIP), then pytest
-test: venv
-	cd proxy && $(MVN) package
-	cd ycsb-workloads/binding && $(MVN) -q package
+## test: every test: Java unit and integration tests (JUnit; the KMS ones start PyKMIP), pytest
+## (proxy, KMS, benchmark lab, Compose stacks), node (the cluster init script)
+test: build venv
+	cd proxy && $(MVN) test
 	$(VENV)/bin/python -m pytest -q proxy/tests
 	$(VENV)/bin/python -m pytest -q kms/tests
-	$(VENV)/bin/python -m pytest -q deploy/bench
+	$(VENV)/bin/python -m pytest -q deploy/bench deploy/tests
+	node --test deploy/tests/
 
 ## demo: the main job: KMS + embedded backend + proxy + scaled-down YCSB matrix, writing results/embedded/
 demo: build venv
@@ -46,4 +56,5 @@ bench-crypto:
 
 clean:
 	cd proxy && $(MVN) -q clean
+	cd ycsb-workloads/binding && $(MVN) -q clean
 	rm -rf $(VENV)
