@@ -1,0 +1,246 @@
+"""The Compose stacks, checked without a Docker engine (none runs on the machines these tests run on).
+
+Debian's docker-compose 1.29 validates each stack and prints it resolved (anchors expanded,
+override merged, variables substituted); the tests read that and check what the stacks promise:
+3 and 6 data-bearing members, the proxy in front of mongos, pinned images, healthchecks on what
+the runner needs, no secrets, an init script whose member list is the stack's, Dockerfiles that
+build with CI's own make targets, and the paper's parameters in the one-command matrix.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = {"rs3": ["docker-compose.yml"], "rs6": ["docker-compose.yml", "deploy/compose.rs6.yml"]}
+MEMBERS = {"rs3": 3, "rs6": 6}
+DOCKERFILES = sorted((ROOT / "deploy" / "docker").glob("*.Dockerfile"))
+PAPER_KEYS = {"89d6d529-a2fe-31dd-ae60-3cb35458dcc0", "da6fd698-4681-3bb5-88ad-d1d9d68b1df6",
+              "93a7f87f-458c-31be-ad16-d5dfa2fc1bae"}
+# Variables the stacks read, cleared so the defaults are what is checked.
+STACK_VARIABLES = ("FLE_MEMBER_CPUS", "FLE_MEMBER_MEMORY", "FLE_MEMBER_CACHE_GB", "FLE_PROXY_BIND", "FLE_PROXY_PORT")
+
+
+def docker_compose(files, *args, env=None):
+    exe = shutil.which("docker-compose")
+    assert exe, "docker-compose is missing: install Debian's package (apt-get install docker-compose); .ci/run does"
+    base_env = {k: v for k, v in os.environ.items() if k not in STACK_VARIABLES}
+    cmd = [exe, "--project-directory", str(ROOT)] + [a for f in files for a in ("-f", str(ROOT / f))] + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**base_env, **(env or {})})
+
+
+def resolved(stack, env=None):
+    r = docker_compose(STACKS[stack], "config", env=env)
+    assert r.returncode == 0, r.stderr
+    return yaml.safe_load(r.stdout)
+
+
+@pytest.fixture(scope="module", params=sorted(STACKS))
+def stack(request):
+    return request.param, resolved(request.param)
+
+
+def command(service) -> list:
+    c = service.get("command", [])
+    return c.split() if isinstance(c, str) else [str(x) for x in c]
+
+
+def option(cmd, name):
+    return cmd[cmd.index(name) + 1] if name in cmd else None
+
+
+def members(config, role):
+    return {name: s for name, s in config["services"].items() if role in command(s)}
+
+
+def test_docker_compose_accepts_every_stack():
+    for name, files in STACKS.items():
+        r = docker_compose(files, "config", "-q")
+        assert r.returncode == 0, f"{name}: {r.stderr}"
+
+
+def test_data_bearing_members_form_one_replica_set(stack):
+    name, config = stack
+    shard = members(config, "--shardsvr")
+    assert len(shard) == MEMBERS[name]
+    assert {option(command(s), "--replSet") for s in shard.values()} == {"rs0"}
+    volumes = [v.split(":")[0] for s in shard.values() for v in s["volumes"] if v.split(":")[1] == "/data/db"]
+    assert len(set(volumes)) == len(shard) and set(volumes) <= set(config["volumes"]), "one named volume each"
+    for s in shard.values():  # the paper's VMs: 4 CPUs, 8 GB
+        assert float(s["cpus"]) == 4.0 and s["mem_limit"] == "8g"
+        assert s["image"].startswith("mongo:8.0.") and "healthcheck" in s
+
+
+def test_member_limits_follow_the_environment():
+    config = resolved("rs6", env={"FLE_MEMBER_CPUS": "1.5", "FLE_MEMBER_MEMORY": "3g", "FLE_MEMBER_CACHE_GB": "1"})
+    for s in members(config, "--shardsvr").values():
+        assert float(s["cpus"]) == 1.5 and s["mem_limit"] == "3g"
+        assert option(command(s), "--wiredTigerCacheSizeGB") == "1"
+
+
+def test_the_init_scripts_members_are_the_stacks(stack):
+    _, config = stack
+    services = config["services"]
+    init = services["init"]
+    env = init["environment"]
+    shard, cfg = members(config, "--shardsvr"), members(config, "--configsvr")
+    assert env["FLE_SHARD_MEMBERS"].split(",") == [f"{n}:{option(command(s), '--port')}" for n, s in sorted(shard.items())]
+    assert env["FLE_CONFIG_MEMBERS"].split(",") == [f"{n}:{option(command(s), '--port')}" for n, s in sorted(cfg.items())]
+    assert env["FLE_SHARD_SET"] == "rs0"
+    assert {option(command(s), "--replSet") for s in cfg.values()} == {env["FLE_CONFIG_SET"]}
+    assert option(command(services["mongos"]), "--configdb") == f"{env['FLE_CONFIG_SET']}/{env['FLE_CONFIG_MEMBERS']}"
+    assert env["FLE_MONGOS"] == f"mongos:{option(command(services['mongos']), '--port')}"
+    for n in [*shard, *cfg, "mongos"]:
+        assert init["depends_on"][n] == {"condition": "service_healthy"}, n
+    script = command(init)[-1]
+    mounts = {v.split(":")[1]: v.split(":")[0] for v in init["volumes"]}
+    assert Path(mounts[os.path.dirname(script)]) == ROOT / "deploy" / "mongo"
+    assert (ROOT / "deploy" / "mongo" / os.path.basename(script)).is_file()
+
+
+def proxy_config(config):
+    proxy = config["services"]["proxy"]
+    mounts = {v.split(":")[1]: v.split(":")[0] for v in proxy["volumes"]}
+    assert command(proxy) == [] or "--config" in command(proxy)
+    with open(Path(mounts["/etc/fle-proxy"]) / "proxy.yaml") as f:
+        return proxy, mounts, yaml.safe_load(f)
+
+
+def test_the_proxys_upstream_is_mongos_and_its_port_is_published(stack):
+    _, config = stack
+    proxy, mounts, cfg = proxy_config(config)
+    assert cfg["upstream"] == f"mongos:{option(command(config['services']['mongos']), '--port')}"
+    listen_port = cfg["listen"].rsplit(":", 1)[1]
+    assert proxy["ports"] == [f"127.0.0.1:27018:{listen_port}/tcp"], "published on the host's loopback by default"
+    assert cfg["kmip"]["host"] == "kms" and "kms" in config["services"]
+    for path in (cfg["kmip"]["ca"], cfg["kmip"]["clientCert"], cfg["kmip"]["clientKey"]):
+        assert os.path.dirname(path) in mounts and mounts[os.path.dirname(path)] == "proxy-credentials"
+    assert {c["key"] for c in cfg["collections"].values()} == PAPER_KEYS
+    assert set(cfg["collections"]) == {"ycsb.usertable_aes", "ycsb.usertable_aria", "ycsb.usertable_3des"}
+    assert "envelopeSubtype" not in cfg, "real mongod stores subtype 6, the default"
+    published = [s for s, svc in config["services"].items() if svc.get("ports")]
+    assert published == ["proxy"], "only the encrypting endpoint is reachable from outside the stack"
+
+
+def test_the_proxy_port_can_move():
+    config = resolved("rs3", env={"FLE_PROXY_BIND": "0.0.0.0", "FLE_PROXY_PORT": "37018"})
+    assert config["services"]["proxy"]["ports"] == ["0.0.0.0:37018:27018/tcp"]
+
+
+def test_every_image_is_pinned(stack):
+    _, config = stack
+    for name, s in config["services"].items():
+        image = s["image"]
+        repo, _, tag = image.rpartition(":")
+        assert repo and re.fullmatch(r"\d+\.\d+\.\d+([._-][\w.]+)?", tag), f"{name}: {image} is not pinned to a version"
+    for dockerfile in DOCKERFILES:
+        for line in dockerfile.read_text().splitlines():
+            if line.startswith("FROM "):
+                image = line.split()[1]
+                assert re.search(r":\d+\.\d+\.\d+", image), f"{dockerfile.name}: {image} is not pinned"
+
+
+def test_what_the_runner_needs_is_there_and_healthchecked(stack):
+    _, config = stack
+    services = config["services"]
+    assert services["bench"]["profiles"] == ["bench"], "the runner starts on demand"
+    seen, todo = set(), ["bench"]
+    while todo:
+        for dep, how in services[todo.pop()].get("depends_on", {}).items():
+            assert dep in services, dep
+            if services[dep].get("restart") == "no":  # a one-shot job: its exit status is its health
+                assert how == {"condition": "service_completed_successfully"}, dep
+            else:
+                assert "healthcheck" in services[dep] and how == {"condition": "service_healthy"}, dep
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    assert {"init", "mongos", "proxy", "kms", "cfg-1", "shard-1"} <= seen
+    for name, s in services.items():
+        if s.get("restart") != "no" and name != "bench":
+            assert "healthcheck" in s and s["healthcheck"]["test"][0] == "CMD", f"{name} has no healthcheck"
+
+
+SECRETS = [r"-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)", r"(?i)(password|passwd|secret|token)\s*[:=]\s*\S+",
+           r"(?i)MONGO_INITDB_ROOT_PASSWORD", r"\b[0-9a-fA-F]{32,}\b"]
+
+
+def test_no_secrets_or_keys_in_the_stack_files():
+    files = [ROOT / f for files in STACKS.values() for f in files] + DOCKERFILES + [
+        ROOT / "deploy" / "proxy" / "proxy.yaml", *sorted((ROOT / "deploy" / "docker").glob("*.sh")),
+        ROOT / "deploy" / "paper-matrix.sh", ROOT / "deploy" / "mongo" / "init-cluster.js"]
+    for path in set(files):
+        text = path.read_text()
+        for pattern in SECRETS:
+            assert not re.search(pattern, text), f"{path.relative_to(ROOT)} matches {pattern}"
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {"*.pem", "*.key", "*.p12", ".venv", "results"} <= set(ignored), "the build context keeps secrets out"
+
+
+def make_prerequisites(target, makefile=ROOT / "Makefile"):
+    """The targets `make TARGET` builds, by reading the Makefile's rules (phony aliases included)."""
+    rules = {}
+    for line in makefile.read_text().splitlines():
+        m = re.match(r"^([A-Za-z][\w./-]*)\s*:(?!=)\s*(.*)$", line)
+        if m:
+            rules.setdefault(m.group(1), []).extend(m.group(2).split())
+    closure, todo = set(), [target]
+    while todo:
+        t = todo.pop()
+        if t not in closure:
+            closure.add(t)
+            todo.extend(rules.get(t, []))
+    return closure
+
+
+def test_dockerfiles_build_with_the_make_targets_ci_runs():
+    ci_builds = make_prerequisites("test")
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    for dockerfile in DOCKERFILES:
+        text = dockerfile.read_text()
+        for target in re.findall(r"RUN make (\S+)", text):
+            assert target in ci_builds, f"{dockerfile.name}: make {target} is not part of `make test`"
+        assert "mvn " not in text and "pip install" not in text, f"{dockerfile.name} has a build recipe of its own"
+        for src in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
+            assert (ROOT / src).exists(), f"{dockerfile.name}: COPY {src} does not exist"
+    built = {s["build"]["dockerfile"] for c in map(resolved, STACKS) for s in c["services"].values() if "build" in s}
+    assert built == {str(d.relative_to(ROOT)) for d in DOCKERFILES}
+
+
+def test_scripts_parse():
+    for script in [ROOT / "deploy" / "paper-matrix.sh", *sorted((ROOT / "deploy" / "docker").glob("*.sh"))]:
+        r = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+        assert r.returncode == 0, f"{script.name}: {r.stderr}"
+        assert os.access(script, os.X_OK), f"{script.name} is not executable"
+    node = shutil.which("node")
+    assert node, "node is missing (.ci/run installs it)"
+    r = subprocess.run([node, "--check", str(ROOT / "deploy" / "mongo" / "init-cluster.js")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_one_command_runs_the_papers_matrix_on_both_stacks():
+    r = subprocess.run([str(ROOT / "deploy" / "paper-matrix.sh")], capture_output=True, text=True,
+                       env={**os.environ, "FLE_DRY_RUN": "1"}, timeout=30)
+    assert r.returncode == 0, r.stderr
+    steps = [line[2:].split() for line in r.stdout.splitlines() if line.startswith("+ ")]
+    rs3 = ["docker", "compose", "-p", "fle-rs3", "-f", "docker-compose.yml"]
+    rs6 = ["docker", "compose", "-p", "fle-rs6", "-f", "docker-compose.yml", "-f", "deploy/compose.rs6.yml"]
+    prefixes = [rs3, rs3, rs3, rs6, rs6, rs6]
+    assert len(steps) == 6 and all(s[:len(p)] == p for s, p in zip(steps, prefixes)), steps
+    assert [s[len(p):][:3] for s, p in zip(steps, prefixes)] == [
+        ["up", "-d", "--build"], ["--profile", "bench", "run"], ["down"]] * 2
+    runs = [s for s in steps if "run" in s]
+    assert [option(s, "--topology") for s in runs] == ["rs3", "rs6"]
+    assert all(option(s, "--out") == "results/paper" for s in runs), "both topologies in one report"
+    assert all("--records" not in s and "--threads" not in s for s in runs), "the runner's defaults are the paper's"
+
+    sys.path.insert(0, str(ROOT / "deploy" / "bench"))
+    import matrix
+    a = matrix.parse_args(["--direct", "mongodb://x", "--out", "o"])
+    assert (a.records, a.threads, a.operations, a.repeats) == ([1000000, 3000000, 5000000], 100, 100000, 3)
+    assert (a.algorithms, a.workloads) == (["direct", "plain", "aes", "aria", "3des"], list("abcdef"))
