@@ -6,7 +6,9 @@
 //      a set initiated earlier with fewer members gets the missing ones, one at a time (a
 //      reconfig may add only one voting member), so the 6-member override can follow a 3-member run;
 //   3. every member PRIMARY or SECONDARY, one PRIMARY;
-//   4. the shard added through mongos (FLE_MONGOS), unless it already is.
+//   4. the shard added through mongos (FLE_MONGOS), unless it already is. mongos may not answer
+//      before the config servers' set exists, so the init service does not wait for mongos to be
+//      healthy; it waits for it here.
 // Safe to run again: each step checks before it acts.
 //
 // The functions above main() are pure (no shell globals) and exported for node's tests
@@ -207,11 +209,12 @@ if (typeof module !== "undefined" && module.exports) {
 }
 
 if (typeof Mongo === "function" && typeof quit === "function") {
+  let status = 0;
   try {
     main();
-    quit(0);
   } catch (e) {
     print(`init-cluster: FAILED: ${e.message || e}`);
-    quit(1);
+    status = 1;
   }
+  quit(status);
 }
