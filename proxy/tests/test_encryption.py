@@ -308,6 +308,14 @@ def test_changing_a_collections_key_on_reload(workdir, backend, kms, raw):
             assert p.new_log_lines("keeping the previous policy", timeout=20)
             rot.insert_one({"_id": 402, "ssn": "still"})
             assert raw.people.find_one({"_id": 402})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-256"]).bytes
+
+            # So is one with a path the rewriter would take for an array index ("scores.2024").
+            p.mark_log()
+            p.write(policy_yaml(kms, people_key="ARIA-256").replace("profile: {}", "profile: {}\n      scores.2024: {}"))
+            lines = p.new_log_lines("keeping the previous policy", timeout=20)
+            assert lines and "'scores.2024' has an all-digit segment" in lines[0], p.log_text()[-2000:]
+            rot.insert_one({"_id": 403, "ssn": "still here"})
+            assert raw.people.find_one({"_id": 403})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-256"]).bytes
             rot.delete_many({"_id": {"$gte": 400}})
     finally:
         p.stop()

@@ -119,6 +119,16 @@ public final class PolicyParser {
         if (path.equals("_id") || path.startsWith("_id.")) {
             throw new ConfigException(where + ".fields: _id is never encrypted (the database needs it to find documents)");
         }
+        for (String segment : path.split("\\.")) {
+            // Commands address array elements as "items.0", so the rewriter reads an all-digit
+            // segment as an index; a field named "2024" could then never be matched exactly and
+            // its values would be written in plaintext. Refuse rather than guess.
+            if (segment.chars().allMatch(Character::isDigit)) {
+                throw new ConfigException(where + ".fields: '" + path + "' has an all-digit segment '" + segment
+                        + "', which MongoDB paths also use as an array index, so the proxy could not tell them apart;"
+                        + " rename the field or encrypt its parent as a whole");
+            }
+        }
         boolean det = false;
         if (opts instanceof Map<?, ?> om) {
             for (Object k : om.keySet()) {

@@ -101,4 +101,17 @@ class ProxyConfigTest {
         assertTrue(error(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: \"*\", suite: ROT13 }\n")
                 .contains("ROT13"));
     }
+
+    @Test
+    void refusesPolicyPathsWithAnAllDigitSegment() {
+        // "scores.2024" reads like an array index to the rewriter, which then never matched it
+        // exactly and stored the value in plaintext: such paths are configuration errors.
+        for (String fields : new String[] {"[scores.2024]", "['2024.x']", "['2024']", "{ a.0.b: { deterministic: true } }"}) {
+            String msg = error(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: " + fields + " }\n");
+            assertTrue(msg.contains("collections.a.b.fields") && msg.contains("all-digit segment")
+                    && msg.contains("array index"), msg);
+        }
+        assertTrue(parse(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: [scores.y2024, v2] }\n")
+                .policy().get("a.b").fields().containsKey("scores.y2024"));
+    }
 }
