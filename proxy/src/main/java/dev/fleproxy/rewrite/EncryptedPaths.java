@@ -54,17 +54,12 @@ final class EncryptedPaths {
     }
 
     Match classify(String rawPath) {
+        if (policy.allFields()) {
+            return topLevel(rawPath);
+        }
         String path = normalize(rawPath);
         if (path.equals("_id") || path.startsWith("_id.")) {
             return Match.NONE;
-        }
-        if (policy.allFields()) {
-            int dot = path.indexOf('.');
-            if (path.isEmpty()) {
-                return Match.PREFIX;
-            }
-            String top = dot < 0 ? path : path.substring(0, dot);
-            return atOrInside(rawPath, new FieldRule(top, false));
         }
         boolean prefix = false;
         for (FieldRule r : policy.fields().values()) {
@@ -80,6 +75,23 @@ final class EncryptedPaths {
             }
         }
         return prefix ? Match.PREFIX : Match.NONE;
+    }
+
+    /**
+     * fields: "*": every top-level field is one envelope. Its name is the path's first raw segment
+     * (even "2024": at the top of a document it cannot be an array index), and anything after it
+     * lies inside the envelope.
+     */
+    private static Match topLevel(String rawPath) {
+        if (rawPath.isEmpty()) {
+            return Match.PREFIX;
+        }
+        int dot = rawPath.indexOf('.');
+        String top = dot < 0 ? rawPath : rawPath.substring(0, dot);
+        if (top.equals("_id")) {
+            return Match.NONE;
+        }
+        return new Match(dot < 0 ? Kind.EXACT : Kind.INSIDE, new FieldRule(top, false));
     }
 
     /**

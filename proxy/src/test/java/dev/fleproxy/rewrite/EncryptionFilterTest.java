@@ -175,6 +175,21 @@ class EncryptionFilterTest {
     }
 
     @Test
+    void allDigitTopLevelFieldsOfAnEveryFieldPolicyAreNeverWrittenInPlaintext() {
+        // "2024" is a top-level field like any other under fields: "*"; a path into it must be
+        // inside its envelope, not taken for an array index and skipped.
+        for (String update : new String[] {"{$set: {'2024.0': '" + SSN + "'}}", "{$push: {'2024.0': '" + SSN + "'}}",
+                "{$set: {'7.x.1': '" + SSN + "'}}"}) {
+            BsonDocument err = refusal(decide(command("{update: 'all', updates: [{q: {_id: 1}, u: " + update + "}], $db: 'hr'}")));
+            assertEquals(9720010, err.getInt32("code").getValue(), update);
+        }
+        BsonDocument err = refusal(decide(command("{find: 'all', filter: {'2024.0': 'x'}, $db: 'hr'}")));
+        assertTrue(err.getString("errmsg").getValue().contains("'2024'"), err.toJson());
+        OpMsg out = rewritten(decide(command("{update: 'all', updates: [{q: {_id: 1}, u: {$set: {'2024': '" + SSN + "'}}}], $db: 'hr'}")));
+        assertFalse(containsPlaintext(out, SSN));
+    }
+
+    @Test
     void predicatesOnRandomizedFieldsAreRefused() {
         BsonDocument err = refusal(decide(command("{find: 'people', filter: {'address.street': 'Main St'}, $db: 'hr'}")));
         assertEquals(9720010, err.getInt32("code").getValue());
