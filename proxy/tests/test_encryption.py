@@ -263,6 +263,30 @@ def test_allowed_updates_keep_encrypting(populated, raw, kms):
     assert populated.count_documents({"_id": 100}) == 0
 
 
+@pytest.mark.parametrize("filters", [
+    [{"e.price": 11}],
+    [{"e.price": {"$gt": 0}}],
+    [{"e": {"sku": "a", "price": 11}}],
+    [{"$or": [{"e.sku": "b"}, {"e.price": 11}]}],
+    [{"e.sku": "a"}, {"unused.sku": "a"}],
+], ids=["equality", "range", "whole-element", "or", "unknown-identifier"])
+def test_array_filters_on_encrypted_fields_are_refused(populated, raw, filters):
+    before = snapshot(raw)
+    update = {"$set": {"items.$[e].sku": "changed"}}
+    field = "unused" if "unused.sku" in str(filters) else "items"
+    refused(lambda: populated.update_one({"_id": 1}, update, array_filters=filters), field)
+    refused(lambda: populated.find_one_and_update({"_id": 1}, update, array_filters=filters), field)
+    assert snapshot(raw) == before
+
+
+def test_array_filters_on_unencrypted_fields_update_and_encrypt(populated, raw, kms):
+    populated.update_one({"_id": 6}, {"$set": {"items.$[e].price": 77}}, array_filters=[{"e.sku": "a"}])
+    assert populated.find_one({"_id": 6})["items"] == [{"sku": "a", "price": 77}, {"sku": "b", "price": Decimal128("2.50")}]
+    assert_envelope(raw.people.find_one({"_id": 6})["items"][0]["price"], kms.keys["ARIA-128"], 0x02)
+    populated.update_one({"_id": 6}, {"$set": {"items.$[e].price": 16}}, array_filters=[{"e.sku": "a"}])
+    assert populated.find_one({"_id": 6}) == people()[6]
+
+
 def test_values_stored_before_the_policy_are_returned_as_they_are(via, raw):
     raw.people.delete_many({"_id": {"$gte": 200}})
     raw.people.insert_one({"_id": 200, "ssn": "plain-old", "address": {"street": "Old St"}})

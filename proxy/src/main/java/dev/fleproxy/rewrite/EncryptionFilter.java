@@ -197,6 +197,7 @@ public final class EncryptionFilter implements MessageFilter {
     }
 
     private BsonDocument updateStatement(BsonDocument st, CollectionContext ctx) {
+        ArrayFilters.check(st.get("arrayFilters"), st.get("u"), ctx);
         BsonDocument out = st;
         if (st.isDocument("q")) {
             out = with(out, "q", FilterRewriter.rewrite(st.getDocument("q"), ctx));
@@ -258,6 +259,7 @@ public final class EncryptionFilter implements MessageFilter {
         BsonDocument body = msg.body();
         checkSort(body.get("sort"), ctx);
         checkProjection(body.get("fields"), ctx);
+        ArrayFilters.check(body.get("arrayFilters"), body.get("update"), ctx);
         BsonDocument out = body;
         if (body.isDocument("query")) {
             out = with(out, "query", FilterRewriter.rewrite(body.getDocument("query"), ctx));
@@ -335,6 +337,7 @@ public final class EncryptionFilter implements MessageFilter {
                 }
             }
             case "update", "delete" -> {
+                ArrayFilters.check(op.get("arrayFilters"), op.get("updateMods"), ctx);
                 if (op.isDocument("filter")) {
                     out = with(out, "filter", FilterRewriter.rewrite(op.getDocument("filter"), ctx));
                 }

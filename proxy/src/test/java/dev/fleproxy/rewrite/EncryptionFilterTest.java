@@ -72,7 +72,8 @@ class EncryptionFilterTest {
     private static final Policy POLICY = PolicyParser.parse(Map.of(
             "hr.people", Map.of("key", AES_KEY.toString(), "fields", Map.of(
                     "ssn", Map.of("deterministic", true),
-                    "address.street", Map.of())),
+                    "address.street", Map.of(),
+                    "items.price", Map.of())),
             "hr.all", Map.of("key", ARIA_KEY.toString(), "fields", "*")), 6, "test");
 
     private final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, new Keyring(RESOLVER));
@@ -187,6 +188,65 @@ class EncryptionFilterTest {
         assertTrue(err.getString("errmsg").getValue().contains("'2024'"), err.toJson());
         OpMsg out = rewritten(decide(command("{update: 'all', updates: [{q: {_id: 1}, u: {$set: {'2024': '" + SSN + "'}}}], $db: 'hr'}")));
         assertFalse(containsPlaintext(out, SSN));
+    }
+
+    private void assertRefusedOn(String field, int code, WireMessage m) {
+        BsonDocument err = refusal(decide(m));
+        String msg = err.getString("errmsg").getValue();
+        assertEquals(code, err.getInt32("code").getValue(), msg);
+        assertTrue(msg.startsWith("mongo-fle-proxy: ") && msg.contains("hr.people") && msg.contains(field), msg);
+    }
+
+    private static DocumentSequence nsInfo(String... namespaces) {
+        return new DocumentSequence("nsInfo", Arrays.stream(namespaces)
+                .map(ns -> new BsonDocument("ns", new BsonString(ns))).toList());
+    }
+
+    @Test
+    void arrayFiltersOnEncryptedPathsAreRefusedInEveryKindOfUpdate() {
+        String set = "{$set: {'items.$[e].price': 7}}";
+        // filters on the encrypted field itself (9720010), or on the element holding it (9720011)
+        for (String filters : new String[] {"[{'e.price': 5}]", "[{'e.price': {$gt: 5}}]",
+                "[{'e.sku': 'a'}, {'f.price': 5}]", "[{$or: [{'e.sku': 'a'}, {'e.price': 5}]}]",
+                "[{e: {price: 5}}]", "[{e: {$elemMatch: {price: 5}}}]"}) {
+            String fset = filters.contains("'f.") ? "{$set: {'items.$[e].price': 7, 'items.$[f].sku': 'b'}}" : set;
+            boolean element = filters.startsWith("[{e:");
+            String field = element ? "'items.$[e]', which holds encrypted fields" : "'items.price'";
+            int code = element ? 9720011 : 9720010;
+            assertRefusedOn(field, code, command("{update: 'people', updates: [{q: {_id: 1}, u: " + fset
+                    + ", arrayFilters: " + filters + "}], $db: 'hr'}"));
+            assertRefusedOn(field, code, command("{findAndModify: 'people', query: {_id: 1}, update: " + fset
+                    + ", arrayFilters: " + filters + ", $db: 'hr'}"));
+            assertRefusedOn(field, code, command("{bulkWrite: 1, $db: 'admin'}", new DocumentSequence("ops",
+                    List.of(BsonDocument.parse("{update: 0, filter: {_id: 1}, updateMods: " + fset + ", arrayFilters: "
+                            + filters + "}"))), nsInfo("hr.people")));
+        }
+        // a path into the elements of an encrypted array, and a filter on a deterministic field: refused too
+        assertRefusedOn("ssn", 9720010, command("{update: 'people', updates: [{q: {_id: 1}, u: {$set: {'ssn.$[s]': 1}}, "
+                + "arrayFilters: [{s: 1}]}], $db: 'hr'}"));
+    }
+
+    @Test
+    void arrayFiltersWhoseIdentifierNoUpdatePathUsesAreRefused() {
+        assertRefusedOn("'x'", 9720011, command("{update: 'people', updates: [{q: {_id: 1}, u: {$set: "
+                + "{'items.$[e].sku': 'b'}}, arrayFilters: [{'e.sku': 'a'}, {'x.price': 5}]}], $db: 'hr'}"));
+        assertRefusedOn("arrayFilters", 9720011, command("{update: 'people', updates: [{q: {_id: 1}, u: [{$set: {a: 1}}], "
+                + "arrayFilters: [{'e.price': 5}]}], $db: 'hr'}"));
+        assertRefusedOn("arrayFilters", 9720011, command("{findAndModify: 'people', query: {_id: 1}, update: "
+                + "{$set: {'items.$[e].sku': 'b'}}, arrayFilters: {'e.price': 5}, $db: 'hr'}"));
+    }
+
+    @Test
+    void arrayFiltersOnUnencryptedPathsPassAndTheUpdateIsStillEncrypted() {
+        OpMsg out = rewritten(decide(command("{update: 'people', updates: [{q: {_id: 1}, u: {$set: "
+                + "{'items.$[e].price': 7, 'items.$[e].note': 'n', 'address.lines.$[l]': 'x'}}, "
+                + "arrayFilters: [{'e.sku': {$in: ['a', 'b']}}, {l: {$ne: ''}}]}], $db: 'hr'}")));
+        BsonDocument st = out.body().getArray("updates").get(0).asDocument();
+        envelope(st.getDocument("u").getDocument("$set").get("items.$[e].price"));
+        assertEquals(BsonDocument.parse("{a: [{'e.sku': {$in: ['a', 'b']}}, {l: {$ne: ''}}]}").getArray("a"),
+                st.getArray("arrayFilters"));
+        assertSame(RequestDecision.PASS, decide(command("{update: 'plain', updates: [{q: {}, u: {$set: "
+                + "{'items.$[e].price': 7}}, arrayFilters: [{'e.price': 5}]}], $db: 'hr'}")));
     }
 
     @Test
