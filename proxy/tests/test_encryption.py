@@ -287,6 +287,40 @@ def test_array_filters_on_unencrypted_fields_update_and_encrypt(populated, raw, 
     assert populated.find_one({"_id": 6}) == people()[6]
 
 
+@pytest.mark.parametrize("stage", [
+    {"$merge": {"into": {"db": "enc", "coll": "people"}}},
+    {"$out": {"db": "enc", "coll": "people"}},
+    {"$lookup": {"from": {"db": "enc", "coll": "people"}, "localField": "_id", "foreignField": "_id", "as": "p"}},
+    {"$unionWith": {"db": "enc", "coll": "people"}},
+    {"$facet": {"f": [{"$lookup": {"from": "x", "as": "y",
+                                   "pipeline": [{"$unionWith": {"db": "enc", "coll": "people"}}]}}]}},
+], ids=["merge", "out", "lookup", "unionWith", "nested"])
+def test_aggregates_from_a_database_without_policy_cannot_reach_an_encrypted_collection(populated, raw, stage):
+    # The embedded backend runs the $merge: without the check it would write plaintext into enc.people.
+    other = populated.database.client.other
+    other.src.drop()
+    other.src.insert_one({"_id": 1, "ssn": f"{MARKER}-cross", "name": "intruder"})
+    before = snapshot(raw)
+    refused(lambda: list(other.src.aggregate([{"$match": {}}, stage])), "enc.people")
+    assert snapshot(raw) == before
+
+
+def test_commands_that_move_data_between_collections_are_refused(populated, raw):
+    before = snapshot(raw)
+    admin = populated.database.client.admin
+    refused(lambda: admin.command("renameCollection", "enc.people", to="enc.people_renamed"), "renameCollection")
+    raw.rename_source.drop()
+    raw.rename_source.insert_one({"_id": 1, "ssn": "plain"})
+    refused(lambda: admin.command("renameCollection", "enc.rename_source", to="enc.people", dropTarget=True),
+            "renameCollection")
+    refused(lambda: admin.command("applyOps", [{"op": "i", "ns": "enc.people", "o": {"_id": 500, "ssn": MARKER}}]),
+            "applyOps")
+    refused(lambda: list(populated.database.people_plain.aggregate([
+        {"$lookup": {"from": "people", "localField": "_id", "foreignField": "_id", "as": "p"}}])), "$lookup")
+    assert snapshot(raw) == before
+    assert "people_renamed" not in raw.list_collection_names()
+
+
 def test_values_stored_before_the_policy_are_returned_as_they_are(via, raw):
     raw.people.delete_many({"_id": {"$gte": 200}})
     raw.people.insert_one({"_id": 200, "ssn": "plain-old", "address": {"street": "Old St"}})

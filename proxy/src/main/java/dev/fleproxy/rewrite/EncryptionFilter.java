@@ -87,6 +87,12 @@ public final class EncryptionFilter implements MessageFilter {
             throw Refusal.command(q.fullCollectionName(), "legacy OP_QUERY is not supported on a database with "
                     + "encrypted collections; use a driver that speaks OP_MSG (MongoDB 3.6+)");
         }
+        if (q.isCommand() && !q.command().isEmpty()) {
+            // servers before 5.1 still run commands sent this way, $merge into another database included
+            BsonDocument c = q.command();
+            BsonValue target = c.get(c.getFirstKey());
+            CrossReferences.check(c.getFirstKey(), c, p, q.database(), target.isString() ? target.asString().getValue() : null);
+        }
         return RequestDecision.PASS;
     }
 
@@ -104,18 +110,6 @@ public final class EncryptionFilter implements MessageFilter {
         if (cmd.equals("bulkWrite")) {
             return bulkWrite(request, p);
         }
-        if (cmd.equals("renameCollection") && body.isString("renameCollection")) {
-            String from = body.getString("renameCollection").getValue();
-            String to = body.isString("to") ? body.getString("to").getValue() : "";
-            if (p.get(from) != null || p.get(to) != null) {
-                throw Refusal.command(p.get(from) != null ? from : to, "renameCollection into or out of an encrypted "
-                        + "collection is not supported (the policy names collections)");
-            }
-            return RequestDecision.PASS;
-        }
-        if (!p.coversDatabase(db)) {
-            return RequestDecision.PASS;
-        }
         BsonValue target = body.get(cmd);
         String coll = target != null && target.isString() ? target.asString().getValue() : null;
         if (cmd.equals("getMore")) {
@@ -123,7 +117,9 @@ public final class EncryptionFilter implements MessageFilter {
         }
         CollectionPolicy cp = coll == null ? null : p.get(db, coll);
         if (cp == null) {
-            return unencrypted(cmd, body, p, db, coll);
+            // Not an encrypted collection, but maybe a way into one, from any database.
+            CrossReferences.check(cmd, body, p, db, coll);
+            return RequestDecision.PASS;
         }
         CollectionContext ctx = new CollectionContext(cp, keyring);
         if (HARMLESS.contains(cmd)) {
@@ -146,31 +142,6 @@ public final class EncryptionFilter implements MessageFilter {
             default -> throw Refusal.command(ctx.ns(), "the command " + cmd + " is not supported on an encrypted "
                     + "collection (when the proxy cannot tell what a command does with field values, it refuses it)");
         };
-    }
-
-    /** A command on a collection without a policy, in a database that has some. */
-    private RequestDecision unencrypted(String cmd, BsonDocument body, Policy p, String db, String coll) {
-        if (cmd.equals("aggregate") && body.isArray("pipeline")) {
-            PipelineAnalyzer.checkCrossReferences(body.getArray("pipeline"), p, db, db + "." + (coll == null ? "" : coll));
-        }
-        if (cmd.equals("explain") && body.isDocument("explain")) {
-            BsonDocument inner = body.getDocument("explain");
-            if (!inner.isEmpty() && inner.isString(inner.getFirstKey())
-                    && p.get(db, inner.getString(inner.getFirstKey()).getValue()) != null) {
-                throw Refusal.command(db + "." + inner.getString(inner.getFirstKey()).getValue(),
-                        "explain is not supported on an encrypted collection");
-            }
-        }
-        if (cmd.equals("create") && body.isString("viewOn") && p.get(db, body.getString("viewOn").getValue()) != null) {
-            throw Refusal.command(db + "." + body.getString("viewOn").getValue(), "a view on an encrypted collection "
-                    + "would run its pipeline on ciphertext; query the collection through the proxy instead");
-        }
-        if (cmd.equals("cloneCollectionAsCapped") && body.isString("toCollection")
-                && p.get(db, body.getString("toCollection").getValue()) != null) {
-            throw Refusal.command(db + "." + body.getString("toCollection").getValue(), cmd + " into an encrypted "
-                    + "collection is not supported");
-        }
-        return RequestDecision.PASS;
     }
 
     private static RequestDecision replace(OpMsg original, OpMsg rewritten) {

@@ -105,6 +105,7 @@ final class PipelineAnalyzer {
 
     /** An aggregate on an encrypted collection: the first $match rewritten, the rest checked. */
     static BsonArray rewriteAggregate(BsonArray pipeline, CollectionContext ctx, Policy policy, String db) {
+        CrossReferences.pipeline(pipeline, policy, db, ctx.ns()); // also inside sub-pipelines
         Schema schema = new Schema(ctx);
         BsonArray out = new BsonArray(pipeline.size());
         boolean changed = false;
@@ -124,64 +125,6 @@ final class PipelineAnalyzer {
             out.add(ns);
         }
         return changed ? out : pipeline;
-    }
-
-    /** An aggregate on a collection that is not encrypted: it must not pull from or write into one. */
-    static void checkCrossReferences(BsonArray pipeline, Policy policy, String db, String ns) {
-        for (BsonValue stage : pipeline) {
-            if (!stage.isDocument() || stage.asDocument().isEmpty()) {
-                continue;
-            }
-            String name = stage.asDocument().getFirstKey();
-            BsonValue spec = stage.asDocument().get(name);
-            String target = foreignCollection(name, spec, db);
-            if (target != null && policy.get(target) != null) {
-                throw Refusal.command(ns, name + " with the encrypted collection " + target + " is not supported");
-            }
-            if (name.equals("$facet") && spec.isDocument()) {
-                for (BsonValue sub : spec.asDocument().values()) {
-                    if (sub.isArray()) {
-                        checkCrossReferences(sub.asArray(), policy, db, ns);
-                    }
-                }
-            }
-            if (spec.isDocument() && spec.asDocument().get("pipeline") instanceof BsonArray inner) {
-                checkCrossReferences(inner, policy, db, ns);
-            }
-        }
-    }
-
-    /** The namespace a $lookup/$graphLookup/$unionWith reads or an $out/$merge writes, or null. */
-    private static String foreignCollection(String stage, BsonValue spec, String db) {
-        switch (stage) {
-            case "$lookup", "$graphLookup":
-                return spec.isDocument() && spec.asDocument().isString("from")
-                        ? db + "." + spec.asDocument().getString("from").getValue() : null;
-            case "$unionWith":
-                if (spec.isString()) {
-                    return db + "." + spec.asString().getValue();
-                }
-                return spec.isDocument() && spec.asDocument().isString("coll")
-                        ? db + "." + spec.asDocument().getString("coll").getValue() : null;
-            case "$out", "$merge":
-                if (spec.isString()) {
-                    return db + "." + spec.asString().getValue();
-                }
-                if (spec.isDocument()) {
-                    BsonDocument d = spec.asDocument();
-                    BsonValue into = d.containsKey("into") ? d.get("into") : d;
-                    if (into.isString()) {
-                        return db + "." + into.asString().getValue();
-                    }
-                    if (into.isDocument() && into.asDocument().isString("coll")) {
-                        String tdb = into.asDocument().isString("db") ? into.asDocument().getString("db").getValue() : db;
-                        return tdb + "." + into.asDocument().getString("coll").getValue();
-                    }
-                }
-                return null;
-            default:
-                return null;
-        }
     }
 
     private static boolean isStage(BsonValue stage, String name) {
@@ -255,7 +198,7 @@ final class PipelineAnalyzer {
                 if (name.equals("$out") || name.equals("$merge")) {
                     throw Refusal.command(s.ctx.ns(), name + " would copy encrypted data out of its collection's policy");
                 }
-                String from = foreignCollection(name, spec, db);
+                String from = CrossReferences.foreignCollection(name, spec, db);
                 if (from != null && policy.get(from) != null) {
                     throw Refusal.command(s.ctx.ns(), name + " with the encrypted collection " + from + " is not supported");
                 }

@@ -23,6 +23,8 @@ import dev.fleproxy.server.Requests;
 import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.DocumentSequence;
 import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.OpQuery;
+import dev.fleproxy.wire.OpReply;
 import dev.fleproxy.wire.WireMessage;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -194,7 +196,7 @@ class EncryptionFilterTest {
         BsonDocument err = refusal(decide(m));
         String msg = err.getString("errmsg").getValue();
         assertEquals(code, err.getInt32("code").getValue(), msg);
-        assertTrue(msg.startsWith("mongo-fle-proxy: ") && msg.contains("hr.people") && msg.contains(field), msg);
+        assertTrue(msg.startsWith("mongo-fle-proxy: ") && msg.contains("hr.") && msg.contains(field), msg);
     }
 
     private static DocumentSequence nsInfo(String... namespaces) {
@@ -247,6 +249,61 @@ class EncryptionFilterTest {
                 st.getArray("arrayFilters"));
         assertSame(RequestDecision.PASS, decide(command("{update: 'plain', updates: [{q: {}, u: {$set: "
                 + "{'items.$[e].price': 7}}, arrayFilters: [{'e.price': 5}]}], $db: 'hr'}")));
+    }
+
+    @Test
+    void commandsFromDatabasesWithoutPolicyThatReachAnEncryptedCollectionAreRefused() {
+        for (String stage : new String[] {
+                "{$merge: {into: {db: 'hr', coll: 'people'}}}",
+                "{$out: {db: 'hr', coll: 'people'}}",
+                "{$lookup: {from: {db: 'hr', coll: 'people'}, localField: 'a', foreignField: 'b', as: 'p'}}",
+                "{$graphLookup: {from: {db: 'hr', coll: 'all'}, startWith: '$a', connectFromField: 'a', "
+                        + "connectToField: 'b', as: 'g'}}",
+                "{$unionWith: {db: 'hr', coll: 'people'}}",
+                "{$facet: {f: [{$lookup: {from: 'x', pipeline: [{$unionWith: {db: 'hr', coll: 'people', pipeline: []}}], "
+                        + "as: 'y'}}]}}"}) {
+            String pipe = "[{$match: {a: 1}}, " + stage + "]";
+            assertRefusedOn("hr.", 9720011, command("{aggregate: 'src', pipeline: " + pipe + ", cursor: {}, $db: 'other'}"));
+            assertRefusedOn("hr.", 9720011, command("{aggregate: 1, pipeline: " + pipe + ", cursor: {}, $db: 'admin'}"));
+            assertRefusedOn("hr.", 9720011, command("{explain: {aggregate: 'src', pipeline: " + pipe + ", cursor: {}}, "
+                    + "$db: 'other'}"));
+            // in a database with policies, from a collection without one
+            assertRefusedOn("hr.", 9720011, command("{aggregate: 'plain', pipeline: " + pipe + ", cursor: {}, $db: 'hr'}"));
+        }
+        // a stage document with more than one key: every key is looked at
+        assertRefusedOn("hr.people", 9720011, command("{aggregate: 'src', pipeline: [{$match: {}, "
+                + "$merge: {into: {db: 'hr', coll: 'people'}}}], cursor: {}, $db: 'other'}"));
+        assertRefusedOn("hr.people", 9720011, command("{mapReduce: 'src', map: 'function(){}', reduce: 'function(){}', "
+                + "out: {replace: 'people', db: 'hr'}, $db: 'other'}"));
+        assertRefusedOn("hr.people", 9720011, command("{applyOps: [{op: 'i', ns: 'hr.people', o: {_id: 1, ssn: '"
+                + SSN + "'}}], $db: 'admin'}"));
+        BsonDocument err = refusal(decide(command("{applyOps: [{op: 'i', ns: 'other.x', o: {_id: 1}}], $db: 'admin'}")));
+        assertEquals(9720011, err.getInt32("code").getValue());
+    }
+
+    @Test
+    void legacyCommandsFromDatabasesWithoutPolicyAreCheckedToo() {
+        OpQuery q = new OpQuery(0, "other.$cmd", 0, -1, BsonDocument.parse("{aggregate: 'src', pipeline: "
+                + "[{$merge: {into: {db: 'hr', coll: 'people'}}}], cursor: {}}"), null);
+        OpReply reply = (OpReply) assertInstanceOf(RequestDecision.Refuse.class, decide(q)).reply();
+        BsonDocument err = reply.documents().get(0);
+        assertEquals(9720011, err.getInt32("code").getValue());
+        assertTrue(err.getString("errmsg").getValue().contains("hr.people"), err.toJson());
+        assertSame(RequestDecision.PASS, decide(new OpQuery(0, "other.$cmd", 0, -1,
+                BsonDocument.parse("{aggregate: 'src', pipeline: [{$merge: {into: 'dst'}}], cursor: {}}"), null)));
+    }
+
+    @Test
+    void crossReferencesToCollectionsWithoutPolicyPassUntouched() {
+        for (String json : new String[] {
+                "{aggregate: 'src', pipeline: [{$merge: {into: {db: 'hr', coll: 'plain'}}}], cursor: {}, $db: 'other'}",
+                "{aggregate: 'src', pipeline: [{$lookup: {from: 'people', localField: 'a', foreignField: 'b', as: 'p'}}], "
+                        + "cursor: {}, $db: 'other'}",
+                "{aggregate: 1, pipeline: [{$documents: [{a: 1}]}, {$out: {db: 'other', coll: 'people'}}], cursor: {}, "
+                        + "$db: 'admin'}",
+                "{mapReduce: 'src', map: 'function(){}', reduce: 'function(){}', out: {inline: 1}, $db: 'other'}"}) {
+            assertSame(RequestDecision.PASS, decide(command(json)), json);
+        }
     }
 
     @Test
