@@ -217,12 +217,12 @@ def snapshot(raw):
     return list(raw.people.find().sort("_id", ASCENDING))
 
 
-def refused(fn, field):
+def refused(fn, field, ns="enc.people"):
     with pytest.raises(OperationFailure) as e:
         fn()
     assert e.value.code in (9720010, 9720011), e.value.details
     assert e.value.details["codeName"] in ("FleProxyUnsupportedOnEncryptedField", "FleProxyUnsupportedCommand")
-    assert "enc.people" in str(e.value) and field in str(e.value), str(e.value)
+    assert ns in str(e.value) and field in str(e.value), str(e.value)
     assert str(e.value).startswith("mongo-fle-proxy: ")
     return e.value
 
@@ -319,6 +319,40 @@ def test_commands_that_move_data_between_collections_are_refused(populated, raw)
         {"$lookup": {"from": "people", "localField": "_id", "foreignField": "_id", "as": "p"}}])), "$lookup")
     assert snapshot(raw) == before
     assert "people_renamed" not in raw.list_collection_names()
+
+
+def index_specs(raw):
+    return sorted((i["name"], dict(i.get("partialFilterExpression", {}))) for i in raw.people.list_indexes())
+
+
+@pytest.mark.parametrize("partial,field", [
+    ({"ssn": f"{MARKER}-1"}, "ssn"),
+    ({"age": {"$gt": 30}}, "age"),
+    ({"$or": [{"name": "n1"}, {"address.street": "1 Main St"}]}, "address.street"),
+])
+def test_partial_index_filters_on_encrypted_fields_are_refused(populated, raw, partial, field):
+    # The embedded backend stores partialFilterExpression as given: it would hold the plaintext.
+    before, indexes = snapshot(raw), index_specs(raw)
+    refused(lambda: populated.create_index([("name", ASCENDING)], name="partial_refused",
+                                           partialFilterExpression=partial), field)
+    assert index_specs(raw) == indexes and MARKER not in str(index_specs(raw))
+    assert snapshot(raw) == before
+
+
+def test_indexes_on_encrypted_fields_are_created(populated, raw):
+    populated.create_index([("ssn", ASCENDING)], name="ssn_exists", partialFilterExpression={"ssn": {"$exists": True}})
+    assert ("ssn_exists", {"ssn": {"$exists": True}}) in index_specs(raw)
+    assert [d["_id"] for d in populated.find({"ssn": f"{MARKER}-1"}).sort("_id", ASCENDING)] == [1, 4, 7, 10]
+    populated.drop_index("ssn_exists")
+
+
+def test_validators_on_encrypted_fields_are_refused(populated, raw):
+    before = snapshot(raw)
+    db = populated.database
+    refused(lambda: db.command("collMod", "people", validator={"ssn": {"$in": [f"{MARKER}-1"]}}), "ssn")
+    refused(lambda: db.command("create", "aes", validator={"s": {"$type": "string"}}), "'s'", ns="enc.aes")
+    refused(lambda: db.command("create", "people", viewOn="people_plain", pipeline=[]), "view")
+    assert snapshot(raw) == before
 
 
 def test_values_stored_before_the_policy_are_returned_as_they_are(via, raw):

@@ -33,8 +33,8 @@ import org.bson.BsonValue;
  */
 public final class EncryptionFilter implements MessageFilter {
     /** Commands on an encrypted collection that neither carry nor return field values. */
-    private static final Set<String> HARMLESS = Set.of("drop", "create", "createIndexes", "listIndexes", "dropIndexes",
-            "collStats", "validate", "killCursors", "collMod", "dataSize", "compact", "reIndex", "storageStats",
+    private static final Set<String> HARMLESS = Set.of("drop", "listIndexes", "dropIndexes",
+            "collStats", "validate", "killCursors", "dataSize", "compact", "reIndex", "storageStats",
             "listSearchIndexes", "createSearchIndexes");
     /** Commands that read or write values in ways the proxy cannot rewrite. */
     private static final Set<String> UNSUPPORTED = Set.of("explain", "mapReduce", "mapreduce", "geoNear", "group",
@@ -139,6 +139,14 @@ public final class EncryptionFilter implements MessageFilter {
             case "findAndModify", "findandmodify" -> expect(request, ctx, false, replace(msg, findAndModify(msg, ctx)));
             case "aggregate" -> expect(request, ctx, false, replace(msg, aggregate(msg, ctx, p, db)));
             case "getMore" -> expect(request, ctx, false, RequestDecision.PASS);
+            case "createIndexes" -> {
+                CollectionDefinitions.createIndexes(body, ctx);
+                yield RequestDecision.PASS;
+            }
+            case "create", "collMod" -> {
+                CollectionDefinitions.collectionOptions(cmd, body, ctx);
+                yield RequestDecision.PASS;
+            }
             default -> throw Refusal.command(ctx.ns(), "the command " + cmd + " is not supported on an encrypted "
                     + "collection (when the proxy cannot tell what a command does with field values, it refuses it)");
         };

@@ -53,6 +53,54 @@ final class FilterRewriter {
         return changed ? out : filter;
     }
 
+    /**
+     * A filter the server keeps and evaluates later (a partial index's partialFilterExpression, a
+     * validator). Nothing is rewritten here: an envelope stored in it would stop matching after a
+     * key change, and a plaintext value must never reach the server. So only $exists may touch an
+     * encrypted field (it carries no value); everything else on one is refused.
+     */
+    static void checkStored(BsonDocument filter, CollectionContext ctx, String where) {
+        for (Map.Entry<String, BsonValue> e : filter.entrySet()) {
+            String k = e.getKey();
+            BsonValue v = e.getValue();
+            if (LOGICAL.contains(k)) {
+                for (BsonValue clause : clauses(k, v, ctx)) {
+                    checkStored(clause.asDocument(), ctx, where);
+                }
+            } else if (k.equals("$expr")) {
+                Expressions.refuseReferences(v, ctx, where + " $expr");
+            } else if (k.startsWith("$") && !k.equals("$comment")) {
+                throw Refusal.command(ctx.ns(), where + " with " + k + " cannot be checked against encrypted fields, so "
+                        + "it is refused on an encrypted collection");
+            } else if (!k.startsWith("$")) {
+                EncryptedPaths.Match m = ctx.paths.classify(k);
+                boolean existsOnly = isOperatorDocument(v) && v.asDocument().size() == 1
+                        && v.asDocument().containsKey("$exists");
+                if (m.kind() == EncryptedPaths.Kind.PREFIX && !existsOnly) {
+                    throw Refusal.command(ctx.ns(), where + " on '" + k + "' would compare a sub-document holding "
+                            + "encrypted fields");
+                }
+                if (m.kind() != EncryptedPaths.Kind.NONE && m.kind() != EncryptedPaths.Kind.PREFIX && !existsOnly) {
+                    throw Refusal.onField(ctx.ns(), m.rule().path(), "a condition on '" + k + "' in " + where
+                            + " (the server would keep it; only $exists is allowed there)");
+                }
+            }
+        }
+    }
+
+    /** The clauses of $and/$or/$nor; anything but an array of documents is refused, not passed on unexamined. */
+    private static BsonArray clauses(String op, BsonValue v, CollectionContext ctx) {
+        if (!v.isArray()) {
+            throw Refusal.command(ctx.ns(), op + " must be an array of documents");
+        }
+        for (BsonValue clause : v.asArray()) {
+            if (!clause.isDocument()) {
+                throw Refusal.command(ctx.ns(), op + " must be an array of documents");
+            }
+        }
+        return v.asArray();
+    }
+
     private static BsonValue logical(String op, BsonValue v, CollectionContext ctx) {
         if (!v.isArray()) {
             return v; // the server will reject it

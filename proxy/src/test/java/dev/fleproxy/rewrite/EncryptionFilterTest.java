@@ -307,6 +307,47 @@ class EncryptionFilterTest {
     }
 
     @Test
+    void storedFiltersThatMentionEncryptedFieldsAreRefused() {
+        // a partial index's filter and a validator are stored by the server: no plaintext, no envelope
+        for (String partial : new String[] {"{ssn: '" + SSN + "'}", "{ssn: {$in: ['" + SSN + "']}}",
+                "{'address.street': {$gt: 'M'}}", "{$and: [{name: 'x'}, {ssn: '" + SSN + "'}]}",
+                "{'items.price': {$type: 'number'}}"}) {
+            OpMsg m = command("{createIndexes: 'people', indexes: [{key: {name: 1}, name: 'n'}, {key: {name: 1, ssn: 1}, "
+                    + "name: 'p', partialFilterExpression: " + partial + "}], $db: 'hr'}");
+            assertRefusedOn("partialFilterExpression", 9720010, m);
+        }
+        assertRefusedOn("address", 9720011, command("{createIndexes: 'people', indexes: [{key: {name: 1}, name: 'p', "
+                + "partialFilterExpression: {address: {street: 'Main St'}}}], $db: 'hr'}"));
+        for (String validator : new String[] {"{ssn: {$type: 'string'}}", "{ssn: '" + SSN + "'}",
+                "{$or: [{name: {$exists: true}}, {'address.street': {$in: ['Main St']}}]}",
+                "{$expr: {$eq: ['$ssn', '" + SSN + "']}}"}) {
+            assertRefusedOn("validator", 9720010, command("{create: 'people', validator: " + validator + ", $db: 'hr'}"));
+            assertRefusedOn("validator", 9720010, command("{collMod: 'people', validator: " + validator + ", $db: 'hr'}"));
+        }
+        assertRefusedOn("$jsonSchema", 9720011, command("{collMod: 'people', validator: {$jsonSchema: {required: "
+                + "['name'], properties: {ssn: {enum: ['" + SSN + "']}}}}, $db: 'hr'}"));
+        assertRefusedOn("view", 9720011, command("{create: 'people', viewOn: 'plain', pipeline: [{$match: {ssn: '"
+                + SSN + "'}}], $db: 'hr'}"));
+        assertRefusedOn("indexes", 9720011, command("{createIndexes: 'people', indexes: {key: {ssn: 1}}, $db: 'hr'}"));
+    }
+
+    @Test
+    void indexesOnEncryptedFieldsAndFiltersWithoutTheirValuesPass() {
+        for (String json : new String[] {
+                "{createIndexes: 'people', indexes: [{key: {ssn: 1}, name: 's', unique: true, "
+                        + "partialFilterExpression: {ssn: {$exists: true}}}], $db: 'hr'}",
+                "{createIndexes: 'people', indexes: [{key: {'address.street': 1}, name: 'a', "
+                        + "partialFilterExpression: {'address.city': 'Oslo', age: {$gt: 3}}}], $db: 'hr'}",
+                "{createIndexes: 'all', indexes: [{key: {a: 1}, name: 'a'}], $db: 'hr'}",
+                "{create: 'people', validator: {name: {$type: 'string'}, ssn: {$exists: true}}, $db: 'hr'}",
+                "{collMod: 'people', validator: {$expr: {$gt: ['$age2', 1]}}, validationLevel: 'moderate', $db: 'hr'}",
+                "{collMod: 'people', index: {keyPattern: {ssn: 1}, hidden: true}, $db: 'hr'}",
+                "{create: 'people', $db: 'hr'}"}) {
+            assertSame(RequestDecision.PASS, decide(command(json)), json);
+        }
+    }
+
+    @Test
     void predicatesOnRandomizedFieldsAreRefused() {
         BsonDocument err = refusal(decide(command("{find: 'people', filter: {'address.street': 'Main St'}, $db: 'hr'}")));
         assertEquals(9720010, err.getInt32("code").getValue());
