@@ -193,6 +193,10 @@ REFUSED = [
     ("aggregate", {"pipeline": [{"$out": "copy"}], "cursor": {}}, "$out"),
     ("aggregate", {"pipeline": [{"$project": {"x": {"$concat": ["$ssn", "!"]}}}], "cursor": {}}, "ssn"),
     ("explain", None, "explain"),
+    # MongoDB 8.0's updateOne sort chooses the document to update: on ciphertext it would choose wrongly
+    ("update", {"updates": [{"q": {}, "u": {"$set": {"name": "sorted"}}, "sort": {"age": 1}}]}, "age"),
+    ("findAndModify", {"query": {}, "update": {"$set": {"name": "sorted"}}, "sort": {"address.street": 1}},
+     "address.street"),
 ]
 
 REFUSED_UPDATES = [

@@ -177,6 +177,7 @@ public final class EncryptionFilter implements MessageFilter {
 
     private BsonDocument updateStatement(BsonDocument st, CollectionContext ctx) {
         ArrayFilters.check(st.get("arrayFilters"), st.get("u"), ctx);
+        checkSort(st.get("sort"), ctx); // MongoDB 8.0: which document updateOne picks
         BsonDocument out = st;
         if (st.isDocument("q")) {
             out = with(out, "q", FilterRewriter.rewrite(st.getDocument("q"), ctx));

@@ -348,6 +348,20 @@ class EncryptionFilterTest {
     }
 
     @Test
+    void updateStatementSortsOnEncryptedFieldsAreRefused() {
+        // MongoDB 8.0: updateOne's sort picks the document to update; on ciphertext it would pick wrongly
+        assertRefusedOn("'ssn'", 9720010, command("{update: 'people', updates: [{q: {}, u: {$set: {name: 'x'}}, "
+                + "sort: {name: 1, ssn: -1}}], $db: 'hr'}"));
+        assertRefusedOn("'address.street'", 9720010, command("{bulkWrite: 1, $db: 'admin'}", new DocumentSequence("ops",
+                List.of(BsonDocument.parse("{update: 0, filter: {}, updateMods: {$set: {name: 'x'}}, "
+                        + "sort: {'address.street': 1}}"))), nsInfo("hr.people")));
+        assertRefusedOn("'items.price'", 9720010, command("{update: 'people', updates: [{q: {}, u: {name: 'x'}, "
+                + "sort: {'items.0.price': 1}}], $db: 'hr'}"));
+        assertFalse(decide(command("{update: 'people', updates: [{q: {name: 'a'}, "
+                + "u: {$set: {name: 'x'}}, sort: {name: 1, 'address.city': 1}}], $db: 'hr'}")) instanceof RequestDecision.Refuse);
+    }
+
+    @Test
     void predicatesOnRandomizedFieldsAreRefused() {
         BsonDocument err = refusal(decide(command("{find: 'people', filter: {'address.street': 'Main St'}, $db: 'hr'}")));
         assertEquals(9720010, err.getInt32("code").getValue());
