@@ -178,18 +178,7 @@ public final class EncryptionFilter implements MessageFilter {
     private BsonDocument updateStatement(BsonDocument st, CollectionContext ctx) {
         ArrayFilters.check(st.get("arrayFilters"), st.get("u"), ctx);
         checkSort(st.get("sort"), ctx); // MongoDB 8.0: which document updateOne picks
-        BsonDocument out = st;
-        if (st.isDocument("q")) {
-            out = with(out, "q", FilterRewriter.rewrite(st.getDocument("q"), ctx));
-        }
-        if (st.containsKey("u")) {
-            BsonValue u = st.get("u");
-            BsonValue nu = UpdateRewriter.rewrite(u, ctx);
-            if (nu != u && nu.isDocument()) {
-                nu = checkSize(nu.asDocument(), ctx);
-            }
-            out = with(out, "u", nu);
-        }
+        BsonDocument out = rewriteUpdate(rewriteFilter(st, "q", ctx), "u", ctx);
         if (st.containsKey("c")) {
             Expressions.refuseReferences(st.get("c"), ctx, "update constants");
         }
@@ -197,17 +186,40 @@ public final class EncryptionFilter implements MessageFilter {
     }
 
     private BsonDocument deleteStatement(BsonDocument st, CollectionContext ctx) {
-        return st.isDocument("q") ? with(st, "q", FilterRewriter.rewrite(st.getDocument("q"), ctx)) : st;
+        return rewriteFilter(st, "q", ctx);
     }
 
     private OpMsg withFilter(OpMsg msg, String field, CollectionContext ctx) {
         BsonDocument body = msg.body();
-        if (!body.isDocument(field)) {
-            return msg;
+        BsonDocument out = rewriteFilter(body, field, ctx);
+        return out == body ? msg : msg.withBody(out);
+    }
+
+    /*
+     * The two helpers below compare what the rewriter returns with the very object they gave it:
+     * the documents of a parsed message are raw, and a raw document's get() decodes a new object
+     * on each call, so comparing with a second get() would rebuild every statement and nothing
+     * would pass byte for byte.
+     */
+
+    /** holder with its query filter {@code field} rewritten; holder itself if nothing changed. */
+    private static BsonDocument rewriteFilter(BsonDocument holder, String field, CollectionContext ctx) {
+        BsonValue f = holder.get(field);
+        if (f == null || !f.isDocument()) {
+            return holder;
         }
-        BsonDocument f = body.getDocument(field);
-        BsonDocument nf = FilterRewriter.rewrite(f, ctx);
-        return nf == f ? msg : msg.withBody(with(body, field, nf));
+        BsonDocument nf = FilterRewriter.rewrite(f.asDocument(), ctx);
+        return nf == f ? holder : with(holder, field, nf);
+    }
+
+    /** holder with its update {@code field} (operators, replacement or pipeline) rewritten and size-checked. */
+    private static BsonDocument rewriteUpdate(BsonDocument holder, String field, CollectionContext ctx) {
+        BsonValue u = holder.get(field);
+        if (u == null) {
+            return holder;
+        }
+        BsonValue nu = UpdateRewriter.rewrite(u, ctx);
+        return nu == u ? holder : with(holder, field, nu.isDocument() ? checkSize(nu.asDocument(), ctx) : nu);
     }
 
     private OpMsg find(OpMsg msg, CollectionContext ctx) {
@@ -240,18 +252,7 @@ public final class EncryptionFilter implements MessageFilter {
         checkSort(body.get("sort"), ctx);
         checkProjection(body.get("fields"), ctx);
         ArrayFilters.check(body.get("arrayFilters"), body.get("update"), ctx);
-        BsonDocument out = body;
-        if (body.isDocument("query")) {
-            out = with(out, "query", FilterRewriter.rewrite(body.getDocument("query"), ctx));
-        }
-        if (body.containsKey("update")) {
-            BsonValue u = body.get("update");
-            BsonValue nu = UpdateRewriter.rewrite(u, ctx);
-            if (nu != u && nu.isDocument()) {
-                nu = checkSize(nu.asDocument(), ctx);
-            }
-            out = with(out, "update", nu);
-        }
+        BsonDocument out = rewriteUpdate(rewriteFilter(body, "query", ctx), "update", ctx);
         return out == body ? msg : msg.withBody(out);
     }
 
@@ -318,12 +319,7 @@ public final class EncryptionFilter implements MessageFilter {
             }
             case "update", "delete" -> {
                 ArrayFilters.check(op.get("arrayFilters"), op.get("updateMods"), ctx);
-                if (op.isDocument("filter")) {
-                    out = with(out, "filter", FilterRewriter.rewrite(op.getDocument("filter"), ctx));
-                }
-                if (op.containsKey("updateMods")) {
-                    out = with(out, "updateMods", UpdateRewriter.rewrite(op.get("updateMods"), ctx));
-                }
+                out = rewriteUpdate(rewriteFilter(out, "filter", ctx), "updateMods", ctx);
                 if (op.containsKey("sort")) {
                     checkSort(op.get("sort"), ctx);
                 }
