@@ -199,6 +199,26 @@ REFUSED = [
      "address.street"),
 ]
 
+#: malformed commands on an encrypted collection: the server would reject them, but the proxy
+#: refuses them first so that nothing it has not examined is forwarded
+MALFORMED = [
+    ("find", {"filter": {"$or": {"ssn": f"{MARKER}-1"}}}, "$or"),
+    ("delete", {"deletes": [{"q": {"$and": [f"{MARKER}-1"]}, "limit": 0}]}, "$and"),
+    ("update", {"updates": [{"q": {}, "u": {"$set": ["ssn", f"{MARKER}-1"]}}]}, "$set"),
+    ("update", {"updates": [{"q": {}, "u": {"name": "x", "$set": {"ssn": f"{MARKER}-1"}}}]}, "mixes"),
+    ("findAndModify", {"query": [f"{MARKER}-1"], "remove": True}, "query"),
+    ("aggregate", {"pipeline": [{"$match": {}}, f"{MARKER}-1"], "cursor": {}}, "pipeline stage"),
+    ("aggregate", {"pipeline": [{"$limit": 1, "$match": {"ssn": f"{MARKER}-1"}}], "cursor": {}}, "pipeline stage"),
+]
+
+
+@pytest.mark.parametrize("command,args,what", MALFORMED, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(MALFORMED)])
+def test_malformed_commands_are_refused_by_the_proxy(populated, raw, command, args, what):
+    before = snapshot(raw)
+    refused(lambda: populated.database.command(command, "people", **args), what)
+    assert snapshot(raw) == before
+
+
 REFUSED_UPDATES = [
     {"$inc": {"age": 1}},
     {"$mul": {"age": 2}},

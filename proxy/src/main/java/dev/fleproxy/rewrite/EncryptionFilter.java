@@ -164,7 +164,7 @@ public final class EncryptionFilter implements MessageFilter {
     // ---- requests ------------------------------------------------------------------------------
 
     private OpMsg insert(OpMsg msg, CollectionContext ctx) {
-        return mapDocuments(msg, "documents", d -> checkSize(DocumentEncryptor.encryptDocument(d, ctx), ctx));
+        return mapDocuments(msg, "documents", ctx.ns(), d -> checkSize(DocumentEncryptor.encryptDocument(d, ctx), ctx));
     }
 
     private interface StatementRewriter {
@@ -172,7 +172,7 @@ public final class EncryptionFilter implements MessageFilter {
     }
 
     private OpMsg statements(OpMsg msg, String field, CollectionContext ctx, StatementRewriter r) {
-        return mapDocuments(msg, field, d -> r.rewrite(d, ctx));
+        return mapDocuments(msg, field, ctx.ns(), d -> r.rewrite(d, ctx));
     }
 
     private BsonDocument updateStatement(BsonDocument st, CollectionContext ctx) {
@@ -205,8 +205,11 @@ public final class EncryptionFilter implements MessageFilter {
     /** holder with its query filter {@code field} rewritten; holder itself if nothing changed. */
     private static BsonDocument rewriteFilter(BsonDocument holder, String field, CollectionContext ctx) {
         BsonValue f = holder.get(field);
-        if (f == null || !f.isDocument()) {
+        if (f == null) {
             return holder;
+        }
+        if (!f.isDocument()) {
+            throw Refusal.command(ctx.ns(), "a " + field + " that is not a document");
         }
         BsonDocument nf = FilterRewriter.rewrite(f.asDocument(), ctx);
         return nf == f ? holder : with(holder, field, nf);
@@ -259,7 +262,7 @@ public final class EncryptionFilter implements MessageFilter {
     private OpMsg aggregate(OpMsg msg, CollectionContext ctx, Policy p, String db) {
         BsonDocument body = msg.body();
         if (!body.isArray("pipeline")) {
-            return msg;
+            throw Refusal.command(ctx.ns(), "aggregate without a pipeline array");
         }
         if (body.containsKey("let")) {
             Expressions.refuseReferences(body.get("let"), ctx, "let");
@@ -283,7 +286,8 @@ public final class EncryptionFilter implements MessageFilter {
         if (!any) {
             return RequestDecision.PASS;
         }
-        OpMsg out = mapDocuments(msg, "ops", op -> bulkOp(op, contexts));
+        String named = encryptedNamespaces(nsInfo, p).get(0);
+        OpMsg out = mapDocuments(msg, "ops", named, op -> bulkOp(op, contexts, named));
         // Its cursor holds per-operation results, not documents; a duplicate-key error's keyValue
         // may still hold an envelope, which the client gets back as the value it wrote.
         request.expectReply(new ReplyPlan(String.join(",", encryptedNamespaces(nsInfo, p)), false));
@@ -300,9 +304,11 @@ public final class EncryptionFilter implements MessageFilter {
         return out;
     }
 
-    private BsonDocument bulkOp(BsonDocument op, List<CollectionContext> contexts) {
+    private BsonDocument bulkOp(BsonDocument op, List<CollectionContext> contexts, String named) {
         if (op.isEmpty() || !op.get(op.getFirstKey()).isNumber()) {
-            return op;
+            // which namespace it writes is unknown: refuse rather than forward a write unexamined
+            throw Refusal.command(named, "a bulkWrite operation that does not start with insert, update or delete "
+                    + "and a namespace index");
         }
         String kind = op.getFirstKey();
         int index = op.get(kind).asNumber().intValue();
@@ -404,15 +410,21 @@ public final class EncryptionFilter implements MessageFilter {
         return out;
     }
 
-    /** Applies the mapper to every document of the body array and of the kind-1 sequence named field. */
-    private static OpMsg mapDocuments(OpMsg msg, String field, DocumentMapper mapper) {
+    /**
+     * Applies the mapper to every document of the body array and of the kind-1 sequence named
+     * field; an element that is not a document is refused (naming ns), not passed on unexamined.
+     */
+    private static OpMsg mapDocuments(OpMsg msg, String field, String ns, DocumentMapper mapper) {
         BsonDocument body = msg.body();
         boolean changed = false;
         if (body.isArray(field)) {
             BsonArray in = body.getArray(field);
             BsonArray out = new BsonArray(in.size());
             for (BsonValue v : in) {
-                BsonValue nv = v.isDocument() ? mapper.map(v.asDocument()) : v;
+                if (!v.isDocument()) {
+                    throw Refusal.command(ns, "an entry of " + field + " that is not a document");
+                }
+                BsonValue nv = mapper.map(v.asDocument());
                 changed |= nv != v;
                 out.add(nv);
             }

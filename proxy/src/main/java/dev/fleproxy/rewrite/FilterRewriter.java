@@ -102,13 +102,10 @@ final class FilterRewriter {
     }
 
     private static BsonValue logical(String op, BsonValue v, CollectionContext ctx) {
-        if (!v.isArray()) {
-            return v; // the server will reject it
-        }
         BsonArray out = new BsonArray();
         boolean changed = false;
-        for (BsonValue clause : v.asArray()) {
-            BsonValue c2 = clause.isDocument() ? rewrite(clause.asDocument(), ctx) : clause;
+        for (BsonValue clause : clauses(op, v, ctx)) {
+            BsonValue c2 = rewrite(clause.asDocument(), ctx);
             changed |= c2 != clause;
             out.add(c2);
         }

@@ -110,7 +110,7 @@ final class PipelineAnalyzer {
         BsonArray out = new BsonArray(pipeline.size());
         boolean changed = false;
         for (int i = 0; i < pipeline.size(); i++) {
-            BsonValue stage = pipeline.get(i);
+            BsonValue stage = stage(pipeline.get(i), ctx);
             BsonValue ns = stage;
             if (i == 0 && isStage(stage, "$match")) {
                 BsonDocument filter = stage.asDocument().getDocument("$match");
@@ -127,16 +127,32 @@ final class PipelineAnalyzer {
         return changed ? out : pipeline;
     }
 
+    /**
+     * A stage as the server requires it, a document with exactly one key; anything else is refused
+     * rather than forwarded unexamined (only its first key would have been looked at).
+     */
+    private static BsonDocument stage(BsonValue stage, CollectionContext ctx) {
+        if (!stage.isDocument() || stage.asDocument().size() != 1) {
+            throw Refusal.command(ctx.ns(), "a pipeline stage that is not a document with exactly one key");
+        }
+        return stage.asDocument();
+    }
+
+    /** The argument of a stage that takes a document. */
+    private static BsonDocument spec(BsonValue spec, String stage, Schema s) {
+        if (!spec.isDocument()) {
+            throw Refusal.command(s.ctx.ns(), "the stage " + stage + " with an argument that is not a document");
+        }
+        return spec.asDocument();
+    }
+
     private static boolean isStage(BsonValue stage, String name) {
         return stage.isDocument() && stage.asDocument().size() == 1 && stage.asDocument().containsKey(name)
                 && stage.asDocument().get(name).isDocument();
     }
 
     private static void check(BsonValue stageValue, Schema s, Policy policy, String db, boolean aggregate) {
-        if (!stageValue.isDocument() || stageValue.asDocument().isEmpty()) {
-            return; // the server will reject it
-        }
-        BsonDocument stage = stageValue.asDocument();
+        BsonDocument stage = stage(stageValue, s.ctx);
         String name = stage.getFirstKey();
         BsonValue spec = stage.get(name);
         if (NO_FIELDS.contains(name)) {
@@ -144,32 +160,28 @@ final class PipelineAnalyzer {
         }
         switch (name) {
             case "$match" -> {
-                if (spec.isDocument()) {
-                    for (Map.Entry<String, BsonValue> e : spec.asDocument().entrySet()) {
-                        if (e.getKey().equals("$expr")) {
-                            s.refuseReferences(e.getValue(), "$match $expr");
-                        } else if (!e.getKey().startsWith("$") && s.kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
-                            throw s.refuse(e.getKey(), "a $match after the first stage (only a leading $match is rewritten)");
-                        } else if (e.getKey().startsWith("$")) {
-                            s.refuseMentions(e.getValue(), "$match");
-                        }
+                for (Map.Entry<String, BsonValue> e : spec(spec, name, s).entrySet()) {
+                    if (e.getKey().equals("$expr")) {
+                        s.refuseReferences(e.getValue(), "$match $expr");
+                    } else if (!e.getKey().startsWith("$") && s.kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
+                        throw s.refuse(e.getKey(), "a $match after the first stage (only a leading $match is rewritten)");
+                    } else if (e.getKey().startsWith("$")) {
+                        s.refuseMentions(e.getValue(), "$match");
                     }
                 }
             }
             case "$sort" -> {
-                if (spec.isDocument()) {
-                    for (String k : spec.asDocument().keySet()) {
-                        if (s.kind(k) != EncryptedPaths.Kind.NONE) {
-                            throw s.refuse(k, "$sort (it would order ciphertexts)");
-                        }
+                for (String k : spec(spec, name, s).keySet()) {
+                    if (s.kind(k) != EncryptedPaths.Kind.NONE) {
+                        throw s.refuse(k, "$sort (it would order ciphertexts)");
                     }
                 }
             }
-            case "$project", "$addFields", "$set" -> projection(spec, "", s, name);
+            case "$project", "$addFields", "$set" -> projection(spec(spec, name, s), "", s, name);
             case "$unset" -> {
                 // removing fields is always fine
             }
-            case "$group" -> group(spec, s);
+            case "$group" -> group(spec(spec, name, s), s);
             case "$unwind" -> {
                 BsonValue path = spec.isDocument() ? spec.asDocument().get("path") : spec;
                 if (path != null) {
@@ -184,13 +196,12 @@ final class PipelineAnalyzer {
                 }
             }
             case "$facet" -> {
-                if (spec.isDocument()) {
-                    for (BsonValue sub : spec.asDocument().values()) {
-                        if (sub.isArray()) {
-                            for (BsonValue st : sub.asArray()) {
-                                check(st, s, policy, db, aggregate);
-                            }
-                        }
+                for (BsonValue sub : spec(spec, name, s).values()) {
+                    if (!sub.isArray()) {
+                        throw Refusal.command(s.ctx.ns(), "a $facet whose pipeline is not an array");
+                    }
+                    for (BsonValue st : sub.asArray()) {
+                        check(st, s, policy, db, aggregate);
                     }
                 }
             }
@@ -294,11 +305,9 @@ final class PipelineAnalyzer {
     static void checkUpdatePipeline(BsonArray pipeline, CollectionContext ctx) {
         Schema s = new Schema(ctx);
         for (BsonValue stageValue : pipeline) {
-            if (!stageValue.isDocument() || stageValue.asDocument().isEmpty()) {
-                continue;
-            }
-            String name = stageValue.asDocument().getFirstKey();
-            BsonValue spec = stageValue.asDocument().get(name);
+            BsonDocument stage = stage(stageValue, ctx);
+            String name = stage.getFirstKey();
+            BsonValue spec = stage.get(name);
             switch (name) {
                 case "$set", "$addFields", "$project" -> {
                     if (spec.isDocument()) {

@@ -28,19 +28,28 @@ final class UpdateRewriter {
             PipelineAnalyzer.checkUpdatePipeline(update.asArray(), ctx);
             return update;
         }
+        // Malformed updates are refused, not left for the server to reject: what the proxy
+        // forwards on an encrypted collection is only what it has examined.
         if (!update.isDocument()) {
-            return update; // the server will reject it
+            throw Refusal.command(ctx.ns(), "an update that is neither a document nor a pipeline");
         }
         BsonDocument u = update.asDocument();
-        if (u.isEmpty() || !u.getFirstKey().startsWith("$")) {
+        long operators = u.keySet().stream().filter(k -> k.startsWith("$")).count();
+        if (operators == 0) {
             return DocumentEncryptor.encryptDocument(u, ctx);
+        }
+        if (operators != u.size()) {
+            throw Refusal.command(ctx.ns(), "an update document that mixes update operators and fields");
         }
         BsonDocument out = new BsonDocument();
         boolean changed = false;
         for (Map.Entry<String, BsonValue> e : u.entrySet()) {
             String op = e.getKey();
             BsonValue args = e.getValue();
-            BsonValue nargs = args.isDocument() ? operator(op, args.asDocument(), ctx) : args;
+            if (!args.isDocument()) {
+                throw Refusal.command(ctx.ns(), "the update operator " + op + " with an argument that is not a document");
+            }
+            BsonValue nargs = operator(op, args.asDocument(), ctx);
             changed |= nargs != args;
             out.append(op, nargs);
         }

@@ -377,6 +377,45 @@ class EncryptionFilterTest {
     }
 
     @Test
+    void malformedCommandsOnEncryptedCollectionsAreRefusedNotForwardedUnexamined() {
+        String[] malformed = {
+            // logical operators without an array of documents
+            "{find: 'people', filter: {$or: {ssn: '" + SSN + "'}}, $db: 'hr'}",
+            "{find: 'people', filter: {$and: ['" + SSN + "']}, $db: 'hr'}",
+            "{count: 'people', query: {$nor: {ssn: '" + SSN + "'}}, $db: 'hr'}",
+            "{delete: 'people', deletes: [{q: {$or: {ssn: '" + SSN + "'}}, limit: 1}], $db: 'hr'}",
+            // filters that are not documents
+            "{find: 'people', filter: ['" + SSN + "'], $db: 'hr'}",
+            "{update: 'people', updates: [{q: '" + SSN + "', u: {$set: {name: 'a'}}}], $db: 'hr'}",
+            "{findAndModify: 'people', query: ['" + SSN + "'], remove: true, $db: 'hr'}",
+            // update operators whose argument is not a document, updates that are neither, mixed ones
+            "{update: 'people', updates: [{q: {}, u: {$set: ['ssn', '" + SSN + "']}}], $db: 'hr'}",
+            "{findAndModify: 'people', query: {}, update: {$set: '" + SSN + "'}, $db: 'hr'}",
+            "{update: 'people', updates: [{q: {}, u: '" + SSN + "'}], $db: 'hr'}",
+            "{update: 'people', updates: [{q: {}, u: {name: 'a', $set: {ssn: '" + SSN + "'}}}], $db: 'hr'}",
+            "{update: 'people', updates: [{q: {}, u: {$set: {name: 'a'}, ssn: '" + SSN + "'}}], $db: 'hr'}",
+            // statements and pipeline stages that are not documents, stages with several keys
+            "{update: 'people', updates: ['" + SSN + "'], $db: 'hr'}",
+            "{insert: 'people', documents: ['" + SSN + "'], $db: 'hr'}",
+            "{aggregate: 'people', pipeline: [{$match: {}}, '" + SSN + "'], cursor: {}, $db: 'hr'}",
+            "{aggregate: 'people', pipeline: [{$limit: 1, $match: {ssn: '" + SSN + "'}}], cursor: {}, $db: 'hr'}",
+            "{aggregate: 'people', pipeline: [{$limit: 1}, {$match: ['" + SSN + "']}], cursor: {}, $db: 'hr'}",
+            "{aggregate: 'people', pipeline: {$match: {ssn: '" + SSN + "'}}, cursor: {}, $db: 'hr'}",
+            "{update: 'people', updates: [{q: {}, u: [{$set: {name: 'a'}}, '" + SSN + "']}], $db: 'hr'}",
+            "{update: 'people', updates: [{q: {}, u: [{$set: {name: 'a'}, $unset: 'x'}]}], $db: 'hr'}",
+        };
+        for (String json : malformed) {
+            RequestDecision d = decide(command(json));
+            assertInstanceOf(RequestDecision.Refuse.class, d, json);
+            String msg = refusal(d).getString("errmsg").getValue();
+            assertTrue(msg.startsWith("mongo-fle-proxy: hr.people: "), msg);
+        }
+        BsonDocument err = refusal(decide(command("{bulkWrite: 1, $db: 'admin'}", new DocumentSequence("ops",
+                List.of(BsonDocument.parse("{insert: '0', document: {ssn: '" + SSN + "'}}"))), nsInfo("hr.people"))));
+        assertEquals(9720011, err.getInt32("code").getValue());
+    }
+
+    @Test
     void predicatesOnRandomizedFieldsAreRefused() {
         BsonDocument err = refusal(decide(command("{find: 'people', filter: {'address.street': 'Main St'}, $db: 'hr'}")));
         assertEquals(9720010, err.getInt32("code").getValue());
