@@ -191,8 +191,33 @@ REFUSED = [
     ("aggregate", {"pipeline": [{"$match": {}}, {"$match": {"ssn": "x"}}], "cursor": {}}, "ssn"),
     ("aggregate", {"pipeline": [{"$group": {"_id": "$address.street"}}], "cursor": {}}, "address.street"),
     ("aggregate", {"pipeline": [{"$out": "copy"}], "cursor": {}}, "$out"),
+    ("aggregate", {"pipeline": [{"$lookup": {"from": "aes", "localField": "_id", "foreignField": "_id", "as": "a"}}],
+                   "cursor": {}}, "enc.aes"),
     ("aggregate", {"pipeline": [{"$project": {"x": {"$concat": ["$ssn", "!"]}}}], "cursor": {}}, "ssn"),
+    ("find", {"filter": {"ssn": {"$type": "string"}}}, "ssn"),
+    ("find", {"filter": {"phones": {"$size": 2}}}, "phones"),
+    ("find", {"filter": {"phones": {"$elemMatch": {"$eq": "+1 1"}}}}, "phones"),
+    ("find", {"filter": {"items": {"$elemMatch": {"price": 11}}}}, "items"),
+    ("find", {"filter": {"items.price": {"$type": "int"}}}, "items.price"),
+    ("distinct", {"key": "name", "query": {"age": {"$lt": 31}}}, "age"),
+    ("distinct", {"key": "name", "query": {"phones": "+1 1"}}, "phones"),
+    ("distinct", {"key": "profile.score"}, "profile"),
     ("explain", None, "explain"),
+]
+
+#: refused filters (and sorts) of commands that write: if one were forwarded, the server would
+#: compare ciphertexts — several of these ($type: binData, $ne: null) would then match every document
+REFUSED_WRITES = [
+    ("delete", {"deletes": [{"q": {"age": {"$type": "binData"}}, "limit": 0}]}, "age"),
+    ("delete", {"deletes": [{"q": {"age": {"$gte": 30}}, "limit": 0}]}, "age"),
+    ("delete", {"deletes": [{"q": {"address.street": "1 Main St"}, "limit": 1}]}, "address.street"),
+    ("delete", {"deletes": [{"q": {"$or": [{"name": "n1"}, {"ssn": {"$regex": "^P"}}]}, "limit": 0}]}, "ssn"),
+    ("update", {"updates": [{"q": {"ssn": {"$ne": None}}, "u": {"$set": {"name": "x"}}, "multi": True}]}, "ssn"),
+    ("update", {"updates": [{"q": {"age": {"$gt": 30}}, "u": {"$set": {"name": "x"}}, "multi": True}]}, "age"),
+    ("update", {"updates": [{"q": {"address.street": "1 Main St"}, "u": {"name": "replaced"}}]}, "address.street"),
+    ("findAndModify", {"query": {"address.street": {"$type": "binData"}}, "remove": True}, "address.street"),
+    ("findAndModify", {"query": {"age": {"$lte": 31}}, "update": {"$set": {"name": "x"}}}, "age"),
+    ("findAndModify", {"query": {"phones": {"$in": ["+1 1"]}}, "update": {"name": "replaced"}}, "phones"),
     # MongoDB 8.0's updateOne sort chooses the document to update: on ciphertext it would choose wrongly
     ("update", {"updates": [{"q": {}, "u": {"$set": {"name": "sorted"}}, "sort": {"age": 1}}]}, "age"),
     ("findAndModify", {"query": {}, "update": {"$set": {"name": "sorted"}}, "sort": {"address.street": 1}},
@@ -223,6 +248,10 @@ REFUSED_UPDATES = [
     {"$inc": {"age": 1}},
     {"$mul": {"age": 2}},
     {"$max": {"age": 99}},
+    {"$min": {"age": 1}},
+    {"$pop": {"phones": 1}},
+    {"$pullAll": {"phones": ["+1 1"]}},
+    {"$pull": {"items": {"price": 11}}},
     {"$push": {"phones": "+0"}},
     {"$addToSet": {"phones": "+0"}},
     {"$pull": {"phones": "+1 1"}},
@@ -258,6 +287,14 @@ def test_refused_reads_say_why(populated, raw, command, args, field):
         refused(lambda: populated.database.command("explain", {"find": "people", "filter": {"ssn": "x"}}), field)
     else:
         refused(lambda: populated.database.command(command, "people", **args), field)
+    assert snapshot(raw) == before
+
+
+@pytest.mark.parametrize("command,args,field", REFUSED_WRITES,
+                         ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(REFUSED_WRITES)])
+def test_refused_filters_of_writes_leave_the_data_untouched(populated, raw, command, args, field):
+    before = snapshot(raw)
+    refused(lambda: populated.database.command(command, "people", **args), field)
     assert snapshot(raw) == before
 
 
