@@ -27,9 +27,11 @@ import org.bson.BsonValue;
 /**
  * Encrypts what is written to, and decrypts what is read from, the collections of the policy
  * (DESIGN.md §5). Requests to other collections pass untouched after a look at their body's
- * {@code $db} and collection name. For an encrypted collection every command is either rewritten
- * correctly, passed because it does not touch field values, or refused with a MongoDB error
- * reply: nothing of a policy field is ever forwarded in plaintext.
+ * {@code $db} and collection name, and, for the few commands that can name another collection
+ * (aggregate, views, renames, mapReduce output, applyOps), at those ({@link CrossReferences}).
+ * For an encrypted collection every command is either rewritten correctly, passed because it
+ * does not touch field values, or refused with a MongoDB error reply: nothing of a policy field
+ * is ever forwarded in plaintext.
  */
 public final class EncryptionFilter implements MessageFilter {
     /** Commands on an encrypted collection that neither carry nor return field values. */
@@ -286,11 +288,11 @@ public final class EncryptionFilter implements MessageFilter {
         if (!any) {
             return RequestDecision.PASS;
         }
-        String named = encryptedNamespaces(nsInfo, p).get(0);
-        OpMsg out = mapDocuments(msg, "ops", named, op -> bulkOp(op, contexts, named));
+        List<String> encrypted = encryptedNamespaces(nsInfo, p);
+        OpMsg out = mapDocuments(msg, "ops", encrypted.get(0), op -> bulkOp(op, contexts, encrypted.get(0)));
         // Its cursor holds per-operation results, not documents; a duplicate-key error's keyValue
         // may still hold an envelope, which the client gets back as the value it wrote.
-        request.expectReply(new ReplyPlan(String.join(",", encryptedNamespaces(nsInfo, p)), false));
+        request.expectReply(new ReplyPlan(String.join(",", encrypted), false));
         return replace(msg, out);
     }
 
