@@ -7,8 +7,8 @@ import org.bson.BsonValue;
  * createIndexes, create and collMod on an encrypted collection. They carry no documents, but a
  * partial index's filter and a validator are query filters the server keeps, and a view
  * definition holds a pipeline: any of them could carry plaintext values of encrypted fields.
- * An index whose key is an encrypted field is fine (it indexes envelopes; deterministic ones
- * even serve equality queries and unique constraints).
+ * An index whose key is an encrypted field is fine: it indexes envelopes, never plaintext
+ * (on a deterministic field it also serves the rewritten equality queries).
  */
 final class CollectionDefinitions {
     private CollectionDefinitions() {
