@@ -479,3 +479,35 @@ def test_get_more_batches_are_decrypted(via):
     c.drop()
     c.insert_many([{"_id": i, "v": f"value {i}"} for i in range(50)])
     assert [d["v"] for d in c.find().sort("_id", ASCENDING).batch_size(7)] == [f"value {i}" for i in range(50)]
+
+
+def nested_aggregate(collection: str, db: str, depth: int) -> bytes:
+    """An aggregate whose $match is `depth` documents deep, built without recursion (bson.encode
+    would recurse as deep); a few hundred thousand levels overflow any recursive decoder."""
+    import struct
+    from wire import op_msg
+    lengths = [5]
+    for _ in range(depth):
+        lengths.append(lengths[-1] + 8)  # int32 length, type 0x03, "a\0", the child, the closing 0
+    deep = b"".join(struct.pack("<i", lengths[d]) + b"\x03a\x00" for d in range(depth, 0, -1))
+    deep += b"\x05\x00\x00\x00\x00" + b"\x00" * depth
+    match = b"\x03$match\x00" + deep
+    stage = struct.pack("<i", len(match) + 5) + match + b"\x00"
+    pipeline = struct.pack("<i", len(stage) + 8) + b"\x030\x00" + stage + b"\x00"
+    head = bson.encode({"aggregate": collection, "cursor": {}, "$db": db})
+    body = head[4:-1] + b"\x04pipeline\x00" + pipeline
+    return op_msg(None, sections=b"\x00" + struct.pack("<i", len(body) + 5) + body + b"\x00")
+
+
+@pytest.mark.parametrize("collection,db", [("people", "enc"), ("other", "other")])
+def test_documents_nested_too_deeply_close_only_that_connection(enc, via, collection, db):
+    import socket
+    from wire import closed_by_peer
+    enc.mark_log()
+    with socket.create_connection(("127.0.0.1", enc.port)) as s:
+        s.sendall(nested_aggregate(collection, db, 300_000))
+        assert closed_by_peer(s, timeout=30)
+    lines = enc.new_log_lines("closed: malformed BSON")
+    assert len(lines) == 1 and "nested too deeply" in lines[0] and "WARN" in lines[0], lines
+    assert enc.alive() and "StackOverflowError" not in enc.log_text()
+    assert via.command("ping")["ok"] == 1.0

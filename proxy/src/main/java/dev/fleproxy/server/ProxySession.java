@@ -324,6 +324,10 @@ final class ProxySession {
             close("closed: protocol error from " + from + ": " + root.getMessage());
         } else if (root instanceof BSONException || root instanceof BsonInvalidOperationException) {
             close("closed: malformed BSON from " + from + ": " + root.getMessage());
+        } else if (root instanceof StackOverflowError) {
+            // BSON decoding recurses per nesting level; a message nested deeply enough (a 48 MB
+            // message holds millions of levels) overflows the stack: bad input, one line, not a trace.
+            close("closed: malformed BSON from " + from + ": documents nested too deeply to decode");
         } else if (root instanceof IOException) {
             log.debug("{}: {} connection error: {}", who, from, root.toString());
             close(null);
