@@ -4,7 +4,9 @@ import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeyResolvers;
 import dev.fleproxy.kmip.KmipClient;
+import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyHolder;
+import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.policy.PolicyValidator;
 import dev.fleproxy.rewrite.EncryptionFilter;
 import dev.fleproxy.rewrite.Keyring;
@@ -41,15 +43,16 @@ public final class ProxyRuntime implements AutoCloseable {
     /** Starts from a config file; a definitive policy error (unknown key, wrong suite) fails the start. */
     public static ProxyRuntime start(Path configFile) throws Exception {
         ProxyConfig config = ProxyConfig.load(configFile);
+        Policy startPolicy = PolicyParser.parse(config.policySection());
         KmipClient kmip = null;
         KeyResolver resolver = null;
         try {
             if (config.kmip() != null) {
                 kmip = KeyResolvers.client(config.kmip());
                 resolver = KeyResolvers.resolver(config.kmip(), kmip);
-                PolicyValidator.validate(config.policy(), resolver, configFile.toString()).forEach(log::warn);
+                PolicyValidator.validate(startPolicy, resolver, configFile.toString()).forEach(log::warn);
             }
-            PolicyHolder policy = new PolicyHolder(configFile, config, resolver);
+            PolicyHolder policy = new PolicyHolder(configFile, config, startPolicy, resolver);
             List<MessageFilter> filters = new ArrayList<>();
             filters.add(new HandshakeFilter(() -> !policy.get().isEmpty()));
             if (resolver != null) {
@@ -57,8 +60,8 @@ public final class ProxyRuntime implements AutoCloseable {
             }
             ProxyServer server = ProxyServer.start(config, filters);
             policy.watch();
-            if (!config.policy().isEmpty()) {
-                log.info("encrypting {} collection(s): {}", config.policy().collections().size(), config.policy());
+            if (!startPolicy.isEmpty()) {
+                log.info("encrypting {} collection(s): {}", startPolicy.collections().size(), startPolicy);
             }
             return new ProxyRuntime(server, policy, resolver, kmip);
         } catch (Exception | Error e) {

@@ -17,6 +17,9 @@ import java.util.Set;
  *   # clientPkcs12: kms/proxy.p12, clientPkcs12Password: "…"
  *   cacheTtlSeconds: 300           # how long a fetched key is served before it is fetched again
  *   outageWindowSeconds: 900       # how long past its TTL a cached key serves while the KMS is down
+ *   negativeCacheSeconds: 10       # how long an unknown key, or a failed fetch, is remembered
+ *   kmsWaitMs: 5000                # how long a request waits for a key not in the cache
+ *   connections: 4                 # KMIP connections (and fetches) at most at once
  *   connectTimeoutMs: 3000
  *   readTimeoutMs: 10000
  * </pre>
@@ -25,10 +28,24 @@ import java.util.Set;
  */
 public record KmipConfig(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
                          String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
+                         Duration negativeCache, int kmsWaitMs, int connections,
                          int connectTimeoutMs, int readTimeoutMs) {
+    public static final Duration DEFAULT_NEGATIVE_CACHE = Duration.ofSeconds(10);
+    public static final int DEFAULT_KMS_WAIT_MS = 5000;
+    public static final int DEFAULT_CONNECTIONS = 4;
 
     static final Set<String> KEYS = Set.of("host", "port", "ca", "clientCert", "clientKey", "clientPkcs12",
-            "clientPkcs12Password", "cacheTtlSeconds", "outageWindowSeconds", "connectTimeoutMs", "readTimeoutMs");
+            "clientPkcs12Password", "cacheTtlSeconds", "outageWindowSeconds", "negativeCacheSeconds", "kmsWaitMs",
+            "connections", "connectTimeoutMs", "readTimeoutMs");
+
+    /** The settings of a test or tool that does not care about the cache details. */
+    public static KmipConfig of(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
+                                String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
+                                int connectTimeoutMs, int readTimeoutMs) {
+        return new KmipConfig(host, port, ca, clientCert, clientKey, clientPkcs12, clientPkcs12Password, cacheTtl,
+                outageWindow, DEFAULT_NEGATIVE_CACHE, DEFAULT_KMS_WAIT_MS, DEFAULT_CONNECTIONS, connectTimeoutMs,
+                readTimeoutMs);
+    }
 
     static KmipConfig parse(YamlMap m) {
         m.allowOnly(KEYS);
@@ -48,6 +65,9 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
                 m.string("clientPkcs12Password", ""),
                 Duration.ofSeconds(m.integer("cacheTtlSeconds", 300, 1, 86_400)),
                 Duration.ofSeconds(m.integer("outageWindowSeconds", 900, 0, 604_800)),
+                Duration.ofSeconds(m.integer("negativeCacheSeconds", (int) DEFAULT_NEGATIVE_CACHE.toSeconds(), 0, 3600)),
+                m.integer("kmsWaitMs", DEFAULT_KMS_WAIT_MS, 1, 600_000),
+                m.integer("connections", DEFAULT_CONNECTIONS, 1, 64),
                 m.integer("connectTimeoutMs", 3000, 1, 600_000),
                 m.integer("readTimeoutMs", 10_000, 1, 600_000));
     }
@@ -55,6 +75,7 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
     @Override
     public String toString() {
         return "KmipConfig(" + host + ":" + port + ", ca " + ca + ", cache TTL " + cacheTtl.toSeconds() + " s, outage window "
-                + outageWindow.toSeconds() + " s)";
+                + outageWindow.toSeconds() + " s, negative cache " + negativeCache.toSeconds() + " s, waits " + kmsWaitMs
+                + " ms, " + connections + " connection(s))";
     }
 }

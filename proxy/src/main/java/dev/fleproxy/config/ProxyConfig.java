@@ -6,8 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
-import dev.fleproxy.policy.Policy;
-import dev.fleproxy.policy.PolicyParser;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -20,20 +18,28 @@ import org.yaml.snakeyaml.error.YAMLException;
  * listen: 127.0.0.1:27018          # where clients connect (required)
  * upstream: 127.0.0.1:27017        # mongos, mongod or the embedded backend (required)
  * upstreamConnectTimeoutMs: 5000   # how long to wait for the upstream per client connection
+ * transport: auto                  # sockets: auto (epoll where it loads, else nio), epoll, io_uring, nio
  * kmip: {…}                        # the KMS and key cache, see {@link KmipConfig}
- * envelopeSubtype: 6               # and collections: {…}, the encryption policy, see {@link PolicyParser}
+ * envelopeSubtype: 6               # and collections: {…}, the encryption policy (policy.PolicyParser)
  * </pre>
  *
  * Unknown keys are an error, so a typo never silently leaves a setting at its default.
  */
-public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, KmipConfig kmip,
-                          Policy policy) {
+public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, String transport,
+                          KmipConfig kmip, PolicySection policySection) {
     public static final int DEFAULT_CONNECT_TIMEOUT_MS = 5000;
-    private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "kmip",
-            "collections", "envelopeSubtype");
+    /** The names {@code transport:} accepts (server.Transport maps them). */
+    public static final Set<String> TRANSPORTS = Set.of("auto", "nio", "epoll", "io_uring");
+    private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "transport",
+            "kmip", "collections", "envelopeSubtype");
 
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
-        this(listen, upstream, upstreamConnectTimeoutMs, null, Policy.EMPTY);
+        this(listen, upstream, upstreamConnectTimeoutMs, "auto", null, PolicySection.NONE);
+    }
+
+    /** The same settings on another transport (benchmarks and tests compare them). */
+    public ProxyConfig withTransport(String name) {
+        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, name, kmip, policySection);
     }
 
     public static ProxyConfig load(Path file) {
@@ -70,12 +76,16 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
             }
             timeout = i;
         }
+        String transport = m.string("transport", "auto");
+        if (!TRANSPORTS.contains(transport)) {
+            throw new ConfigException(m.where("transport") + " must be one of auto, epoll, io_uring, nio, not " + transport);
+        }
         KmipConfig kmip = m.has("kmip") ? KmipConfig.parse(m.child("kmip")) : null;
-        Policy policy = PolicyParser.parse(m.raw("collections"), m.raw("envelopeSubtype"), source);
-        if (!policy.isEmpty() && kmip == null) {
+        PolicySection policy = new PolicySection(m.raw("collections"), m.raw("envelopeSubtype"), source);
+        if (policy.present() && kmip == null) {
             throw new ConfigException(source + ": collections: needs a kmip: section (the keys come from the KMS)");
         }
-        return new ProxyConfig(listen, upstream, timeout, kmip, policy);
+        return new ProxyConfig(listen, upstream, timeout, transport, kmip, policy);
     }
 
     private static String str(Object o) {

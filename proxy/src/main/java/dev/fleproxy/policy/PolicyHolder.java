@@ -34,11 +34,11 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
     private volatile Policy current;
     private byte[] fingerprint;
 
-    public PolicyHolder(Path file, ProxyConfig started, KeyResolver resolver) {
+    public PolicyHolder(Path file, ProxyConfig started, Policy startedPolicy, KeyResolver resolver) {
         this.file = file;
         this.started = started;
         this.resolver = resolver;
-        this.current = started.policy();
+        this.current = startedPolicy;
         this.fingerprint = digest();
         this.watcher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "policy-reload");
@@ -82,10 +82,12 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
     public synchronized boolean reload(String why) {
         fingerprint = digest();
         ProxyConfig c;
+        Policy p;
         try {
             c = ProxyConfig.load(file);
-            List<String> warnings = c.policy().isEmpty() || resolver == null ? List.of()
-                    : PolicyValidator.validate(c.policy(), resolver, file.toString());
+            p = PolicyParser.parse(c.policySection());
+            List<String> warnings = p.isEmpty() || resolver == null ? List.of()
+                    : PolicyValidator.validate(p, resolver, file.toString());
             warnings.forEach(log::warn);
         } catch (ConfigException e) {
             log.error("policy reload ({}) failed, keeping the previous policy: {}", why, e.getMessage());
@@ -95,12 +97,12 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
                 || (c.kmip() != null && !c.kmip().equals(started.kmip()))) {
             log.warn("{} changed listen/upstream/kmip settings; those apply at the next restart only", file);
         }
-        if (!c.policy().isEmpty() && resolver == null) {
+        if (!p.isEmpty() && resolver == null) {
             log.error("policy reload ({}) failed, keeping the previous policy: collections need the kmip: section the "
                     + "proxy was started with", why);
             return false;
         }
-        current = c.policy();
+        current = p;
         log.info("policy reloaded ({}): {} encrypted collection(s) {}", why, current.collections().size(), current);
         return true;
     }

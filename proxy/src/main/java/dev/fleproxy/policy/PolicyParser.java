@@ -1,6 +1,7 @@
 package dev.fleproxy.policy;
 
 import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.config.PolicySection;
 import dev.fleproxy.crypto.CipherSuite;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,6 +34,11 @@ public final class PolicyParser {
     private static final Set<String> COLLECTION_KEYS = Set.of("key", "fields", "suite", "envelopeSubtype");
 
     private PolicyParser() {
+    }
+
+    /** The policy a config file's {@code collections:} and {@code envelopeSubtype:} describe. */
+    public static Policy parse(PolicySection section) {
+        return parse(section.collections(), section.envelopeSubtype(), section.source());
     }
 
     public static Policy parse(Object collections, Object globalSubtype, String source) {

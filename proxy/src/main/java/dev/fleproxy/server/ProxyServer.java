@@ -8,9 +8,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -28,8 +26,14 @@ public final class ProxyServer implements AutoCloseable {
     private final AtomicInteger activeSessions = new AtomicInteger();
 
     private ProxyServer(ProxyConfig config, List<MessageFilter> filters) throws InterruptedException {
-        boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+        Transport transport = Transport.choose(config.transport());
+        String unavailable = transport.unavailabilityCause();
+        if (unavailable != null) {
+            throw new dev.fleproxy.config.ConfigException("transport " + transport.configName() + " is not available here: "
+                    + unavailable);
+        }
+        boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
+        workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
         ProxySession.SessionListener counter = new ProxySession.SessionListener() {
             @Override
             public void opened(ProxySession session) {
@@ -44,13 +48,13 @@ public final class ProxyServer implements AutoCloseable {
         try {
             listener = new ServerBootstrap()
                     .group(boss, workers)
-                    .channel(NioServerSocketChannel.class)
+                    .channel(transport.serverChannel())
                     .childOption(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
-                            ProxySession session = new ProxySession(ch, config.upstream(),
+                            ProxySession session = new ProxySession(ch, transport, config.upstream(),
                                     config.upstreamConnectTimeoutMs(), filters, counter);
                             ch.pipeline().addLast(new FrameDecoder(), new SessionHandler(session, SessionHandler.Side.CLIENT));
                         }
@@ -62,7 +66,8 @@ public final class ProxyServer implements AutoCloseable {
             shutdownGroups();
             throw e;
         }
-        log.info("mongo-fle-proxy listening on {}, upstream {}", address(), config.upstream());
+        log.info("mongo-fle-proxy listening on {}, upstream {}, transport {}", address(), config.upstream(),
+                transport.configName());
     }
 
     /** Binds the listen address and starts serving, handshake rewriting only (no encryption). */

@@ -17,7 +17,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.DecoderException;
 import java.io.IOException;
 import java.util.List;
@@ -45,6 +44,7 @@ final class ProxySession {
     private final Channel client;
     /** "conn#N from ADDRESS", the prefix of every log line about this connection. */
     private final String who;
+    private final Transport transport;
     private final HostPort upstreamAddress;
     private final int connectTimeoutMs;
     private final List<MessageFilter> filters;
@@ -63,9 +63,10 @@ final class ProxySession {
         void closed(ProxySession session);
     }
 
-    ProxySession(Channel client, HostPort upstreamAddress, int connectTimeoutMs, List<MessageFilter> filters,
-                 SessionListener listener) {
+    ProxySession(Channel client, Transport transport, HostPort upstreamAddress, int connectTimeoutMs,
+                 List<MessageFilter> filters, SessionListener listener) {
         this.client = client;
+        this.transport = transport;
         this.who = "conn#" + IDS.incrementAndGet() + " from " + client.remoteAddress();
         this.upstreamAddress = upstreamAddress;
         this.connectTimeoutMs = connectTimeoutMs;
@@ -79,7 +80,7 @@ final class ProxySession {
         listener.opened(this);
         new Bootstrap()
                 .group(client.eventLoop())
-                .channel(NioSocketChannel.class)
+                .channel(transport.socketChannel())
                 .option(ChannelOption.AUTO_READ, false)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMs)

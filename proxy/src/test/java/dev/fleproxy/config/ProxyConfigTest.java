@@ -14,8 +14,13 @@ class ProxyConfigTest {
         return ProxyConfig.parse(new ByteArrayInputStream(yaml.getBytes(StandardCharsets.UTF_8)), "test.yaml");
     }
 
+    /** The config and its policy, as the proxy reads them at start and on reload. */
+    private static dev.fleproxy.policy.Policy policy(String yaml) {
+        return dev.fleproxy.policy.PolicyParser.parse(parse(yaml).policySection());
+    }
+
     private static String error(String yaml) {
-        return assertThrows(ConfigException.class, () -> parse(yaml)).getMessage();
+        return assertThrows(ConfigException.class, () -> policy(yaml)).getMessage();
     }
 
     @Test
@@ -70,22 +75,22 @@ class ProxyConfigTest {
 
     @Test
     void readsTheCollectionsPolicy() {
-        ProxyConfig c = parse(KMIP + "envelopeSubtype: 0\ncollections:\n"
+        dev.fleproxy.policy.Policy c = policy(KMIP + "envelopeSubtype: 0\ncollections:\n"
                 + "  ycsb.usertable: { key: " + KEY + ", fields: \"*\" }\n"
                 + "  hr.people:\n    key: " + KEY + "\n    suite: AES_CBC_HMAC\n    envelopeSubtype: 6\n"
                 + "    fields:\n      ssn: { deterministic: true }\n      address.street: {}\n"
                 + "  hr.list: { key: " + KEY + ", fields: [a, { b.c: { deterministic: true } }] }\n");
-        dev.fleproxy.policy.CollectionPolicy all = c.policy().get("ycsb", "usertable");
+        dev.fleproxy.policy.CollectionPolicy all = c.get("ycsb", "usertable");
         assertTrue(all.allFields());
         assertEquals(0, all.subtype());
         assertEquals(null, all.suite());
-        dev.fleproxy.policy.CollectionPolicy people = c.policy().get("hr.people");
+        dev.fleproxy.policy.CollectionPolicy people = c.get("hr.people");
         assertEquals(dev.fleproxy.crypto.CipherSuite.AES_CBC_HMAC, people.suite());
         assertEquals(6, people.subtype());
         assertTrue(people.fields().get("ssn").deterministic());
         assertTrue(!people.fields().get("address.street").deterministic());
-        assertTrue(c.policy().get("hr.list").fields().get("b.c").deterministic());
-        assertEquals(null, c.policy().get("hr.other"));
+        assertTrue(c.get("hr.list").fields().get("b.c").deterministic());
+        assertEquals(null, c.get("hr.other"));
     }
 
     @Test
@@ -111,7 +116,7 @@ class ProxyConfigTest {
             assertTrue(msg.contains("collections.a.b.fields") && msg.contains("all-digit segment")
                     && msg.contains("array index"), msg);
         }
-        assertTrue(parse(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: [scores.y2024, v2] }\n")
-                .policy().get("a.b").fields().containsKey("scores.y2024"));
+        assertTrue(policy(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: [scores.y2024, v2] }\n")
+                .get("a.b").fields().containsKey("scores.y2024"));
     }
 }

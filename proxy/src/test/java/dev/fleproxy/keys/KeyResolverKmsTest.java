@@ -198,7 +198,7 @@ class KeyResolverKmsTest {
     void aKmsCertificateFromAnotherCaIsRefusedByTheProxy() throws Exception {
         java.nio.file.Path other = java.nio.file.Files.createTempDirectory("other-ca");
         kms.run("init", "--dir", other.toString(), "--port", "1");
-        KmipConfig c = new KmipConfig("127.0.0.1", kms.port(), other.resolve("ca.pem"), kms.dir().resolve("proxy.pem"),
+        KmipConfig c = KmipConfig.of("127.0.0.1", kms.port(), other.resolve("ca.pem"), kms.dir().resolve("proxy.pem"),
                 kms.dir().resolve("proxy.key"), null, "", Duration.ofMinutes(5), Duration.ofSeconds(60), 2000, 10_000);
         try (Setup s = new Setup(c)) {
             KeyAccessException e = assertThrows(KeyAccessException.class,

@@ -47,7 +47,8 @@ class PolicyHolderTest {
         Path file = dir.resolve("proxy.yaml");
         Files.writeString(file, config("[ssn]"));
         try (KeyResolver keys = memoryKeys();
-             PolicyHolder holder = new PolicyHolder(file, ProxyConfig.load(file), keys)) {
+             PolicyHolder holder = new PolicyHolder(file, ProxyConfig.load(file),
+                     PolicyParser.parse(ProxyConfig.load(file).policySection()), keys)) {
             Policy before = holder.get();
             Files.writeString(file, config("[ssn, scores.2024]"));
             assertFalse(holder.reload("test"));

@@ -129,13 +129,13 @@ public final class KmsFixture implements AutoCloseable {
     }
 
     public KmipConfig config(Duration ttl, Duration outageWindow, Path cert, Path key) {
-        return new KmipConfig("127.0.0.1", port, dir.resolve("ca.pem"), cert, key, null, "", ttl, outageWindow,
+        return KmipConfig.of("127.0.0.1", port, dir.resolve("ca.pem"), cert, key, null, "", ttl, outageWindow,
                 2000, 10_000);
     }
 
     public KmipConfig pkcs12Config(Duration ttl) throws IOException {
         String password = Files.readString(dir.resolve("proxy.p12.password")).trim();
-        return new KmipConfig("127.0.0.1", port, dir.resolve("ca.pem"), null, null, dir.resolve("proxy.p12"), password,
+        return KmipConfig.of("127.0.0.1", port, dir.resolve("ca.pem"), null, null, dir.resolve("proxy.p12"), password,
                 ttl, Duration.ofSeconds(60), 2000, 10_000);
     }
 
