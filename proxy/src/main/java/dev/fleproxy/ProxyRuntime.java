@@ -9,7 +9,6 @@ import dev.fleproxy.policy.PolicyHolder;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.policy.PolicyValidator;
 import dev.fleproxy.rewrite.EncryptionFilter;
-import dev.fleproxy.rewrite.Keyring;
 import dev.fleproxy.server.HandshakeFilter;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.ProxyServer;
@@ -56,7 +55,7 @@ public final class ProxyRuntime implements AutoCloseable {
             List<MessageFilter> filters = new ArrayList<>();
             filters.add(new HandshakeFilter(() -> !policy.get().isEmpty()));
             if (resolver != null) {
-                filters.add(new EncryptionFilter(policy, new Keyring(resolver)));
+                filters.add(new EncryptionFilter(policy, resolver, config.kmip().kmsWaitMs()));
             }
             ProxyServer server = ProxyServer.start(config, filters);
             policy.watch();

@@ -49,13 +49,26 @@ final class ProxyCommand implements Callable<Integer> {
             return 2;
         } catch (Exception e) {
             // Netty rethrows the bind failure undeclared; say it in one line instead of a trace.
-            if (e instanceof java.net.BindException) {
-                System.err.println("fle-proxy: cannot listen on " + cfg.listen() + ": " + e.getMessage());
+            String why = bindFailure(e);
+            if (why != null) {
+                System.err.println("fle-proxy: cannot listen on " + cfg.listen() + ": " + why);
                 return 1;
             }
             throw e;
         }
         Foreground.runUntilStopped(runtime);
         return 0;
+    }
+
+    /** What a failed bind says (NIO raises BindException, the native transports their own IOException), or null. */
+    private static String bindFailure(Exception e) {
+        if (e instanceof java.net.BindException) {
+            return e.getMessage();
+        }
+        String m = e.getMessage();
+        if (e instanceof io.netty.channel.unix.Errors.NativeIoException && m != null && m.startsWith("bind(")) {
+            return m.substring(m.lastIndexOf(": ") + 2);
+        }
+        return null;
     }
 }

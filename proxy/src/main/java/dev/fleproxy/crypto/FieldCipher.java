@@ -65,8 +65,16 @@ public final class FieldCipher {
                 || !java.util.Arrays.equals(envelope, 2, 18, headerPrefix, 2, 18)) {
             throw new DecryptionFailedException();
         }
-        byte[] value = aead.open(envelope, Envelope.HEADER_LENGTH, envelope.length - Envelope.HEADER_LENGTH,
-                envelope, 0, Envelope.HEADER_LENGTH);
-        return new Plaintext(envelope[Envelope.HEADER_LENGTH - 1], value);
+        return open(envelope, 0, envelope.length);
+    }
+
+    /**
+     * Decrypts the envelope at buf[off, off+len) whose header {@link Envelopes} has already read
+     * and matched to this cipher: the header is not parsed again.
+     */
+    Plaintext open(byte[] buf, int off, int len) {
+        byte[] value = aead.open(buf, off + Envelope.HEADER_LENGTH, len - Envelope.HEADER_LENGTH,
+                buf, off, Envelope.HEADER_LENGTH);
+        return new Plaintext(buf[off + Envelope.HEADER_LENGTH - 1], value);
     }
 }

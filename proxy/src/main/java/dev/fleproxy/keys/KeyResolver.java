@@ -3,50 +3,69 @@ package dev.fleproxy.keys;
 import dev.fleproxy.crypto.DataKey;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * UUID → key, cached. A cached key is served for {@code ttl}; after three quarters of it a
- * background refresh fetches it again, so in steady state the data path never waits for the KMS
- * (the {@link #kmsFetches()} counter proves it). If the KMS cannot be reached when a key is due,
- * the cached copy keeps serving for a further {@code outageWindow}; after that, requests that need
- * the key fail closed with a clear error, until the KMS answers again. Definitive answers (no such
- * key, wrong algorithm, …) are remembered for {@code negativeTtl} so that a bad UUID cannot make
- * every request a KMS round trip.
+ * UUID → key, cached, and never waited for on the data path. {@link #cached} answers at once
+ * from memory; a key that is not there is fetched by {@link #fetch} on the resolver's own threads
+ * (a small pool, as many as the KMIP client has connections), and the caller resumes when the
+ * fetch is over. A background task refreshes the keys in use after three quarters of their TTL,
+ * so in steady state the data path never meets the KMS at all.
+ *
+ * <p>Staleness: past its TTL a key is served from memory only while its refresh is under way or
+ * failing (the KMS has not answered for a quarter of the TTL: an outage), for at most {@code
+ * outageWindow}; after that, requests that need it fail closed until the KMS answers again. A key
+ * nobody used for a TTL is not refreshed; once expired it is fetched again on its next use.
+ * Answers that say no (no such key, wrong algorithm, …) and failed fetches of keys never held are
+ * remembered for {@code negativeTtl}, so a bad UUID cannot make every request a KMS round trip.
+ * During an outage each key is retried every {@code retryInterval}; the outage is logged once,
+ * then summarized (see {@link KmsHealth}).
  */
 public final class KeyResolver implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(KeyResolver.class);
 
     /**
-     * Cache timing. {@code retryInterval}: during an outage, how long a request served from the
-     * cache waits before it asks the KMS again (so an outage does not turn every request into a
-     * connection timeout).
+     * Cache timing. {@code retryInterval}: during an outage, how long before a key is asked for
+     * again. {@code fetchThreads}: fetches at once (at most the KMIP client's connections).
      */
-    public record Settings(Duration ttl, Duration outageWindow, Duration negativeTtl, Duration retryInterval) {
+    public record Settings(Duration ttl, Duration outageWindow, Duration negativeTtl, Duration retryInterval,
+                           int fetchThreads) {
         public static final Settings DEFAULT = new Settings(Duration.ofMinutes(5), Duration.ofMinutes(15),
-                Duration.ofSeconds(10), Duration.ofSeconds(5));
+                Duration.ofSeconds(10), Duration.ofSeconds(5), 4);
     }
 
-    /** Times are clock milliseconds: the data path reads them without allocating. */
+    /** One cached answer. Times are clock milliseconds, read on the data path without allocating. */
     private static final class Entry {
         final ResolvedKey key;
         final KeyAccessException failure;
         final long fetchedAt;
-        /** Set while the KMS is unreachable: no new attempt before this time; 0 otherwise. */
+        /** When the background refresh of this key began (0 if none is under way or failing). */
+        final long refreshSince;
+        /** During an outage: no new attempt before this time (0 otherwise). */
         final long retryAfter;
+        volatile long lastUsed;
 
-        Entry(ResolvedKey key, KeyAccessException failure, long fetchedAt, long retryAfter) {
+        Entry(ResolvedKey key, KeyAccessException failure, long fetchedAt, long refreshSince, long retryAfter,
+              long lastUsed) {
             this.key = key;
             this.failure = failure;
             this.fetchedAt = fetchedAt;
+            this.refreshSince = refreshSince;
             this.retryAfter = retryAfter;
+            this.lastUsed = lastUsed;
         }
     }
 
@@ -57,10 +76,12 @@ public final class KeyResolver implements AutoCloseable {
     private final long refreshAfter;
     private final long negativeTtl;
     private final long outageLimit;
+    private final long retryInterval;
     private final Map<UUID, Entry> cache = new ConcurrentHashMap<>();
-    private final Map<UUID, Object> locks = new ConcurrentHashMap<>();
-    private final Map<UUID, Boolean> refreshing = new ConcurrentHashMap<>();
-    private final ExecutorService refresher;
+    private final Map<UUID, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
+    private final ExecutorService fetchers;
+    private final ScheduledExecutorService refresher;
+    private final KmsHealth health;
     private final AtomicLong fetches = new AtomicLong();
     private final AtomicLong staleServes = new AtomicLong();
 
@@ -72,35 +93,221 @@ public final class KeyResolver implements AutoCloseable {
         this.refreshAfter = ttl * 3 / 4;
         this.negativeTtl = settings.negativeTtl().toMillis();
         this.outageLimit = ttl + settings.outageWindow().toMillis();
-        this.refresher = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "key-refresh");
-            t.setDaemon(true);
-            return t;
-        });
+        this.retryInterval = settings.retryInterval().toMillis();
+        this.health = new KmsHealth(source.describe(), settings);
+        AtomicInteger n = new AtomicInteger();
+        this.fetchers = Executors.newFixedThreadPool(Math.max(1, settings.fetchThreads()), r -> daemon(r,
+                "kms-fetch-" + n.incrementAndGet()));
+        this.refresher = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "key-refresh"));
+        long tick = Math.max(50, Math.min(1000, ttl / 10));
+        refresher.scheduleWithFixedDelay(this::refreshDue, tick, tick, TimeUnit.MILLISECONDS);
     }
 
     public KeyResolver(KeySource source, Settings settings) {
         this(source, settings, Clock.systemUTC());
     }
 
-    /** A key to encrypt new data with: it must be Active. */
-    public DataKey forEncryption(UUID id) {
-        ResolvedKey k = resolve(id);
-        if (!k.state().mayEncrypt()) {
-            throw new KeyAccessException(id, KeyAccessException.Reason.WRONG_STATE, "key " + id + " is "
-                    + k.state() + "; only Active keys encrypt" + hint(k.state()));
-        }
-        return k.key();
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
     }
 
-    /** A key to decrypt existing data with: Active or Deactivated. */
-    public DataKey forDecryption(UUID id) {
-        ResolvedKey k = resolve(id);
-        if (!k.state().mayDecrypt()) {
-            throw new KeyAccessException(id, KeyAccessException.Reason.WRONG_STATE, "key " + id + " is "
-                    + k.state() + "; only Active or Deactivated keys decrypt" + hint(k.state()));
+    // ---- the data path: never waits ---------------------------------------------------------
+
+    /**
+     * The key as held in memory, if it may be served now; null if it must be fetched first
+     * ({@link #fetch}). Throws the remembered failure of a key the KMS refused or could not
+     * deliver. Never blocks and never asks the KMS.
+     */
+    public ResolvedKey cached(UUID id) {
+        Entry e = cache.get(id);
+        if (e == null) {
+            return null;
         }
-        return k.key();
+        long now = clock.millis();
+        if (now - e.lastUsed > 1000) {
+            e.lastUsed = now; // coarse: keeps the hot path free of a write per lookup
+        }
+        if (e.key != null) {
+            long age = now - e.fetchedAt;
+            if (age < ttl) {
+                return e.key;
+            }
+            if (age < outageLimit && e.refreshSince != 0) {
+                staleServes.incrementAndGet();
+                health.servedStale(id, age, outageLimit - age);
+                return e.key;
+            }
+            return null;
+        }
+        if (now - e.fetchedAt < negativeTtl) {
+            throw e.failure;
+        }
+        return null;
+    }
+
+    /**
+     * Fetches these keys on the resolver's threads (a key already being fetched is not asked for
+     * twice). The future completes when each has an answer in the cache, a key or a failure; it
+     * never completes exceptionally.
+     */
+    public CompletableFuture<Void> fetch(Collection<UUID> ids) {
+        if (ids.size() == 1) {
+            return fetchOne(ids.iterator().next(), false);
+        }
+        return CompletableFuture.allOf(ids.stream().map(id -> fetchOne(id, false)).toArray(CompletableFuture[]::new));
+    }
+
+    private CompletableFuture<Void> fetchOne(UUID id, boolean refresh) {
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        CompletableFuture<Void> running = inFlight.putIfAbsent(id, mine);
+        if (running != null) {
+            return running;
+        }
+        try {
+            fetchers.execute(() -> {
+                try {
+                    fetchNow(id, refresh);
+                } catch (RuntimeException | Error e) {
+                    log.error("key {}: fetching it failed unexpectedly", id, e);
+                } finally {
+                    inFlight.remove(id, mine);
+                    mine.complete(null);
+                }
+            });
+        } catch (RejectedExecutionException closed) {
+            inFlight.remove(id, mine);
+            mine.complete(null);
+        }
+        return mine;
+    }
+
+    /** One KMS round trip for one key; records the answer. Runs on a fetch thread only. */
+    private void fetchNow(UUID id, boolean refresh) {
+        Entry previous = cache.get(id);
+        long lastUsed = previous != null ? previous.lastUsed : clock.millis();
+        fetches.incrementAndGet();
+        try {
+            ResolvedKey k = source.fetch(id);
+            cache.put(id, new Entry(k, null, clock.millis(), 0, 0, lastUsed));
+            health.answered();
+        } catch (KeyAccessException failure) {
+            long now = clock.millis();
+            if (failure.isDefinitive()) {
+                health.answered();
+                cache.put(id, new Entry(null, failure, now, 0, 0, lastUsed));
+                if (refresh && previous != null && previous.key != null) {
+                    log.warn("key {}: {} (requests that need it are refused from now on)", id, failure.getMessage());
+                }
+                return;
+            }
+            health.failed(failure.getMessage());
+            if (previous != null && previous.key != null && now - previous.fetchedAt < outageLimit) {
+                long since = previous.refreshSince != 0 ? previous.refreshSince : now;
+                cache.put(id, new Entry(previous.key, null, previous.fetchedAt, since, now + retryInterval, lastUsed));
+                return;
+            }
+            String why = previous != null && previous.key != null
+                    ? "; the cached copy of key " + id + " is past its TTL and the "
+                            + settings.outageWindow().toSeconds() + " s outage window"
+                    : "; key " + id + " has not been fetched before";
+            cache.put(id, new Entry(null, new KeyAccessException(id, KeyAccessException.Reason.KMS_UNAVAILABLE,
+                    failure.getMessage() + why + ", so requests that need it are refused until the KMS answers",
+                    failure), now, 0, 0, lastUsed));
+        }
+    }
+
+    /**
+     * The background task: refreshes keys in use once they are three quarters through their TTL
+     * (during an outage, once per retry interval), forgets what can no longer be served, and lets
+     * the outage log summarize. A refresh that has not answered by the TTL (it hangs, or the KMS
+     * is down) leaves the key served from memory, inside the outage window.
+     */
+    private void refreshDue() {
+        try {
+            long now = clock.millis();
+            for (Map.Entry<UUID, Entry> me : cache.entrySet()) {
+                UUID id = me.getKey();
+                Entry e = me.getValue();
+                if (e.key == null) {
+                    if (now - e.fetchedAt >= negativeTtl) {
+                        cache.remove(id, e);
+                    }
+                    continue;
+                }
+                long age = now - e.fetchedAt;
+                boolean inUse = now - e.lastUsed < ttl;
+                if (!inUse) {
+                    if (age >= outageLimit) {
+                        cache.remove(id, e);
+                    }
+                    continue;
+                }
+                if (age < refreshAfter || now < e.retryAfter || inFlight.containsKey(id)) {
+                    continue;
+                }
+                if (e.refreshSince == 0) {
+                    // from now until a fresh answer, past its TTL the key is served from memory
+                    cache.replace(id, e, new Entry(e.key, null, e.fetchedAt, now, 0, e.lastUsed));
+                }
+                fetchOne(id, true);
+            }
+            health.tick(staleServes.get());
+        } catch (RuntimeException e) {
+            log.error("key refresh failed unexpectedly", e);
+        }
+    }
+
+    // ---- blocking use: start-up, policy reloads, the keys command; never on an event loop ----
+
+    /** The key and its state, fetched now if the cache cannot serve it. Blocks. */
+    public ResolvedKey resolve(UUID id) {
+        ResolvedKey k = cached(id);
+        if (k != null) {
+            return k;
+        }
+        fetch(java.util.List.of(id)).join();
+        Entry e = cache.get(id);
+        if (e == null) {
+            throw new KeyAccessException(id, KeyAccessException.Reason.KMS_UNAVAILABLE, "key " + id
+                    + " could not be fetched (the resolver is closed)");
+        }
+        if (e.failure != null) {
+            throw e.failure;
+        }
+        if (clock.millis() - e.fetchedAt >= ttl) {
+            staleServes.incrementAndGet(); // the KMS did not answer: the copy in memory, inside the window
+        }
+        return e.key;
+    }
+
+    /** A key to encrypt new data with: it must be Active. Blocks (see {@link #resolve}). */
+    public DataKey forEncryption(UUID id) {
+        return checkEncrypt(resolve(id)).key();
+    }
+
+    /** A key to decrypt existing data with: Active or Deactivated. Blocks (see {@link #resolve}). */
+    public DataKey forDecryption(UUID id) {
+        return checkDecrypt(resolve(id)).key();
+    }
+
+    /** The key if it may encrypt (Active); else why not. */
+    public static ResolvedKey checkEncrypt(ResolvedKey k) {
+        if (!k.state().mayEncrypt()) {
+            throw new KeyAccessException(k.key().id(), KeyAccessException.Reason.WRONG_STATE, "key " + k.key().id()
+                    + " is " + k.state() + "; only Active keys encrypt" + hint(k.state()));
+        }
+        return k;
+    }
+
+    /** The key if it may decrypt (Active or Deactivated); else why not. */
+    public static ResolvedKey checkDecrypt(ResolvedKey k) {
+        if (!k.state().mayDecrypt()) {
+            throw new KeyAccessException(k.key().id(), KeyAccessException.Reason.WRONG_STATE, "key " + k.key().id()
+                    + " is " + k.state() + "; only Active or Deactivated keys decrypt" + hint(k.state()));
+        }
+        return k;
     }
 
     private static String hint(KeyState s) {
@@ -111,7 +318,7 @@ public final class KeyResolver implements AutoCloseable {
         };
     }
 
-    /** Fetches several keys now (at start-up), so that the data path finds them cached. */
+    /** Fetches several keys now (at start-up), so that the data path finds them cached. Blocks. */
     public void prefetch(Iterable<UUID> ids) {
         for (UUID id : ids) {
             resolve(id);
@@ -123,108 +330,23 @@ public final class KeyResolver implements AutoCloseable {
         return fetches.get();
     }
 
-    /** Requests served from a cached copy past its TTL because the KMS was unreachable. */
+    /** Requests served from a cached copy past its TTL because the KMS did not answer. */
     public long staleServes() {
         return staleServes.get();
-    }
-
-    /** The key and its state, from the cache if fresh enough. */
-    public ResolvedKey resolve(UUID id) {
-        long now = clock.millis();
-        Entry e = cache.get(id);
-        if (e != null && fresh(e, now)) {
-            if (e.key != null && now - e.fetchedAt > refreshAfter) {
-                refreshInBackground(id);
-            }
-            return valueOf(e);
-        }
-        if (e != null && e.retryAfter != 0 && now < e.retryAfter && withinOutageWindow(e, now)) {
-            staleServes.incrementAndGet();
-            return e.key;
-        }
-        synchronized (locks.computeIfAbsent(id, k -> new Object())) {
-            Entry again = cache.get(id);
-            if (again != null && again != e && fresh(again, clock.millis())) {
-                return valueOf(again); // another thread fetched it meanwhile
-            }
-            return fetch(id, again);
-        }
-    }
-
-    private boolean fresh(Entry e, long now) {
-        return now - e.fetchedAt < (e.key != null ? ttl : negativeTtl);
-    }
-
-    private boolean withinOutageWindow(Entry e, long now) {
-        return e.key != null && now - e.fetchedAt < outageLimit;
-    }
-
-    private static ResolvedKey valueOf(Entry e) {
-        if (e.failure != null) {
-            throw e.failure;
-        }
-        return e.key;
-    }
-
-    /** Asks the KMS; on an outage falls back to a cached copy still inside the outage window. */
-    private ResolvedKey fetch(UUID id, Entry previous) {
-        fetches.incrementAndGet();
-        try {
-            ResolvedKey k = source.fetch(id);
-            cache.put(id, new Entry(k, null, clock.millis(), 0));
-            return k;
-        } catch (KeyAccessException failure) {
-            long now = clock.millis();
-            if (failure.isDefinitive()) {
-                cache.put(id, new Entry(null, failure, now, 0));
-                throw failure;
-            }
-            if (previous != null && previous.key != null) {
-                long age = now - previous.fetchedAt;
-                if (age < outageLimit) {
-                    staleServes.incrementAndGet();
-                    cache.put(id, new Entry(previous.key, null, previous.fetchedAt,
-                            now + settings.retryInterval().toMillis()));
-                    log.warn("key {}: {}; serving the cached copy ({} s old, outage window ends in {} s)", id,
-                            failure.getMessage(), age / 1000, (outageLimit - age) / 1000);
-                    return previous.key;
-                }
-                throw new KeyAccessException(id, KeyAccessException.Reason.KMS_UNAVAILABLE, failure.getMessage()
-                        + "; the cached copy of key " + id + " is " + age / 1000
-                        + " s old, past its TTL and the " + settings.outageWindow().toSeconds()
-                        + " s outage window, so requests that need it are refused until the KMS answers", failure);
-            }
-            throw new KeyAccessException(id, KeyAccessException.Reason.KMS_UNAVAILABLE, failure.getMessage()
-                    + "; key " + id + " has not been fetched before, so requests that need it are refused", failure);
-        }
-    }
-
-    private void refreshInBackground(UUID id) {
-        if (refreshing.putIfAbsent(id, Boolean.TRUE) != null) {
-            return;
-        }
-        refresher.execute(() -> {
-            try {
-                synchronized (locks.computeIfAbsent(id, k -> new Object())) {
-                    Entry e = cache.get(id);
-                    if (e != null && clock.millis() - e.fetchedAt > refreshAfter) {
-                        fetch(id, e);
-                    }
-                }
-            } catch (KeyAccessException e) {
-                log.warn("key {}: background refresh failed: {}", id, e.getMessage());
-            } finally {
-                refreshing.remove(id);
-            }
-        });
     }
 
     public String describeSource() {
         return source.describe();
     }
 
+    /** How long a miss may wait for the KMS, for messages (the session enforces it). */
+    public Settings settings() {
+        return settings;
+    }
+
     @Override
     public void close() {
         refresher.shutdownNow();
+        fetchers.shutdownNow();
     }
 }

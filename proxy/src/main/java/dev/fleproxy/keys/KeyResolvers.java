@@ -20,13 +20,14 @@ public final class KeyResolvers {
         } else {
             tls = KmipTls.fromPem(c.ca(), c.clientCert(), c.clientKey());
         }
-        return new KmipClient(c.host(), c.port(), tls, c.connectTimeoutMs(), c.readTimeoutMs(),
+        return new KmipClient(c.host(), c.port(), tls, c.connectTimeoutMs(), c.readTimeoutMs(), c.connections(),
                 KmipMessages.Version.V1_2);
     }
 
     public static KeyResolver resolver(KmipConfig c, KmipClient client) {
-        KeyResolver.Settings s = new KeyResolver.Settings(c.cacheTtl(), c.outageWindow(),
-                min(Duration.ofSeconds(10), c.cacheTtl()), min(Duration.ofSeconds(5), c.cacheTtl()));
+        // a refusal is remembered no longer than a key would be
+        KeyResolver.Settings s = new KeyResolver.Settings(c.cacheTtl(), c.outageWindow(), min(c.negativeCache(), c.cacheTtl()),
+                min(Duration.ofSeconds(5), c.cacheTtl()), c.connections());
         return new KeyResolver(new KmipKeySource(client, Clock.systemUTC()), s);
     }
 

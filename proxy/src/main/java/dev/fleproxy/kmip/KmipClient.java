@@ -1,21 +1,27 @@
 package dev.fleproxy.kmip;
 
+import io.netty.util.concurrent.FastThreadLocalThread;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 
 /**
- * A small KMIP client over TLS 1.2 with mutual authentication: one connection, reused, one
- * request at a time (key resolution is rare: it runs at start-up and on cache refresh, never per
- * field). A broken connection is reopened once per request; all operations here are reads, so a
- * retry is safe.
+ * A small KMIP client over TLS 1.2 with mutual authentication, safe for several threads: up to
+ * {@code maxConnections} requests run at once, each on a connection of its own, and idle
+ * connections are kept for the next request. Calls block, so they run on the key resolver's
+ * threads, never on an event loop (a call from one is refused: it would stall every connection of
+ * that loop). A reused connection that turns out broken (the KMS closed it meanwhile) is replaced
+ * once; a timeout is not retried, since a KMS that hangs would only make the caller wait twice.
  */
 public final class KmipClient implements AutoCloseable {
     /** Largest response accepted; key responses are a few hundred bytes. */
@@ -27,17 +33,25 @@ public final class KmipClient implements AutoCloseable {
     private final int connectTimeoutMs;
     private final int readTimeoutMs;
     private final KmipMessages.Version version;
+    private final Semaphore permits;
+    private final ConcurrentLinkedDeque<SSLSocket> idle = new ConcurrentLinkedDeque<>();
     private final AtomicLong roundTrips = new AtomicLong();
-    private SSLSocket socket;
+    private volatile boolean closed;
 
     public KmipClient(String host, int port, SSLContext tls, int connectTimeoutMs, int readTimeoutMs,
-                      KmipMessages.Version version) {
+                      int maxConnections, KmipMessages.Version version) {
         this.host = host;
         this.port = port;
         this.tls = tls;
         this.connectTimeoutMs = connectTimeoutMs;
         this.readTimeoutMs = readTimeoutMs;
+        this.permits = new Semaphore(Math.max(1, maxConnections));
         this.version = version;
+    }
+
+    public KmipClient(String host, int port, SSLContext tls, int connectTimeoutMs, int readTimeoutMs,
+                      KmipMessages.Version version) {
+        this(host, port, tls, connectTimeoutMs, readTimeoutMs, 1, version);
     }
 
     /** Requests sent to the KMS so far (each one a network round trip). */
@@ -49,74 +63,113 @@ public final class KmipClient implements AutoCloseable {
         return host + ":" + port;
     }
 
-    public synchronized List<String> locateByName(String name, Integer state) {
+    public List<String> locateByName(String name, Integer state) {
         return KmipMessages.locatedIds(send(KmipMessages.locateByName(version, name, state)));
     }
 
-    public synchronized KmipMessages.KeyBlock get(String uid) {
+    public KmipMessages.KeyBlock get(String uid) {
         return KmipMessages.symmetricKey(send(KmipMessages.get(version, uid)));
     }
 
-    public synchronized Map<String, List<Ttlv>> getAttributes(String uid, String... names) {
+    public Map<String, List<Ttlv>> getAttributes(String uid, String... names) {
         return KmipMessages.attributes(send(KmipMessages.getAttributes(version, uid, names)));
     }
 
-    /** Sends one request and reads its response, reconnecting once if the connection broke. */
-    synchronized Ttlv send(Ttlv request) {
+    /** Sends one request on a connection of its own and reads its response. */
+    Ttlv send(Ttlv request) {
+        if (Thread.currentThread() instanceof FastThreadLocalThread) { // Netty's event loop threads
+            throw new IllegalStateException("a KMS request on event loop thread " + Thread.currentThread().getName()
+                    + ": key fetches must run on the key resolver's threads");
+        }
         byte[] bytes = request.encode();
-        IOException first = null;
-        boolean freshConnection = false;
-        for (int attempt = 0; attempt < 2; attempt++) {
+        try {
+            permits.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KmipException("interrupted while waiting for a connection to the KMS at " + address(), e);
+        }
+        try {
+            return exchange(bytes);
+        } finally {
+            permits.release();
+        }
+    }
+
+    private Ttlv exchange(byte[] bytes) {
+        SSLSocket reused = idle.pollFirst();
+        if (reused != null) {
             try {
-                freshConnection = socket == null;
-                if (freshConnection) {
-                    socket = connect();
-                }
-                roundTrips.incrementAndGet();
-                OutputStream out = socket.getOutputStream();
-                out.write(bytes);
-                out.flush();
-                return Ttlv.decode(readMessage(new DataInputStream(socket.getInputStream())));
-            } catch (IOException e) {
-                closeQuietly();
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
+                return roundTrip(reused, bytes);
+            } catch (SocketTimeoutException e) {
+                closeQuietly(reused);
+                throw unreachable(e, false);
+            } catch (IOException stale) {
+                closeQuietly(reused); // closed by the KMS while idle: one fresh connection
             }
         }
-        if (freshConnection && !(first instanceof javax.net.ssl.SSLException)
-                && !(first instanceof java.net.ConnectException) && !(first instanceof java.net.SocketTimeoutException)) {
-            throw new KmipException("the KMS at " + address() + " closed the connection right after the TLS handshake, "
-                    + "before answering: it most likely rejected this client's certificate (it must be signed by the "
-                    + "KMS's CA and carry extendedKeyUsage clientAuth): " + describe(first), first);
+        Socket raw = new Socket();
+        try {
+            raw.connect(new InetSocketAddress(host, port), connectTimeoutMs);
+            raw.setSoTimeout(readTimeoutMs);
+        } catch (IOException e) {
+            closeQuietly(raw);
+            throw unreachable(e, false);
         }
-        if (first instanceof javax.net.ssl.SSLException) {
-            throw new KmipException("TLS with the KMS at " + address() + " failed (check the CA and the client "
-                    + "certificate and key): " + describe(first), first);
+        SSLSocket fresh;
+        try {
+            fresh = (SSLSocket) tls.getSocketFactory().createSocket(raw, host, port, true);
+            fresh.setEnabledProtocols(new String[] {"TLSv1.2"});
+            fresh.startHandshake();
+        } catch (IOException e) {
+            closeQuietly(raw);
+            throw unreachable(e, true);
         }
-        throw new KmipException("KMS " + address() + " unreachable: " + describe(first), first);
+        try {
+            return roundTrip(fresh, bytes);
+        } catch (IOException e) {
+            closeQuietly(fresh);
+            throw unreachable(e, !(e instanceof SocketTimeoutException));
+        }
+    }
+
+    private Ttlv roundTrip(SSLSocket socket, byte[] bytes) throws IOException {
+        roundTrips.incrementAndGet();
+        OutputStream out = socket.getOutputStream();
+        out.write(bytes);
+        out.flush();
+        Ttlv response = Ttlv.decode(readMessage(new DataInputStream(socket.getInputStream())));
+        if (closed) {
+            closeQuietly(socket);
+        } else {
+            idle.offerFirst(socket);
+        }
+        return response;
+    }
+
+    /**
+     * Why the KMS could not be used, in words an operator can act on.
+     *
+     * @param connected the TCP connection was up (the TLS handshake or the first exchange failed)
+     */
+    private KmipException unreachable(IOException e, boolean connected) {
+        if (e instanceof javax.net.ssl.SSLException) {
+            return new KmipException("TLS with the KMS at " + address() + " failed (check the CA and the client "
+                    + "certificate and key): " + describe(e), e);
+        }
+        if (connected && !(e instanceof SocketTimeoutException)) {
+            return new KmipException("the KMS at " + address() + " closed the connection right after the TLS "
+                    + "handshake, before answering: it most likely rejected this client's certificate (it must be signed "
+                    + "by the KMS's CA and carry extendedKeyUsage clientAuth): " + describe(e), e);
+        }
+        if (e instanceof SocketTimeoutException) {
+            return new KmipException("KMS " + address() + " did not answer within " + readTimeoutMs + " ms", e);
+        }
+        return new KmipException("KMS " + address() + " unreachable: " + describe(e), e);
     }
 
     private static String describe(IOException e) {
         String m = e.getMessage();
         return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
-    }
-
-    private SSLSocket connect() throws IOException {
-        Socket raw = new Socket();
-        try {
-            raw.connect(new InetSocketAddress(host, port), connectTimeoutMs);
-            raw.setSoTimeout(readTimeoutMs);
-            SSLSocket s = (SSLSocket) tls.getSocketFactory().createSocket(raw, host, port, true);
-            s.setEnabledProtocols(new String[] {"TLSv1.2"});
-            s.startHandshake();
-            return s;
-        } catch (IOException e) {
-            raw.close();
-            throw e;
-        }
     }
 
     private static byte[] readMessage(DataInputStream in) throws IOException {
@@ -133,19 +186,19 @@ public final class KmipClient implements AutoCloseable {
         return whole;
     }
 
-    private void closeQuietly() {
-        if (socket != null) {
-            try {
-                socket.close();
-            } catch (IOException ignored) {
-                // already broken
-            }
-            socket = null;
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // already broken
         }
     }
 
     @Override
-    public synchronized void close() {
-        closeQuietly();
+    public void close() {
+        closed = true;
+        for (SSLSocket s; (s = idle.pollFirst()) != null; ) {
+            closeQuietly(s);
+        }
     }
 }

@@ -6,16 +6,16 @@ import dev.fleproxy.policy.FieldRule;
 import org.bson.BsonBinary;
 import org.bson.BsonValue;
 
-/** One encrypted collection during one request: its policy, its paths, its keys. */
+/** One encrypted collection during one message: its policy, its paths, its keys. */
 final class CollectionContext {
     final CollectionPolicy policy;
     final EncryptedPaths paths;
-    private final Keyring keyring;
+    final RequestKeys keys;
 
-    CollectionContext(CollectionPolicy policy, Keyring keyring) {
+    CollectionContext(CollectionPolicy policy, EncryptedPaths paths, RequestKeys keys) {
         this.policy = policy;
-        this.paths = new EncryptedPaths(policy);
-        this.keyring = keyring;
+        this.paths = paths;
+        this.keys = keys;
     }
 
     String ns() {
@@ -24,12 +24,17 @@ final class CollectionContext {
 
     /** A value as stored: its envelope, under the collection's key, randomized or deterministic per the field. */
     BsonBinary encrypt(FieldRule rule, BsonValue value) {
-        return seal(keyring.forEncryption(policy, rule.deterministic()), value);
+        return seal(keys.sealing(policy, rule.deterministic()), value);
     }
 
     /** A query value, deterministic, so that it equals what the field's equal values were stored as. */
     BsonBinary encryptForQuery(BsonValue value) {
-        return seal(keyring.forQuery(policy), value);
+        return seal(keys.querying(policy), value);
+    }
+
+    /** The envelope of a value given as its BSON type and value bytes, buf[start, end). */
+    byte[] encryptBytes(FieldRule rule, byte type, byte[] buf, int start, int end) {
+        return keys.sealing(policy, rule.deterministic()).encrypt(type, buf, start, end - start);
     }
 
     private BsonBinary seal(FieldCipher fc, BsonValue value) {

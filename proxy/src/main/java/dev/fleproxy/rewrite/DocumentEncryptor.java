@@ -1,59 +1,137 @@
 package dev.fleproxy.rewrite;
 
-import java.util.Map;
-import org.bson.BsonArray;
+import dev.fleproxy.policy.FieldRule;
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.wire.BsonBytes;
+import dev.fleproxy.wire.BsonCursor;
+import dev.fleproxy.wire.OpMsgWriter;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
 
 /**
  * Encrypts the policy fields of a document being written (insert, replacement, $set of a whole
- * sub-document): every encrypted path is replaced by its envelope; arrays of documents on the way
- * to a path are walked element by element; _id is never touched. Returns the input itself when
- * nothing in it is encrypted, so untouched documents keep their raw bytes.
+ * sub-document) in one pass over its bytes: every element is copied as it is, except an
+ * encrypted field, whose value bytes (exactly what the ciphertext format encrypts) become its
+ * envelope, and a sub-document or array on the way to one, which is walked the same way. Nothing
+ * is decoded into objects; _id is never touched. The tree-shaped callers (updates) go through the
+ * same pass.
  */
 final class DocumentEncryptor {
+    /** MongoDB's own document size limit, checked on what is about to be stored. */
+    static final int MAX_DOCUMENT = 16 * 1024 * 1024;
+    /** Deeper nesting is malformed input here (the server allows 100 levels in stored documents). */
+    static final int MAX_DEPTH = 1000;
+
     private DocumentEncryptor() {
     }
 
-    static BsonDocument encryptDocument(BsonDocument doc, CollectionContext ctx) {
-        return fields(doc, "", ctx);
+    /**
+     * Writes the document buf[off, its end) into out with its policy fields encrypted, refusing a
+     * result over 16 MiB; returns whether anything was encrypted.
+     */
+    static boolean write(byte[] buf, int off, int limit, CollectionContext ctx, ByteBuf out) {
+        int start = out.writerIndex();
+        boolean changed = document(buf, off, limit, ctx.paths.root(), true, ctx, out, 0);
+        int size = out.writerIndex() - start;
+        if (size > MAX_DOCUMENT) {
+            throw new Refusal(ProxyError.TOO_LARGE_AFTER_ENCRYPTION, ctx.ns() + ": a document would be " + size
+                    + " bytes once encrypted, over MongoDB's 16 MiB document limit");
+        }
+        return changed;
     }
 
-    /** The value found at {@code path}, a prefix of encrypted fields, with those fields encrypted. */
-    static BsonValue encryptSubtree(BsonValue value, String path, CollectionContext ctx) {
-        if (value.isDocument()) {
-            return fields(value.asDocument(), path, ctx);
+    private static boolean document(byte[] buf, int off, int limit, EncryptedPaths.Node node, boolean top,
+                                    CollectionContext ctx, ByteBuf out, int depth) {
+        if (depth > MAX_DEPTH) {
+            throw new org.bson.BSONException("documents nested too deeply to decode");
         }
-        if (value.isArray()) {
-            BsonArray in = value.asArray();
-            BsonArray out = new BsonArray(in.size());
-            boolean changed = false;
-            for (BsonValue el : in) {
-                BsonValue e2 = encryptSubtree(el, path, ctx);
-                changed |= e2 != el;
-                out.add(e2);
-            }
-            return changed ? out : value;
-        }
-        return value;
-    }
-
-    private static BsonDocument fields(BsonDocument doc, String prefix, CollectionContext ctx) {
-        BsonDocument out = new BsonDocument();
+        BsonCursor c = new BsonCursor(buf, off, limit);
+        int mark = OpMsgWriter.beginDocument(out);
         boolean changed = false;
-        for (Map.Entry<String, BsonValue> e : doc.entrySet()) {
-            String path = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
-            BsonValue v = e.getValue();
-            BsonValue nv = v;
-            EncryptedPaths.Match m = ctx.paths.classify(path);
-            if (m.kind() == EncryptedPaths.Kind.EXACT) {
-                nv = ctx.encrypt(m.rule(), v);
-            } else if (m.kind() == EncryptedPaths.Kind.PREFIX) {
-                nv = encryptSubtree(v, path, ctx);
+        boolean allFields = ctx.paths.allFields();
+        while (c.next()) {
+            FieldRule rule = null;
+            EncryptedPaths.Node next = null;
+            if (allFields) {
+                if (top && !EncryptedPaths.isId(buf, c.nameStart, c.nameEnd)) {
+                    rule = EncryptedPaths.topLevelRule(c.name());
+                }
+            } else if (EncryptedPaths.transparent(buf, c.nameStart, c.nameEnd)) {
+                next = node; // an array index (or a name that reads like one): the same place in the policy
+            } else {
+                next = node.child(buf, c.nameStart, c.nameEnd);
+                if (next != null && next.rule != null) {
+                    rule = next.rule;
+                    next = null;
+                }
             }
-            changed |= nv != v;
-            out.append(e.getKey(), nv);
+            if (rule != null) {
+                encryptElement(c, rule, ctx, out, depth);
+                changed = true;
+            } else if (next != null && !next.children.isEmpty()
+                    && (c.type == BsonCursor.DOCUMENT || c.type == BsonCursor.ARRAY)) {
+                OpMsgWriter.elementHeader(out, c.type, c);
+                changed |= document(buf, c.valueStart, c.valueEnd, next, false, ctx, out, depth + 1);
+            } else {
+                OpMsgWriter.copyElement(out, c);
+            }
         }
-        return changed ? out : doc;
+        OpMsgWriter.endDocument(out, mark);
+        return changed;
+    }
+
+    private static void encryptElement(BsonCursor c, FieldRule rule, CollectionContext ctx, ByteBuf out, int depth) {
+        byte[] buf = c.buffer();
+        // what is stored must decode again when it is read back
+        BsonCursor.validate(c.type, buf, c.valueStart, c.valueEnd, MAX_DEPTH - depth);
+        byte[] envelope = ctx.encryptBytes(rule, c.type, buf, c.valueStart, c.valueEnd);
+        OpMsgWriter.binaryElement(out, c, ctx.policy.subtype(), envelope);
+    }
+
+    // ---- the same pass for documents held as objects ----------------------------------------
+
+    /** The document with its policy fields encrypted; the same object if it holds none. */
+    static BsonDocument encryptDocument(BsonDocument doc, CollectionContext ctx) {
+        ByteBuffer in = BsonBytes.encode(doc);
+        byte[] bytes;
+        int off;
+        if (in.hasArray() && !in.isReadOnly()) {
+            bytes = in.array();
+            off = in.arrayOffset() + in.position();
+        } else {
+            bytes = new byte[in.remaining()];
+            in.duplicate().get(bytes);
+            off = 0;
+        }
+        ByteBuf out = Unpooled.buffer(in.remaining() + 256);
+        boolean changed = write(bytes, off, off + in.remaining(), ctx, out);
+        if (!changed) {
+            return doc;
+        }
+        return new RawBsonDocument(out.array(), out.arrayOffset(), out.readableBytes());
+    }
+
+    /**
+     * The value found at {@code path}, a sub-document or array on the way to encrypted fields,
+     * with those fields encrypted; the same object if nothing in it was.
+     */
+    static BsonValue encryptSubtree(BsonValue value, String path, CollectionContext ctx) {
+        EncryptedPaths.Node node = ctx.paths.nodeAt(path);
+        if (node == null || !(value.isDocument() || value.isArray())) {
+            return value;
+        }
+        BsonValueBytes in = BsonValueBytes.of(value);
+        ByteBuf out = Unpooled.buffer(in.bytes().length + 256);
+        boolean changed = document(in.bytes(), 0, in.bytes().length, node, false, ctx, out, 0);
+        if (!changed) {
+            return value;
+        }
+        byte[] bytes = new byte[out.readableBytes()];
+        out.readBytes(bytes);
+        return new BsonValueBytes(in.type(), bytes).toBsonValue();
     }
 }

@@ -2,11 +2,18 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * Where a dotted path stands relative to a collection's encrypted fields. Array indexes and
- * positional operators ("items.0.price", "items.$[].price") are dropped before comparing, so a
- * policy path reaches through arrays of documents the way MongoDB's dotted paths do.
+ * Where a path stands relative to a collection's encrypted fields, from one tree of the policy's
+ * paths that both ways of asking walk: by dotted string ({@link #classify}, for filters, updates
+ * and pipelines) and segment by segment over raw bytes ({@link Node#child}, for documents written
+ * in bulk). Array indexes and positional operators ("items.0.price", "items.$[].price") are
+ * passed over before a field is reached, so a policy path reaches through arrays of documents the
+ * way MongoDB's dotted paths do; once a field is reached, anything after it lies inside its one
+ * opaque envelope.
  */
 final class EncryptedPaths {
 
@@ -26,23 +33,115 @@ final class EncryptedPaths {
         static final Match PREFIX = new Match(Kind.PREFIX, null);
     }
 
+    /**
+     * One segment of the policy's paths: an encrypted field (rule set) or a step towards some
+     * (children). Under {@code fields: "*"} the root stands for every top-level field but _id.
+     */
+    static final class Node {
+        final String name;
+        final byte[] nameBytes;
+        FieldRule rule;
+        final List<Node> children = new ArrayList<>(2);
+
+        Node(String name) {
+            this.name = name;
+            this.nameBytes = name.getBytes(StandardCharsets.UTF_8);
+        }
+
+        /** The child named by buf[start, end), or null. */
+        Node child(byte[] buf, int start, int end) {
+            for (Node c : children) {
+                if (c.nameBytes.length == end - start
+                        && java.util.Arrays.equals(c.nameBytes, 0, c.nameBytes.length, buf, start, end)) {
+                    return c;
+                }
+            }
+            return null;
+        }
+
+        Node child(String segment) {
+            for (Node c : children) {
+                if (c.name.equals(segment)) {
+                    return c;
+                }
+            }
+            return null;
+        }
+    }
+
+    private static final byte[] ID = {'_', 'i', 'd'};
+
     private final CollectionPolicy policy;
+    private final Node root = new Node("");
 
     EncryptedPaths(CollectionPolicy policy) {
         this.policy = policy;
+        for (FieldRule r : policy.fields().values()) {
+            Node n = root;
+            for (String segment : r.path().split("\\.")) {
+                Node next = n.child(segment);
+                if (next == null) {
+                    next = new Node(segment);
+                    n.children.add(next);
+                }
+                n = next;
+            }
+            n.rule = r;
+        }
     }
 
     CollectionPolicy policy() {
         return policy;
     }
 
+    /** Every top-level field but _id is one envelope ({@code fields: "*"}). */
+    boolean allFields() {
+        return policy.allFields();
+    }
+
+    Node root() {
+        return root;
+    }
+
+    /** The rule {@code fields: "*"} gives a top-level field. */
+    static FieldRule topLevelRule(String name) {
+        return new FieldRule(name, false);
+    }
+
+    /** True for _id, which is never encrypted. */
+    static boolean isId(byte[] buf, int start, int end) {
+        return end - start == 3 && buf[start] == ID[0] && buf[start + 1] == ID[1] && buf[start + 2] == ID[2];
+    }
+
+    /** An array index or positional operator: passed over on the way to a field. */
+    static boolean transparent(String segment) {
+        return segment.startsWith("$") || (!segment.isEmpty() && segment.chars().allMatch(Character::isDigit));
+    }
+
+    /** The same test on a name's bytes. */
+    static boolean transparent(byte[] buf, int start, int end) {
+        if (end == start) {
+            return false;
+        }
+        if (buf[start] == '$') {
+            return true;
+        }
+        for (int i = start; i < end; i++) {
+            if (buf[i] < '0' || buf[i] > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Drops array indexes and positional operators from a path ("a.0.b" → "a.b"). */
     static String normalize(String path) {
         if (path.indexOf('.') < 0) {
             return path;
         }
         StringBuilder out = new StringBuilder(path.length());
         for (String seg : path.split("\\.", -1)) {
-            if (seg.startsWith("$") || (!seg.isEmpty() && seg.chars().allMatch(Character::isDigit))) {
+            if (transparent(seg)) {
                 continue;
             }
             if (out.length() > 0) {
@@ -57,24 +156,29 @@ final class EncryptedPaths {
         if (policy.allFields()) {
             return topLevel(rawPath);
         }
-        String path = normalize(rawPath);
-        if (path.equals("_id") || path.startsWith("_id.")) {
-            return Match.NONE;
+        if (rawPath.isEmpty()) {
+            return Match.PREFIX;
         }
-        boolean prefix = false;
-        for (FieldRule r : policy.fields().values()) {
-            String p = r.path();
-            if (path.equals(p)) {
-                return atOrInside(rawPath, r);
+        Node n = root;
+        String[] segs = rawPath.split("\\.", -1);
+        for (int i = 0; i < segs.length; i++) {
+            String seg = segs[i];
+            if (n.rule != null) {
+                return new Match(Kind.INSIDE, n.rule); // a segment after the field: inside its envelope
             }
-            if (path.startsWith(p) && path.charAt(p.length()) == '.') {
-                return new Match(Kind.INSIDE, r);
+            if (transparent(seg)) {
+                continue;
             }
-            if (path.isEmpty() || (p.startsWith(path) && p.charAt(path.length()) == '.')) {
-                prefix = true;
+            Node next = n.child(seg);
+            if (next == null) {
+                return Match.NONE;
             }
+            n = next;
         }
-        return prefix ? Match.PREFIX : Match.NONE;
+        if (n.rule != null) {
+            return new Match(Kind.EXACT, n.rule);
+        }
+        return Match.PREFIX; // every node without a rule has children
     }
 
     /**
@@ -91,28 +195,27 @@ final class EncryptedPaths {
         if (top.equals("_id")) {
             return Match.NONE;
         }
-        return new Match(dot < 0 ? Kind.EXACT : Kind.INSIDE, new FieldRule(top, false));
+        return new Match(dot < 0 ? Kind.EXACT : Kind.INSIDE, topLevelRule(top));
     }
 
-    /**
-     * The normalized path reached field {@code r}; any raw segment after it (an index such as
-     * "phones.0" or a positional "phones.$[]") addresses a part of the one opaque envelope.
-     */
-    private static Match atOrInside(String rawPath, FieldRule r) {
-        if (rawPath.indexOf('.') < 0) {
-            return new Match(Kind.EXACT, r);
+    /** The tree node a PREFIX path reaches (the encrypted fields under it are its descendants); null if none. */
+    Node nodeAt(String rawPath) {
+        if (policy.allFields()) {
+            return null;
         }
-        int named = r.path().split("\\.").length;
-        String[] segs = rawPath.split("\\.", -1);
-        int seen = 0;
-        for (int i = 0; i < segs.length; i++) {
-            String seg = segs[i];
-            boolean skipped = seg.startsWith("$") || (!seg.isEmpty() && seg.chars().allMatch(Character::isDigit));
-            if (!skipped && ++seen == named) {
-                return new Match(i == segs.length - 1 ? Kind.EXACT : Kind.INSIDE, r);
+        Node n = root;
+        for (String seg : rawPath.isEmpty() ? new String[0] : rawPath.split("\\.", -1)) {
+            if (n.rule != null) {
+                return null;
+            }
+            if (!transparent(seg)) {
+                n = n.child(seg);
+                if (n == null) {
+                    return null;
+                }
             }
         }
-        return new Match(Kind.EXACT, r);
+        return n.rule != null ? null : n;
     }
 
     /** True if any encrypted field under this prefix (or the prefix itself) is randomized. */

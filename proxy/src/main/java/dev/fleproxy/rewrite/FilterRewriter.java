@@ -26,31 +26,26 @@ final class FilterRewriter {
 
     /** The filter with equality values encrypted; the same object if nothing needed rewriting. */
     static BsonDocument rewrite(BsonDocument filter, CollectionContext ctx) {
-        BsonDocument out = new BsonDocument();
-        boolean changed = false;
-        for (Map.Entry<String, BsonValue> e : filter.entrySet()) {
-            String k = e.getKey();
-            BsonValue v = e.getValue();
-            BsonValue nv = v;
+        return CopyOnChange.map(filter, (k, v) -> {
             if (LOGICAL.contains(k)) {
-                nv = logical(k, v, ctx);
-            } else if (k.equals("$comment")) {
-                // no effect on matching
-            } else if (k.equals("$expr")) {
+                return logical(k, v, ctx);
+            }
+            if (k.equals("$comment")) {
+                return v; // no effect on matching
+            }
+            if (k.equals("$expr")) {
                 Expressions.refuseReferences(v, ctx, "$expr");
-            } else if (k.startsWith("$")) {
+                return v;
+            }
+            if (k.startsWith("$")) {
                 if (!k.equals("$where") && !k.equals("$text") && !k.equals("$jsonSchema")) {
                     throw Refusal.command(ctx.ns(), "the query operator " + k + " is not supported on an encrypted collection");
                 }
                 throw Refusal.command(ctx.ns(), k + " cannot be checked against encrypted fields, so it is refused on an "
                         + "encrypted collection");
-            } else {
-                nv = condition(k, v, ctx);
             }
-            changed |= nv != v;
-            out.append(k, nv);
-        }
-        return changed ? out : filter;
+            return condition(k, v, ctx);
+        });
     }
 
     /**
@@ -102,14 +97,7 @@ final class FilterRewriter {
     }
 
     private static BsonValue logical(String op, BsonValue v, CollectionContext ctx) {
-        BsonArray out = new BsonArray();
-        boolean changed = false;
-        for (BsonValue clause : clauses(op, v, ctx)) {
-            BsonValue c2 = rewrite(clause.asDocument(), ctx);
-            changed |= c2 != clause;
-            out.add(c2);
-        }
-        return changed ? out : v;
+        return CopyOnChange.map(clauses(op, v, ctx), clause -> rewrite(clause.asDocument(), ctx));
     }
 
     private static boolean isOperatorDocument(BsonValue v) {
@@ -138,31 +126,23 @@ final class FilterRewriter {
             requireDeterministic(det, ctx, field, "equality");
             return encryptedValue(v, ctx, field);
         }
-        BsonDocument ops = v.asDocument();
-        BsonDocument out = new BsonDocument();
-        for (Map.Entry<String, BsonValue> op : ops.entrySet()) {
-            String name = op.getKey();
-            BsonValue arg = op.getValue();
+        return CopyOnChange.map(v.asDocument(), (name, arg) -> {
             if (name.equals("$exists")) {
-                out.append(name, arg);
-            } else if (EQUALITY.contains(name)) {
+                return arg;
+            }
+            if (EQUALITY.contains(name)) {
                 requireDeterministic(det, ctx, field, name);
-                out.append(name, encryptedValue(arg, ctx, field));
-            } else if (MEMBERSHIP.contains(name)) {
+                return encryptedValue(arg, ctx, field);
+            }
+            if (MEMBERSHIP.contains(name)) {
                 requireDeterministic(det, ctx, field, name);
                 if (!arg.isArray()) {
                     throw Refusal.onField(ctx.ns(), field, name + " without an array");
                 }
-                BsonArray enc = new BsonArray(arg.asArray().size());
-                for (BsonValue each : arg.asArray()) {
-                    enc.add(encryptedValue(each, ctx, field));
-                }
-                out.append(name, enc);
-            } else {
-                throw Refusal.onField(ctx.ns(), field, "the query operator " + name);
+                return CopyOnChange.map(arg.asArray(), each -> encryptedValue(each, ctx, field));
             }
-        }
-        return out;
+            throw Refusal.onField(ctx.ns(), field, "the query operator " + name);
+        });
     }
 
     private static void requireDeterministic(boolean det, CollectionContext ctx, String field, String what) {

@@ -1,7 +1,6 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.Policy;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import org.bson.BsonArray;
@@ -27,111 +26,34 @@ final class PipelineAnalyzer {
     private PipelineAnalyzer() {
     }
 
-    /** Names that hold encrypted values after earlier stages copied them there. */
-    private static final class Schema {
-        final CollectionContext ctx;
-        final Set<String> derived = new HashSet<>();
-
-        Schema(CollectionContext ctx) {
-            this.ctx = ctx;
-        }
-
-        /** Like {@link EncryptedPaths#classify}, also knowing the copies. */
-        EncryptedPaths.Kind kind(String path) {
-            EncryptedPaths.Kind k = ctx.paths.classify(path).kind();
-            if (k != EncryptedPaths.Kind.NONE) {
-                return k;
-            }
-            String n = EncryptedPaths.normalize(path);
-            for (String d : derived) {
-                if (n.equals(d)) {
-                    return EncryptedPaths.Kind.EXACT;
-                }
-                if (n.startsWith(d + ".")) {
-                    return EncryptedPaths.Kind.INSIDE;
-                }
-                if (n.isEmpty() || d.startsWith(n + ".")) {
-                    return EncryptedPaths.Kind.PREFIX;
-                }
-            }
-            return EncryptedPaths.Kind.NONE;
-        }
-
-        boolean deterministic(String path) {
-            EncryptedPaths.Match m = ctx.paths.classify(path);
-            return m.kind() == EncryptedPaths.Kind.EXACT && m.rule().deterministic();
-        }
-
-        Refusal refuse(String path, String what) {
-            EncryptedPaths.Match m = ctx.paths.classify(path);
-            return Refusal.onField(ctx.ns(), m.rule() != null ? m.rule().path() : path, what);
-        }
-
-        void refuseReferences(BsonValue expr, String where) {
-            String ref = Expressions.reference(expr);
-            if (ref != null) {
-                if (kind(ref) != EncryptedPaths.Kind.NONE) {
-                    throw refuse(ref.isEmpty() ? "(the whole document)" : ref, where + " computing on '$" + ref + "'");
-                }
-                return;
-            }
-            if (expr.isDocument()) {
-                expr.asDocument().values().forEach(v -> refuseReferences(v, where));
-            } else if (expr.isArray()) {
-                expr.asArray().forEach(v -> refuseReferences(v, where));
-            }
-        }
-
-        /** Any string or key naming an encrypted field, for stages whose syntax we do not know. */
-        void refuseMentions(BsonValue spec, String stage) {
-            if (spec.isString()) {
-                String s = spec.asString().getValue();
-                String path = s.startsWith("$") ? Expressions.reference(spec) : s;
-                if (path != null && !path.isEmpty() && kind(path) != EncryptedPaths.Kind.NONE) {
-                    throw refuse(path, "the stage " + stage);
-                }
-            } else if (spec.isDocument()) {
-                for (Map.Entry<String, BsonValue> e : spec.asDocument().entrySet()) {
-                    if (!e.getKey().startsWith("$") && kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
-                        throw refuse(e.getKey(), "the stage " + stage);
-                    }
-                    refuseMentions(e.getValue(), stage);
-                }
-            } else if (spec.isArray()) {
-                spec.asArray().forEach(v -> refuseMentions(v, stage));
-            }
-        }
-    }
-
     /** An aggregate on an encrypted collection: the first $match rewritten, the rest checked. */
     static BsonArray rewriteAggregate(BsonArray pipeline, CollectionContext ctx, Policy policy, String db) {
         CrossReferences.pipeline(pipeline, policy, db, ctx.ns()); // also inside sub-pipelines
-        Schema schema = new Schema(ctx);
-        BsonArray out = new BsonArray(pipeline.size());
-        boolean changed = false;
+        PipelineSchema schema = new PipelineSchema(ctx);
+        BsonValue first = null;
         for (int i = 0; i < pipeline.size(); i++) {
-            BsonValue stage = stage(pipeline.get(i), ctx);
-            BsonValue ns = stage;
+            BsonDocument stage = stage(pipeline.get(i), ctx);
             if (i == 0 && isStage(stage, "$match")) {
-                BsonDocument filter = stage.asDocument().getDocument("$match");
+                BsonDocument filter = stage.getDocument("$match");
                 BsonDocument rewritten = FilterRewriter.rewrite(filter, ctx);
-                if (rewritten != filter) {
-                    ns = new BsonDocument("$match", rewritten);
-                }
+                first = rewritten == filter ? null : new BsonDocument("$match", rewritten);
             } else {
                 check(stage, schema, policy, db, true);
             }
-            changed |= ns != stage;
-            out.add(ns);
         }
-        return changed ? out : pipeline;
+        if (first == null) {
+            return pipeline;
+        }
+        BsonValue newFirst = first;
+        int[] index = {0};
+        return CopyOnChange.map(pipeline, stage -> index[0]++ == 0 ? newFirst : stage);
     }
 
     /**
      * A stage as the server requires it, a document with exactly one key; anything else is refused
      * rather than forwarded unexamined (only its first key would have been looked at).
      */
-    private static BsonDocument stage(BsonValue stage, CollectionContext ctx) {
+    static BsonDocument stage(BsonValue stage, CollectionContext ctx) {
         if (!stage.isDocument() || stage.asDocument().size() != 1) {
             throw Refusal.command(ctx.ns(), "a pipeline stage that is not a document with exactly one key");
         }
@@ -139,7 +61,7 @@ final class PipelineAnalyzer {
     }
 
     /** The argument of a stage that takes a document. */
-    private static BsonDocument spec(BsonValue spec, String stage, Schema s) {
+    private static BsonDocument spec(BsonValue spec, String stage, PipelineSchema s) {
         if (!spec.isDocument()) {
             throw Refusal.command(s.ctx.ns(), "the stage " + stage + " with an argument that is not a document");
         }
@@ -151,7 +73,7 @@ final class PipelineAnalyzer {
                 && stage.asDocument().get(name).isDocument();
     }
 
-    private static void check(BsonValue stageValue, Schema s, Policy policy, String db, boolean aggregate) {
+    private static void check(BsonValue stageValue, PipelineSchema s, Policy policy, String db, boolean aggregate) {
         BsonDocument stage = stage(stageValue, s.ctx);
         String name = stage.getFirstKey();
         BsonValue spec = stage.get(name);
@@ -220,7 +142,7 @@ final class PipelineAnalyzer {
     }
 
     /** $project/$addFields/$set: inclusion, exclusion and plain copies of encrypted values pass. */
-    private static void projection(BsonValue spec, String prefix, Schema s, String stage) {
+    private static void projection(BsonValue spec, String prefix, PipelineSchema s, String stage) {
         if (!spec.isDocument()) {
             return;
         }
@@ -249,7 +171,7 @@ final class PipelineAnalyzer {
         }
     }
 
-    private static void group(BsonValue spec, Schema s) {
+    private static void group(BsonValue spec, PipelineSchema s) {
         if (!spec.isDocument()) {
             return;
         }
@@ -280,7 +202,7 @@ final class PipelineAnalyzer {
         }
     }
 
-    private static void groupKey(BsonValue v, Schema s, String out) {
+    private static void groupKey(BsonValue v, PipelineSchema s, String out) {
         String ref = Expressions.reference(v);
         if (ref != null) {
             if (s.kind(ref) == EncryptedPaths.Kind.NONE) {
@@ -299,37 +221,5 @@ final class PipelineAnalyzer {
             return;
         }
         s.refuseReferences(v, "$group _id");
-    }
-
-    /** Pipeline updates: copies of encrypted values are fine; computing on them or assigning to encrypted fields is not. */
-    static void checkUpdatePipeline(BsonArray pipeline, CollectionContext ctx) {
-        Schema s = new Schema(ctx);
-        for (BsonValue stageValue : pipeline) {
-            BsonDocument stage = stage(stageValue, ctx);
-            String name = stage.getFirstKey();
-            BsonValue spec = stage.get(name);
-            switch (name) {
-                case "$set", "$addFields", "$project" -> {
-                    if (spec.isDocument()) {
-                        for (Map.Entry<String, BsonValue> e : spec.asDocument().entrySet()) {
-                            BsonValue v = e.getValue();
-                            boolean inclusion = name.equals("$project") && (v.isNumber() || v.isBoolean());
-                            if (!inclusion && s.kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
-                                throw s.refuse(e.getKey(), "a pipeline update assigning to it");
-                            }
-                            if (Expressions.reference(v) == null) {
-                                s.refuseReferences(v, "a pipeline update");
-                            } else if (s.kind(Expressions.reference(v)) == EncryptedPaths.Kind.INSIDE) {
-                                throw s.refuse(Expressions.reference(v), "a pipeline update reading inside it");
-                            }
-                        }
-                    }
-                }
-                case "$unset" -> {
-                    // removal is fine
-                }
-                default -> s.refuseMentions(spec, "pipeline update stage " + name);
-            }
-        }
     }
 }

@@ -1,6 +1,6 @@
 package dev.fleproxy.rewrite;
 
-import dev.fleproxy.server.ProxyError;
+import dev.fleproxy.protocol.ProxyError;
 
 /**
  * A command the proxy will not forward because it cannot be carried out correctly on encrypted

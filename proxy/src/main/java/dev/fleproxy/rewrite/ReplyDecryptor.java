@@ -1,141 +1,236 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.crypto.DecryptionFailedException;
-import dev.fleproxy.crypto.Envelope;
+import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
-import dev.fleproxy.server.ProxyError;
-import java.util.Map;
-import org.bson.BsonArray;
-import org.bson.BsonDocument;
-import org.bson.BsonValue;
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.wire.BsonCursor;
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.OpMsgView;
+import dev.fleproxy.wire.OpMsgWriter;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.nio.charset.StandardCharsets;
+import org.bson.BSONException;
 
 /**
- * Decrypts every envelope in documents returned for an encrypted collection, wherever it sits (a
- * pipeline may have copied it to another name), under the key its header names. Values that are
- * not envelopes — stored before a policy existed, or never encrypted — are returned as they are.
- * An envelope that fails authentication fails the whole reply: never garbage.
+ * Decrypts the documents a reply returns for an encrypted collection (a cursor's firstBatch or
+ * nextBatch, findAndModify's value, distinct's values), every envelope wherever it sits (a
+ * pipeline may have copied it to another name), under the key its header names. One pass from
+ * the reply's bytes into the outgoing buffer: elements are copied as they are, envelopes become
+ * their plaintext values, nothing is decoded into objects. Values that are not envelopes — stored
+ * before a policy existed, or never encrypted — pass as they are. An envelope that fails
+ * authentication fails the whole reply: never garbage. An envelope whose key is not in memory
+ * yet is noted ({@link RequestKeys}) and the reply is decrypted again once it is.
  */
 final class ReplyDecryptor {
-    private final Keyring keyring;
-    private final String ns;
+    private static final byte[] OK = bytes("ok");
+    private static final byte[] CURSOR = bytes("cursor");
+    private static final byte[] FIRST_BATCH = bytes("firstBatch");
+    private static final byte[] NEXT_BATCH = bytes("nextBatch");
+    private static final byte[] VALUE = bytes("value");
+    private static final byte[] VALUES = bytes("values");
 
-    ReplyDecryptor(Keyring keyring, String ns) {
-        this.keyring = keyring;
+    private final RequestKeys keys;
+    private final Envelopes envelopes;
+    private final String ns;
+    /** Names on the way down, for a refusal's message: [start, end) pairs, -1 for an array level. */
+    private int[] path = new int[32];
+    private int depth;
+    private byte[] buf;
+    private String pathBase;
+
+    ReplyDecryptor(RequestKeys keys, String ns) {
+        this.keys = keys.about(ns);
+        this.envelopes = keys.envelopes();
         this.ns = ns;
     }
 
-    /** The document with its envelopes decrypted; the same object if it held none. */
-    BsonDocument document(BsonDocument doc, String path) {
-        BsonDocument out = null;
-        int i = 0;
-        for (Map.Entry<String, BsonValue> e : doc.entrySet()) {
-            BsonValue v = e.getValue();
-            BsonValue nv = value(v, path.isEmpty() ? e.getKey() : path + "." + e.getKey());
-            if (nv != v && out == null) {
-                out = new BsonDocument();
-                int j = 0;
-                for (Map.Entry<String, BsonValue> before : doc.entrySet()) {
-                    if (j++ == i) {
-                        break;
-                    }
-                    out.append(before.getKey(), before.getValue());
-                }
-            }
-            if (out != null) {
-                out.append(e.getKey(), nv);
-            }
-            i++;
-        }
-        return out == null ? doc : out;
-    }
-
-    BsonValue value(BsonValue v, String path) {
-        switch (v.getBsonType()) {
-            case BINARY: {
-                byte[] env = EnvelopeBinary.unwrap(v);
-                return env == null ? v : decrypt(env, path);
-            }
-            case DOCUMENT:
-                return document(v.asDocument(), path);
-            case ARRAY: {
-                BsonArray in = v.asArray();
-                BsonArray out = null;
-                for (int i = 0; i < in.size(); i++) {
-                    BsonValue el = in.get(i);
-                    BsonValue nel = value(el, path);
-                    if (nel != el && out == null) {
-                        out = new BsonArray(in.size());
-                        for (int j = 0; j < i; j++) {
-                            out.add(in.get(j));
-                        }
-                    }
-                    if (out != null) {
-                        out.add(nel);
-                    }
-                }
-                return out == null ? v : out;
-            }
-            default:
-                return v;
-        }
-    }
-
-    private BsonValue decrypt(byte[] envelope, String path) {
-        try {
-            Envelope.Header h = Envelope.parse(envelope);
-            FieldCipher fc = keyring.forDecryption(h, ns);
-            FieldCipher.Plaintext p = fc.decrypt(envelope);
-            return new BsonValueBytes(p.bsonType(), p.value()).toBsonValue();
-        } catch (DecryptionFailedException e) {
-            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": decryption failed for field '" + path
-                    + "' of a returned document (tampered, or not encrypted by this proxy's keys)");
-        } catch (org.bson.BSONException | IllegalArgumentException e) {
-            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": field '" + path + "' decrypted to no valid BSON value");
-        }
-    }
-
-    /** Decrypts each document of a cursor batch or value list. */
-    BsonArray array(BsonArray docs) {
-        BsonValue out = value(docs, "");
-        return out.asArray();
-    }
-
-    /** The reply body of find/aggregate/getMore/findAndModify/distinct with its documents decrypted, or null if unchanged. */
-    BsonDocument reply(BsonDocument body) {
-        if (body.containsKey("cursor") && body.get("cursor").isDocument()) {
-            BsonDocument cursor = body.getDocument("cursor");
-            for (String batchName : new String[] {"firstBatch", "nextBatch"}) {
-                if (cursor.containsKey(batchName) && cursor.get(batchName).isArray()) {
-                    BsonArray batch = cursor.getArray(batchName);
-                    BsonArray dec = array(batch);
-                    if (dec == batch) {
-                        return null;
-                    }
-                    BsonDocument c2 = copyWith(cursor, batchName, dec);
-                    return copyWith(body, "cursor", c2);
-                }
-            }
-            return null;
-        }
-        for (String field : new String[] {"value", "values"}) {
-            if (body.containsKey(field)) {
-                BsonValue v = body.get(field);
-                BsonValue dec = value(v, field.equals("value") ? "" : "values");
-                return dec == v ? null : copyWith(body, field, dec);
-            }
-        }
-        return null;
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     /**
-     * The document with one value replaced. By key, not by entry: a raw reply's entries would
-     * decode the batch being replaced a second time; get() of the others only skips over it.
+     * The reply with its documents decrypted, as a new frame; null if it holds nothing to decrypt
+     * (an error reply, no envelope) or if keys are pending ({@link RequestKeys#hasPending}).
      */
-    private static BsonDocument copyWith(BsonDocument doc, String key, BsonValue value) {
-        BsonDocument out = new BsonDocument();
-        for (String k : doc.keySet()) {
-            out.append(k, k.equals(key) ? value : doc.get(k));
+    Frame decrypt(OpMsgView reply, ByteBufAllocator alloc) {
+        byte[] body = reply.bodyBytes();
+        BsonCursor c = new BsonCursor(body, 0, body.length);
+        if (!c.find(OK) || c.numberValue() != 1.0) {
+            return null; // errors carry no documents
         }
-        return out;
+        buf = body;
+        OpMsgWriter w = OpMsgWriter.replacing(reply, alloc, reply.frame().length() + 64);
+        boolean changed;
+        try {
+            w.body();
+            changed = body(w.out());
+            for (int i = 0; i < reply.sequenceCount(); i++) {
+                reply.copySequenceSection(i, w.out());
+            }
+        } catch (RuntimeException | Error e) {
+            w.abandon();
+            throw e;
+        }
+        if (!changed || keys.hasPending()) {
+            w.abandon();
+            return null;
+        }
+        return w.finish();
+    }
+
+    /** The body: the one field holding documents is decrypted, the rest copied. */
+    private boolean body(ByteBuf out) {
+        byte[] target = null;
+        BsonCursor find = new BsonCursor(buf, 0, buf.length);
+        if (find.find(CURSOR) && find.type == BsonCursor.DOCUMENT) {
+            target = CURSOR;
+        } else {
+            find = new BsonCursor(buf, 0, buf.length);
+            while (find.next() && target == null) {
+                if (find.nameIs(VALUE)) {
+                    target = VALUE;
+                } else if (find.nameIs(VALUES)) {
+                    target = VALUES;
+                }
+            }
+        }
+        BsonCursor c = new BsonCursor(buf, 0, buf.length);
+        int mark = OpMsgWriter.beginDocument(out);
+        boolean changed = false;
+        while (c.next()) {
+            if (target != null && c.nameIs(target)) {
+                target = null; // only the first of that name, as a server would read it
+                if (c.nameIs(CURSOR)) {
+                    OpMsgWriter.elementHeader(out, c.type, c);
+                    changed = cursor(c.valueStart, c.valueEnd, out);
+                } else {
+                    pathBase = c.nameIs(VALUES) ? "values" : "";
+                    changed = element(c, out);
+                }
+            } else {
+                OpMsgWriter.copyElement(out, c);
+            }
+        }
+        OpMsgWriter.endDocument(out, mark);
+        return changed;
+    }
+
+    /** A cursor document: its first batch array (firstBatch, else nextBatch) is decrypted. */
+    private boolean cursor(int start, int end, ByteBuf out) {
+        byte[] batch = null;
+        BsonCursor find = new BsonCursor(buf, start, end);
+        while (find.next() && batch == null) {
+            if (find.type == BsonCursor.ARRAY && (find.nameIs(FIRST_BATCH) || find.nameIs(NEXT_BATCH))) {
+                batch = find.nameIs(FIRST_BATCH) ? FIRST_BATCH : NEXT_BATCH;
+            }
+        }
+        BsonCursor c = new BsonCursor(buf, start, end);
+        int mark = OpMsgWriter.beginDocument(out);
+        boolean changed = false;
+        while (c.next()) {
+            if (batch != null && c.type == BsonCursor.ARRAY && c.nameIs(batch)) {
+                batch = null;
+                pathBase = "";
+                changed = element(c, out);
+            } else {
+                OpMsgWriter.copyElement(out, c);
+            }
+        }
+        OpMsgWriter.endDocument(out, mark);
+        return changed;
+    }
+
+    /** One element, decrypted wherever it holds envelopes; its name is not part of refusal paths. */
+    private boolean element(BsonCursor c, ByteBuf out) {
+        depth = 0;
+        if (c.type == BsonCursor.DOCUMENT || c.type == BsonCursor.ARRAY) {
+            OpMsgWriter.elementHeader(out, c.type, c);
+            push(c.type == BsonCursor.ARRAY ? -1 : -2, 0);
+            boolean changed = document(c.valueStart, c.valueEnd, c.type == BsonCursor.ARRAY, out);
+            depth--;
+            return changed;
+        }
+        return value(c, out);
+    }
+
+    private boolean document(int start, int end, boolean array, ByteBuf out) {
+        if (depth > DocumentEncryptor.MAX_DEPTH) {
+            throw new BSONException("documents nested too deeply to decode");
+        }
+        BsonCursor c = new BsonCursor(buf, start, end);
+        int mark = OpMsgWriter.beginDocument(out);
+        boolean changed = false;
+        while (c.next()) {
+            if (array) {
+                push(-1, 0);
+            } else {
+                push(c.nameStart, c.nameEnd);
+            }
+            if (c.type == BsonCursor.DOCUMENT || c.type == BsonCursor.ARRAY) {
+                OpMsgWriter.elementHeader(out, c.type, c);
+                changed |= document(c.valueStart, c.valueEnd, c.type == BsonCursor.ARRAY, out);
+            } else {
+                changed |= value(c, out);
+            }
+            depth--;
+        }
+        OpMsgWriter.endDocument(out, mark);
+        return changed;
+    }
+
+    /** A scalar element: an envelope becomes its plaintext, anything else is copied. */
+    private boolean value(BsonCursor c, ByteBuf out) {
+        int dataStart = c.valueStart + 5;
+        int dataLength = c.valueEnd - dataStart;
+        byte subtype = c.type == BsonCursor.BINARY ? buf[c.valueStart + 4] : -1;
+        if (c.type != BsonCursor.BINARY || (subtype != EnvelopeBinary.ENCRYPTED && subtype != EnvelopeBinary.GENERIC)
+                || !Envelopes.isEnvelope(buf, dataStart, dataLength)) {
+            OpMsgWriter.copyElement(out, c);
+            return false;
+        }
+        FieldCipher.Plaintext p;
+        try {
+            p = envelopes.open(buf, dataStart, dataLength, keys);
+            if (p == null) {
+                OpMsgWriter.copyElement(out, c); // its key is being fetched; this reply is done again
+                return false;
+            }
+            BsonCursor.validate(p.bsonType(), p.value(), 0, p.value().length, DocumentEncryptor.MAX_DEPTH);
+        } catch (DecryptionFailedException e) {
+            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": decryption failed for field '" + path()
+                    + "' of a returned document (tampered, or not encrypted by this proxy's keys)");
+        } catch (BSONException e) {
+            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": field '" + path() + "' decrypted to no valid BSON value");
+        }
+        OpMsgWriter.elementHeader(out, p.bsonType(), c);
+        out.writeBytes(p.value());
+        return true;
+    }
+
+    private void push(int start, int end) {
+        if (2 * depth + 1 >= path.length) {
+            path = java.util.Arrays.copyOf(path, path.length * 2);
+        }
+        path[2 * depth] = start;
+        path[2 * depth + 1] = end;
+        depth++;
+    }
+
+    /** The dotted path of the current element within its returned document, array indexes left out. */
+    private String path() {
+        StringBuilder sb = new StringBuilder(pathBase);
+        for (int i = 0; i < depth; i++) {
+            int start = path[2 * i];
+            if (start < 0) {
+                continue;
+            }
+            if (sb.length() > 0) {
+                sb.append('.');
+            }
+            sb.append(new String(buf, start, path[2 * i + 1] - start, StandardCharsets.UTF_8));
+        }
+        return sb.toString();
     }
 }

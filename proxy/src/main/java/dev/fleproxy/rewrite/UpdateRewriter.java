@@ -25,7 +25,7 @@ final class UpdateRewriter {
 
     static BsonValue rewrite(BsonValue update, CollectionContext ctx) {
         if (update.isArray()) {
-            PipelineAnalyzer.checkUpdatePipeline(update.asArray(), ctx);
+            UpdatePipeline.check(update.asArray(), ctx);
             return update;
         }
         // Malformed updates are refused, not left for the server to reject: what the proxy
@@ -41,27 +41,16 @@ final class UpdateRewriter {
         if (operators != u.size()) {
             throw Refusal.command(ctx.ns(), "an update document that mixes update operators and fields");
         }
-        BsonDocument out = new BsonDocument();
-        boolean changed = false;
-        for (Map.Entry<String, BsonValue> e : u.entrySet()) {
-            String op = e.getKey();
-            BsonValue args = e.getValue();
+        return CopyOnChange.map(u, (op, args) -> {
             if (!args.isDocument()) {
                 throw Refusal.command(ctx.ns(), "the update operator " + op + " with an argument that is not a document");
             }
-            BsonValue nargs = operator(op, args.asDocument(), ctx);
-            changed |= nargs != args;
-            out.append(op, nargs);
-        }
-        return changed ? out : u;
+            return operator(op, args.asDocument(), ctx);
+        });
     }
 
     private static BsonDocument operator(String op, BsonDocument args, CollectionContext ctx) {
-        BsonDocument out = new BsonDocument();
-        boolean changed = false;
-        for (Map.Entry<String, BsonValue> e : args.entrySet()) {
-            String path = e.getKey();
-            BsonValue v = e.getValue();
+        return CopyOnChange.map(args, (path, v) -> {
             BsonValue nv = v;
             EncryptedPaths.Match m = ctx.paths.classify(path);
             String field = m.rule() != null ? m.rule().path() : path;
@@ -105,10 +94,8 @@ final class UpdateRewriter {
                     }
                 }
             }
-            changed |= nv != v;
-            out.append(path, nv);
-        }
-        return changed ? out : args;
+            return nv;
+        });
     }
 
     /** $push/$addToSet: whole elements; encrypted paths inside added documents are encrypted. */
@@ -132,12 +119,8 @@ final class UpdateRewriter {
             if (mods.containsKey("$sort")) {
                 throw Refusal.command(ctx.ns(), op + " with $sort into '" + path + "', whose elements hold encrypted fields");
             }
-            BsonDocument out = new BsonDocument();
-            for (Map.Entry<String, BsonValue> e : mods.entrySet()) {
-                out.append(e.getKey(), e.getKey().equals("$each") && e.getValue().isArray()
-                        ? DocumentEncryptor.encryptSubtree(e.getValue().asArray(), path, ctx) : e.getValue());
-            }
-            return out;
+            return CopyOnChange.map(mods, (k, each) -> k.equals("$each") && each.isArray()
+                    ? DocumentEncryptor.encryptSubtree(each, path, ctx) : each);
         }
         BsonValue enc = DocumentEncryptor.encryptSubtree(new BsonArray(java.util.List.of(v)), path, ctx);
         return enc.asArray().get(0);

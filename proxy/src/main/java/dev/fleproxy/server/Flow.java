@@ -10,7 +10,9 @@ import java.util.function.Consumer;
  * what one read brought in is written out, and the source is read again only when every one of
  * those writes has reached the socket. A slow receiver therefore stalls the sender instead of
  * growing the proxy's buffers: at most one read's worth of frames (and the one message being
- * assembled) is held per direction. All calls happen on the pair's single event loop.
+ * assembled) is held per direction. While a message of this direction waits for keys the flow
+ * is held: nothing more is read from the source until it is released. All calls happen on the
+ * pair's single event loop.
  */
 final class Flow {
     private final Channel source;
@@ -18,6 +20,7 @@ final class Flow {
     private final ChannelFutureListener writeDone = this::writeDone;
     private int inFlight;
     private boolean batchDone;
+    private boolean held;
     private Channel dirtyA;
     private Channel dirtyB;
 
@@ -39,6 +42,13 @@ final class Flow {
 
     /** The source's read batch is over: flush what it produced, read again once written. */
     void readComplete() {
+        flush();
+        batchDone = true;
+        maybeRead();
+    }
+
+    /** Flushes what was written since the last flush (after a parked message resumed). */
+    void flush() {
         if (dirtyA != null) {
             dirtyA.flush();
             dirtyA = null;
@@ -47,7 +57,15 @@ final class Flow {
             dirtyB.flush();
             dirtyB = null;
         }
-        batchDone = true;
+    }
+
+    /** Stops reading the source until {@link #release}: a message of this direction is parked. */
+    void hold() {
+        held = true;
+    }
+
+    void release() {
+        held = false;
         maybeRead();
     }
 
@@ -61,7 +79,7 @@ final class Flow {
     }
 
     private void maybeRead() {
-        if (batchDone && inFlight == 0 && source.isActive()) {
+        if (batchDone && inFlight == 0 && !held && source.isActive()) {
             batchDone = false;
             source.read();
         }

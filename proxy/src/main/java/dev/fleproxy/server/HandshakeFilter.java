@@ -1,11 +1,10 @@
 package dev.fleproxy.server;
 
-import dev.fleproxy.wire.Frame;
+import dev.fleproxy.protocol.Commands;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpQuery;
 import dev.fleproxy.wire.OpReply;
-import dev.fleproxy.wire.WireMessage;
 import java.util.ArrayList;
 import java.util.List;
 import org.bson.BsonDocument;
@@ -28,30 +27,29 @@ public final class HandshakeFilter implements MessageFilter {
 
     @Override
     public RequestDecision onRequest(Request request) {
-        if (request.commandName() == null || !HelloRewriter.HELLO_COMMANDS.contains(request.commandName())) {
+        if (request.commandName() == null || !Commands.HELLO.contains(request.commandName())) {
             return RequestDecision.PASS;
         }
-        Frame frame = request.frame();
         request.expectReply(null);
-        if (frame.opCode() == OpCode.OP_MSG) {
-            OpMsg msg = OpMsg.parse(frame);
+        if (request.msg() != null) {
+            OpMsg msg = request.msg().toOpMsg();
             BsonDocument body = HelloRewriter.rewriteRequest(msg.body());
-            return body == null ? RequestDecision.PASS : RequestDecision.replace(msg.withBody(body));
+            return body == null ? RequestDecision.PASS : RequestDecision.replace(request.encode(msg.withBody(body)));
         }
-        OpQuery query = OpQuery.parse(frame);
+        OpQuery query = request.query();
         BsonDocument command = HelloRewriter.rewriteRequest(query.command());
-        return command == null ? RequestDecision.PASS : RequestDecision.replace(query.withCommand(command));
+        return command == null ? RequestDecision.PASS : RequestDecision.replace(request.encode(query.withCommand(command)));
     }
 
     @Override
-    public WireMessage onReply(Frame reply, Object state) {
+    public ReplyDecision onReply(Reply reply, Object state) {
         if (reply.opCode() == OpCode.OP_MSG) {
-            OpMsg msg = OpMsg.parse(reply);
+            OpMsg msg = reply.msg().toOpMsg();
             BsonDocument body = HelloRewriter.rewriteReply(msg.body(), encrypting.getAsBoolean());
-            return body == null ? null : msg.withBody(body);
+            return body == null ? ReplyDecision.PASS : ReplyDecision.replace(reply.encode(msg.withBody(body)));
         }
         if (reply.opCode() == OpCode.OP_REPLY) {
-            OpReply legacy = OpReply.parse(reply);
+            OpReply legacy = OpReply.parse(reply.frame());
             List<BsonDocument> docs = new ArrayList<>(legacy.documents().size());
             boolean changed = false;
             for (BsonDocument d : legacy.documents()) {
@@ -59,8 +57,8 @@ public final class HandshakeFilter implements MessageFilter {
                 changed |= rewritten != null;
                 docs.add(rewritten == null ? d : rewritten);
             }
-            return changed ? legacy.withDocuments(docs) : null;
+            return changed ? ReplyDecision.replace(reply.encode(legacy.withDocuments(docs))) : ReplyDecision.PASS;
         }
-        return null;
+        return ReplyDecision.PASS;
     }
 }

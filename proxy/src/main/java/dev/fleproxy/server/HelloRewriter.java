@@ -10,8 +10,6 @@ import org.bson.BsonDocument;
  * {@code saslSupportedMechs} and {@code speculativeAuthenticate}, passes untouched.
  */
 public final class HelloRewriter {
-    public static final Set<String> HELLO_COMMANDS = Set.of("hello", "isMaster", "ismaster");
-
     /**
      * Reply fields that reveal the replica set or let a driver discover its members. Without
      * setName/isreplicaset a replica-set member looks like a standalone; a mongos reply

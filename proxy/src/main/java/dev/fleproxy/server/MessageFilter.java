@@ -1,25 +1,23 @@
 package dev.fleproxy.server;
 
-import dev.fleproxy.wire.Frame;
-import dev.fleproxy.wire.WireMessage;
-
 /**
  * A step that may rewrite or refuse client requests and rewrite the replies to them. Filters
- * see whole frames and parsed messages; framing, ids, checksums, backpressure and closing are
- * the session's job. A filter that wants to see the reply to a request calls
- * {@link Request#expectReply}; exhaust streams (moreToCome replies) keep coming to it until
- * the last reply of the stream.
+ * see each message read once ({@link Request#msg}); framing, ids, checksums, ordering,
+ * backpressure and closing are the session's job. A filter that wants to see the reply to a
+ * request calls {@link Request#expectReply}; exhaust streams (moreToCome replies) keep coming to
+ * it until the last reply of the stream. Filters run on the connection's event loop and must
+ * never wait there: what needs I/O (a key from the KMS) is answered with an await decision.
  */
 public interface MessageFilter {
 
     RequestDecision onRequest(Request request);
 
     /**
-     * Rewrites a reply this filter asked for. Returns null to forward it unchanged.
+     * Rewrites a reply this filter asked for.
      *
      * @param state what the filter passed to {@link Request#expectReply} for the request
      */
-    default WireMessage onReply(Frame reply, Object state) {
-        return null;
+    default ReplyDecision onReply(Reply reply, Object state) {
+        return ReplyDecision.PASS;
     }
 }

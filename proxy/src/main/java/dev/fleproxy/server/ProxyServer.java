@@ -1,5 +1,6 @@
 package dev.fleproxy.server;
 
+import dev.fleproxy.config.KmipConfig;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.wire.FrameDecoder;
 import io.netty.bootstrap.ServerBootstrap;
@@ -32,6 +33,7 @@ public final class ProxyServer implements AutoCloseable {
             throw new dev.fleproxy.config.ConfigException("transport " + transport.configName() + " is not available here: "
                     + unavailable);
         }
+        int keyWaitMs = config.kmip() != null ? config.kmip().kmsWaitMs() : KmipConfig.DEFAULT_KMS_WAIT_MS;
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
         ProxySession.SessionListener counter = new ProxySession.SessionListener() {
@@ -55,7 +57,7 @@ public final class ProxyServer implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             ProxySession session = new ProxySession(ch, transport, config.upstream(),
-                                    config.upstreamConnectTimeoutMs(), filters, counter);
+                                    config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter);
                             ch.pipeline().addLast(new FrameDecoder(), new SessionHandler(session, SessionHandler.Side.CLIENT));
                         }
                     })

@@ -1,13 +1,14 @@
 package dev.fleproxy.server;
 
 import dev.fleproxy.config.HostPort;
+import dev.fleproxy.protocol.ErrorReplies;
+import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.FrameDecoder;
 import dev.fleproxy.wire.MsgHeader;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpCompressed;
 import dev.fleproxy.wire.OpMsg;
-import dev.fleproxy.wire.OpQuery;
 import dev.fleproxy.wire.WireMessage;
 import dev.fleproxy.wire.WireProtocolException;
 import io.netty.bootstrap.Bootstrap;
@@ -19,7 +20,11 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,7 +36,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One client connection paired with its own upstream connection, so cursors, SCRAM
  * conversations and exhaust streams stay on one server without bookkeeping. Both channels run
- * on the same event loop, so nothing here needs locking.
+ * on the same event loop, so nothing here needs locking. Each direction is handled strictly in
+ * order: a message that waits for keys is parked (never waited for on the loop) and the messages
+ * behind it queue until it resumes, so pipelined requests and exhaust streams keep their order.
  */
 final class ProxySession {
     private static final Logger log = LoggerFactory.getLogger(ProxySession.class);
@@ -50,6 +57,12 @@ final class ProxySession {
     private final List<MessageFilter> filters;
     private final SessionListener listener;
     private final PendingReplies pending = new PendingReplies();
+    /** How long a message may wait for keys before it is answered with what is missing. */
+    private final long keyWaitNanos;
+    private final ArrayDeque<Frame> requestBacklog = new ArrayDeque<>();
+    private final ArrayDeque<Frame> replyBacklog = new ArrayDeque<>();
+    private Parked parkedRequest;
+    private Parked parkedReply;
     private final Flow clientToUpstream;
     private Flow upstreamToClient;
     private Channel upstream;
@@ -64,8 +77,9 @@ final class ProxySession {
     }
 
     ProxySession(Channel client, Transport transport, HostPort upstreamAddress, int connectTimeoutMs,
-                 List<MessageFilter> filters, SessionListener listener) {
+                 int keyWaitMs, List<MessageFilter> filters, SessionListener listener) {
         this.client = client;
+        this.keyWaitNanos = TimeUnit.MILLISECONDS.toNanos(keyWaitMs);
         this.transport = transport;
         this.who = "conn#" + IDS.incrementAndGet() + " from " + client.remoteAddress();
         this.upstreamAddress = upstreamAddress;
@@ -131,104 +145,149 @@ final class ProxySession {
     // ---- client → upstream ------------------------------------------------------------------
 
     private void fromClient(Frame frame) {
-        Frame current = frame;
-        try {
-            if (closed) {
-                return;
-            }
-            if (upstreamFailure != null) {
-                answerUnavailable(frame);
-                return;
-            }
-            Request request = new Request(frame, commandName(frame));
-            try {
-                current = applyFilters(request, frame);
-            } catch (TooLargeAfterRewrite e) {
-                refuse(frame, ErrorReplies.replyTo(frame, ProxyError.TOO_LARGE_AFTER_ENCRYPTION, "the request would be "
-                        + e.size + " bytes once encrypted, over the " + MsgHeader.MAX_MESSAGE_SIZE
-                        + "-byte message limit; send smaller batches"));
-                return;
-            }
-            if (current == null) {
-                return; // answered or closed by a filter
-            }
-            if (!OpMsg.isMoreToCome(current)) {
-                pending.expect(current.requestId(), request.expectations());
-            }
-            clientToUpstream.write(upstream, current.content().retain());
-        } finally {
-            releaseBoth(frame, current);
+        if (closed) {
+            frame.release();
+            return;
         }
+        if (parkedRequest != null || !requestBacklog.isEmpty()) {
+            requestBacklog.add(frame); // behind a request that waits for keys: order is kept
+            return;
+        }
+        handleRequest(frame);
     }
 
-    /**
-     * Runs the request through the filters; returns the frame to forward, or null if a filter
-     * answered it (the reply is written) or closed the connection.
-     */
-    private Frame applyFilters(Request request, Frame frame) {
-        Frame current = frame;
+    private void handleRequest(Frame frame) {
+        if (upstreamFailure != null) {
+            try {
+                answerUnavailable(frame);
+            } finally {
+                frame.release();
+            }
+            return;
+        }
+        if (frame.opCode() == OpCode.OP_COMPRESSED) {
+            try {
+                throw compressedNotNegotiated(frame);
+            } finally {
+                frame.release();
+            }
+        }
+        Request request;
         try {
-            for (MessageFilter filter : filters) {
+            request = new Request(frame, client.alloc());
+        } catch (RuntimeException e) {
+            frame.release();
+            throw e;
+        }
+        continueRequest(request, 0);
+    }
+
+    /** Runs the filters from the given one on; forwards, answers, closes, or parks the request. */
+    private void continueRequest(Request request, int from) {
+        try {
+            for (int i = from; i < filters.size(); i++) {
+                MessageFilter filter = filters.get(i);
                 request.enter(filter);
                 RequestDecision decision = filter.onRequest(request);
                 if (decision instanceof RequestDecision.Replace replace) {
-                    current = replace(current, frame, replace.message());
-                    request.replaceFrame(current);
+                    request.replaceFrame(replace.frame());
                 } else if (decision instanceof RequestDecision.Refuse refuse) {
-                    refuse(current, refuse.reply());
-                    releaseIfReplacement(current, frame);
-                    return null;
+                    refuse(request.frame(), refuse.reply());
+                    request.release();
+                    return;
                 } else if (decision instanceof RequestDecision.Close c) {
                     close("closed: " + c.reason());
-                    releaseIfReplacement(current, frame);
-                    return null;
+                    request.release();
+                    return;
+                } else if (decision instanceof RequestDecision.Await await) {
+                    parkRequest(request, i, await.ready());
+                    return;
                 }
             }
-            return current;
-        } catch (RuntimeException e) {
-            releaseIfReplacement(current, frame);
+        } catch (TooLargeAfterRewrite e) {
+            refuse(request.frame(), ErrorReplies.replyTo(request.frame(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION,
+                    "the request would be " + e.size + " bytes once encrypted, over the " + MsgHeader.MAX_MESSAGE_SIZE
+                            + "-byte message limit; send smaller batches"));
+            request.release();
+            return;
+        } catch (RuntimeException | Error e) {
+            request.release();
             throw e;
         }
+        Frame out = request.frame();
+        if (!OpMsg.isMoreToCome(out)) {
+            pending.expect(out.requestId(), request.expectations());
+        }
+        clientToUpstream.write(upstream, out.content().retain());
+        request.release();
     }
 
-    private static void releaseIfReplacement(Frame current, Frame received) {
-        if (current != received) {
-            current.release();
-        }
+    private void parkRequest(Request request, int filterIndex, CompletionStage<?> ready) {
+        long now = System.nanoTime();
+        request.parkedAt(now);
+        Parked parked = new Parked(request, null, filterIndex);
+        parkedRequest = parked;
+        clientToUpstream.hold();
+        long remaining = keyWaitNanos - (now - request.parkedSinceNanos());
+        wake(parked, ready, remaining);
     }
 
-    /**
-     * Encodes a filter's replacement with the ids of the message it replaces. The received frame
-     * is released by the caller; an earlier replacement is released here.
-     */
-    private Frame replace(Frame current, Frame received, WireMessage message) {
-        Frame next = new Frame(message.encode(client.alloc(), current.requestId(), current.responseTo()));
-        if (next.length() > MsgHeader.MAX_MESSAGE_SIZE) {
-            int size = next.length();
-            next.release();
-            throw new TooLargeAfterRewrite(size);
-        }
-        if (current != received) {
-            current.release();
-        }
-        return next;
+    /** Resumes a parked message when what it waits for is ready, or when its wait runs out. */
+    private void wake(Parked parked, CompletionStage<?> ready, long remainingNanos) {
+        parked.timer = client.eventLoop().schedule(() -> resume(parked, true), Math.max(0, remainingNanos),
+                TimeUnit.NANOSECONDS);
+        ready.whenComplete((v, e) -> {
+            try {
+                client.eventLoop().execute(() -> resume(parked, false));
+            } catch (RejectedExecutionException shuttingDown) {
+                // the proxy is stopping; the session is closed with its loop
+            }
+        });
     }
 
-    /** A rewritten message over the 48,000,000-byte limit: refused rather than sent. */
-    private static final class TooLargeAfterRewrite extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        final int size;
-
-        TooLargeAfterRewrite(int size) {
-            super(null, null, false, false);
-            this.size = size;
+    private void resume(Parked parked, boolean waitedOut) {
+        if (parked.resumed) {
+            return;
         }
-    }
-
-    private static void releaseBoth(Frame received, Frame current) {
-        received.release();
-        if (current != null && current != received) {
-            current.release();
+        parked.resumed = true;
+        parked.timer.cancel(false);
+        boolean isRequest = parked.request != null;
+        if (isRequest) {
+            parkedRequest = null;
+        } else {
+            parkedReply = null;
+        }
+        if (closed) {
+            parked.release();
+            return;
+        }
+        SessionHandler.Side side = isRequest ? SessionHandler.Side.CLIENT : SessionHandler.Side.UPSTREAM;
+        try {
+            if (isRequest) {
+                Request r = parked.request;
+                r.keyWaitExpired(waitedOut || System.nanoTime() - r.parkedSinceNanos() >= keyWaitNanos);
+                continueRequest(r, parked.filterIndex);
+                while (parkedRequest == null && !closed && !requestBacklog.isEmpty()) {
+                    handleRequest(requestBacklog.poll());
+                }
+                clientToUpstream.flush();
+                if (parkedRequest == null) {
+                    clientToUpstream.release();
+                }
+            } else {
+                Reply r = parked.reply;
+                r.keyWaitExpired(waitedOut || System.nanoTime() - r.parkedSinceNanos() >= keyWaitNanos);
+                continueReply(r, parked.expectations, parked.filterIndex);
+                while (parkedReply == null && !closed && !replyBacklog.isEmpty()) {
+                    handleReply(replyBacklog.poll());
+                }
+                upstreamToClient.flush();
+                if (parkedReply == null) {
+                    upstreamToClient.release();
+                }
+            }
+        } catch (Throwable t) {
+            failed(side, t);
         }
     }
 
@@ -251,26 +310,6 @@ final class ProxySession {
         close(null);
     }
 
-    /** The command name, or null; validates the structure of OP_MSG on the way. */
-    private static String commandName(Frame frame) {
-        switch (frame.opCode()) {
-            case OpCode.OP_MSG:
-                return OpMsg.peekCommandName(frame);
-            case OpCode.OP_QUERY: {
-                OpQuery query = OpQuery.parse(frame);
-                if (!query.isCommand()) {
-                    return null;
-                }
-                var command = query.command();
-                return command.isEmpty() ? "" : command.getFirstKey();
-            }
-            case OpCode.OP_COMPRESSED:
-                throw compressedNotNegotiated(frame);
-            default:
-                return null;
-        }
-    }
-
     private static WireProtocolException compressedNotNegotiated(Frame frame) {
         OpCompressed c = OpCompressed.parse(frame);
         return new WireProtocolException("received OP_COMPRESSED (" + c.compressorName() + ", wrapping "
@@ -280,28 +319,96 @@ final class ProxySession {
     // ---- upstream → client ------------------------------------------------------------------
 
     private void fromUpstream(Frame frame) {
-        Frame current = frame;
-        try {
-            if (closed) {
-                return;
-            }
-            if (frame.opCode() == OpCode.OP_COMPRESSED) {
+        if (closed) {
+            frame.release();
+            return;
+        }
+        if (parkedReply != null || !replyBacklog.isEmpty()) {
+            replyBacklog.add(frame);
+            return;
+        }
+        handleReply(frame);
+    }
+
+    private void handleReply(Frame frame) {
+        if (frame.opCode() == OpCode.OP_COMPRESSED) {
+            try {
                 throw compressedNotNegotiated(frame);
+            } finally {
+                frame.release();
             }
-            for (PendingReplies.Expectation e : pending.take(frame)) {
-                WireMessage rewritten = e.filter().onReply(current, e.state());
-                if (rewritten != null) {
-                    current = replace(current, frame, rewritten);
+        }
+        List<PendingReplies.Expectation> expectations;
+        try {
+            expectations = pending.take(frame);
+        } catch (RuntimeException e) {
+            frame.release();
+            throw e;
+        }
+        continueReply(new Reply(frame, client.alloc()), expectations, 0);
+    }
+
+    private void continueReply(Reply reply, List<PendingReplies.Expectation> expectations, int from) {
+        try {
+            for (int i = from; i < expectations.size(); i++) {
+                PendingReplies.Expectation e = expectations.get(i);
+                ReplyDecision decision = e.filter().onReply(reply, e.state());
+                if (decision instanceof ReplyDecision.Replace replace) {
+                    reply.replaceFrame(replace.frame());
+                } else if (decision instanceof ReplyDecision.Await await) {
+                    parkReply(reply, expectations, i, await.ready());
+                    return;
                 }
             }
-            upstreamToClient.write(client, current.content().retain());
-            if (OpMsg.isMoreToCome(frame) && !OpMsg.isMoreToCome(current)) {
+            Frame out = reply.frame();
+            if (out.length() > MsgHeader.MAX_MESSAGE_SIZE) {
+                throw new WireProtocolException("a rewritten reply would be " + out.length() + " bytes");
+            }
+            upstreamToClient.write(client, out.content().retain());
+            if (OpMsg.isMoreToCome(reply.received()) && !OpMsg.isMoreToCome(out)) {
                 // A filter ended an exhaust stream early (with an error): the upstream would keep
                 // streaming, so the pair cannot stay in step.
                 close("closed: an exhaust stream was ended early by an error reply");
             }
         } finally {
-            releaseBoth(frame, current);
+            if (parkedReply == null || parkedReply.reply != reply) {
+                reply.release();
+            }
+        }
+    }
+
+    private void parkReply(Reply reply, List<PendingReplies.Expectation> expectations, int index,
+                           CompletionStage<?> ready) {
+        long now = System.nanoTime();
+        reply.parkedAt(now);
+        Parked parked = new Parked(null, reply, index);
+        parked.expectations = expectations;
+        parkedReply = parked;
+        upstreamToClient.hold();
+        wake(parked, ready, keyWaitNanos - (now - reply.parkedSinceNanos()));
+    }
+
+    /** A request or reply waiting for keys, with where its filters stopped. */
+    private static final class Parked {
+        final Request request;
+        final Reply reply;
+        final int filterIndex;
+        List<PendingReplies.Expectation> expectations;
+        ScheduledFuture<?> timer;
+        boolean resumed;
+
+        Parked(Request request, Reply reply, int filterIndex) {
+            this.request = request;
+            this.reply = reply;
+            this.filterIndex = filterIndex;
+        }
+
+        void release() {
+            if (request != null) {
+                request.release();
+            } else {
+                reply.release();
+            }
         }
     }
 
@@ -360,7 +467,29 @@ final class ProxySession {
         if (upstream != null) {
             closeAfterFlush(upstream);
         }
+        releaseWaiting();
         listener.closed(this);
+    }
+
+    /** Frees what waited behind a parked message; a parked one is freed when it resumes. */
+    private void releaseWaiting() {
+        for (Frame f : requestBacklog) {
+            f.release();
+        }
+        requestBacklog.clear();
+        for (Frame f : replyBacklog) {
+            f.release();
+        }
+        replyBacklog.clear();
+        for (Parked p : new Parked[] {parkedRequest, parkedReply}) {
+            if (p != null && !p.resumed) {
+                p.resumed = true;
+                p.timer.cancel(false);
+                p.release();
+            }
+        }
+        parkedRequest = null;
+        parkedReply = null;
     }
 
     private static void closeAfterFlush(Channel ch) {

@@ -1,15 +1,17 @@
 package dev.fleproxy.server;
 
+import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.WireMessage;
+import java.util.concurrent.CompletionStage;
 
 /** What a {@link MessageFilter} decided about one client request. */
 public sealed interface RequestDecision {
     /** Leave the request as it is. */
     RequestDecision PASS = new Pass();
 
-    /** Forward this message instead (same requestID). */
-    static RequestDecision replace(WireMessage message) {
-        return new Replace(message);
+    /** Forward this message instead; it must carry the request's ids ({@link Request#encode} does). */
+    static RequestDecision replace(Frame frame) {
+        return new Replace(frame);
     }
 
     /** Do not forward anything; answer the client with this reply (an error, typically). */
@@ -25,15 +27,28 @@ public sealed interface RequestDecision {
         return new Close(reason);
     }
 
+    /**
+     * Not yet: the request needs something that is being fetched (keys from the KMS). The
+     * session parks it, and the messages behind it on the connection, and asks this filter again
+     * on the connection's event loop when {@code ready} completes or the wait runs out, whichever
+     * comes first ({@link Request#keyWaitExpired} tells which).
+     */
+    static RequestDecision await(CompletionStage<?> ready) {
+        return new Await(ready);
+    }
+
     record Close(String reason) implements RequestDecision {
     }
 
     record Pass() implements RequestDecision {
     }
 
-    record Replace(WireMessage message) implements RequestDecision {
+    record Replace(Frame frame) implements RequestDecision {
     }
 
     record Refuse(WireMessage reply) implements RequestDecision {
+    }
+
+    record Await(CompletionStage<?> ready) implements RequestDecision {
     }
 }

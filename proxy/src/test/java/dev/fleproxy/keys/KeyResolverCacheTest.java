@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 class KeyResolverCacheTest {
     static final UUID ID = UUID.fromString("89d6d529-a2fe-31dd-ae60-3cb35458dcc0");
     static final KeyResolver.Settings SETTINGS = new KeyResolver.Settings(Duration.ofSeconds(100),
-            Duration.ofSeconds(50), Duration.ofSeconds(10), Duration.ofSeconds(5));
+            Duration.ofSeconds(50), Duration.ofSeconds(10), Duration.ofSeconds(5), 2);
 
     /** A clock the test moves by hand. */
     static final class TestClock extends Clock {
@@ -49,7 +49,7 @@ class KeyResolverCacheTest {
     }
 
     /** A KMS stand-in: answers with a key in a given state, or is down. */
-    static final class Source implements KeySource {
+    static class Source implements KeySource {
         final TestClock clock;
         final AtomicInteger calls = new AtomicInteger();
         volatile KeyState state = KeyState.ACTIVE;
@@ -116,33 +116,131 @@ class KeyResolverCacheTest {
         }
     }
 
+    /** Waits (real time) for the background refresh to have asked the source n times in all. */
+    private static void awaitCalls(Source src, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (src.calls.get() < n && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        Thread.sleep(50);
+        assertEquals(n, src.calls.get(), "source calls");
+    }
+
     @Test
-    void anOutageIsBridgedForTheWindowThenFailsClosedThenRecovers() {
+    void anOutageIsBridgedForTheWindowThenFailsClosedThenRecovers() throws InterruptedException {
         TestClock clock = new TestClock();
         Source src = new Source(clock);
         try (KeyResolver r = new KeyResolver(src, SETTINGS, clock)) {
             r.forEncryption(ID);
             src.down = true;
-            clock.advance(120); // past the TTL, inside TTL + outage window (150)
-            r.forEncryption(ID);
-            assertEquals(1, r.staleServes());
-            int calls = src.calls.get();
+            clock.advance(80); // past 3/4 of the TTL: the background refresh asks, and fails
+            assertSame(KeyState.ACTIVE, r.cached(ID).state(), "still fresh");
+            awaitCalls(src, 2);
+            clock.advance(40); // 120 s old: past the TTL, inside TTL + outage window (150)
             for (int i = 0; i < 100; i++) {
-                r.forEncryption(ID);
+                assertSame(KeyState.ACTIVE, r.cached(ID).state(), "served from memory during the outage");
             }
-            assertEquals(calls, src.calls.get(), "no KMS attempt per request during the retry interval");
+            assertEquals(100, r.staleServes());
+            Thread.sleep(300);
+            assertEquals(2, src.calls.get(), "no KMS attempt per request, nor before the retry interval");
             clock.advance(6);
-            r.forEncryption(ID);
-            assertEquals(calls + 1, src.calls.get(), "one new attempt after the retry interval");
+            awaitCalls(src, 3); // one new attempt after the retry interval
 
             clock.advance(30); // 156 s old: past the window
+            assertEquals(null, r.cached(ID), "past the window the copy in memory is not served");
             KeyAccessException e = assertThrows(KeyAccessException.class, () -> r.forEncryption(ID));
             assertEquals(KeyAccessException.Reason.KMS_UNAVAILABLE, e.reason());
             assertTrue(e.getMessage().contains("past its TTL and the 50 s outage window"), e.getMessage());
             assertThrows(KeyAccessException.class, () -> r.forDecryption(ID), "decryption fails closed too");
+            assertThrows(KeyAccessException.class, () -> r.cached(ID), "and the failure is remembered");
 
             src.down = false;
+            clock.advance(11); // past the negative cache
             r.forEncryption(ID);
+        }
+    }
+
+    @Test
+    void theDataPathNeverWaitsForTheKms() throws Exception {
+        TestClock clock = new TestClock();
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Source hanging = new Source(clock) {
+            @Override
+            public ResolvedKey fetch(UUID id) {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.fetch(id);
+            }
+        };
+        try (KeyResolver r = new KeyResolver(hanging, SETTINGS, clock)) {
+            long t0 = System.nanoTime();
+            assertEquals(null, r.cached(ID), "not in memory: null at once, no fetch");
+            java.util.concurrent.CompletableFuture<Void> f1 = r.fetch(java.util.List.of(ID));
+            java.util.concurrent.CompletableFuture<Void> f2 = r.fetch(java.util.List.of(ID));
+            assertEquals(null, r.cached(ID));
+            assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "nothing above waited for the hanging KMS");
+            assertTrue(!f1.isDone() && !f2.isDone());
+            release.countDown();
+            f1.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            f2.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(1, hanging.calls.get(), "two askers, one fetch");
+            assertSame(KeyState.ACTIVE, r.cached(ID).state());
+        }
+    }
+
+    @Test
+    void aRefreshThatHangsPastTheTtlLeavesTheKeyServedFromMemory() throws Exception {
+        TestClock clock = new TestClock();
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean hang = new java.util.concurrent.atomic.AtomicBoolean();
+        Source src = new Source(clock) {
+            @Override
+            public ResolvedKey fetch(UUID id) {
+                if (hang.get()) {
+                    calls.incrementAndGet();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    calls.decrementAndGet();
+                }
+                return super.fetch(id);
+            }
+        };
+        try (KeyResolver r = new KeyResolver(src, SETTINGS, clock)) {
+            r.forEncryption(ID);
+            hang.set(true);
+            clock.advance(80);
+            r.cached(ID);
+            awaitCalls(src, 2); // the refresh has started and hangs
+            clock.advance(40); // past the TTL while it hangs
+            assertSame(KeyState.ACTIVE, r.cached(ID).state(), "served from memory, not waited for");
+            release.countDown();
+            awaitCalls(src, 2);
+        }
+    }
+
+    @Test
+    void aKmsFailureForAKeyNeverHeldIsRememberedBriefly() {
+        TestClock clock = new TestClock();
+        Source src = new Source(clock);
+        src.down = true;
+        try (KeyResolver r = new KeyResolver(src, SETTINGS, clock)) {
+            r.fetch(java.util.List.of(ID)).join();
+            for (int i = 0; i < 50; i++) {
+                KeyAccessException e = assertThrows(KeyAccessException.class, () -> r.cached(ID));
+                assertEquals(KeyAccessException.Reason.KMS_UNAVAILABLE, e.reason());
+            }
+            assertEquals(1, src.calls.get(), "a key the KMS could not deliver is not asked for per request");
+            src.down = false;
+            clock.advance(11);
+            assertEquals(null, r.cached(ID), "after the negative TTL it is fetched again");
+            r.fetch(java.util.List.of(ID)).join();
+            assertSame(KeyState.ACTIVE, r.cached(ID).state());
         }
     }
 

@@ -17,6 +17,7 @@ import dev.fleproxy.keys.KeyState;
 import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.server.Requests;
@@ -78,7 +79,13 @@ class EncryptionFilterTest {
                     "items.price", Map.of())),
             "hr.all", Map.of("key", ARIA_KEY.toString(), "fields", "*")), 6, "test");
 
-    private final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, new Keyring(RESOLVER));
+    private final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, RESOLVER, 5000);
+
+    @org.junit.jupiter.api.BeforeAll
+    static void keysInMemory() {
+        // the filter reads keys from memory only: have them there, as the proxy does at start-up
+        RESOLVER.prefetch(List.of(AES_KEY, ARIA_KEY));
+    }
 
     @AfterAll
     static void close() {
@@ -94,7 +101,11 @@ class EncryptionFilterTest {
     }
 
     private static OpMsg rewritten(RequestDecision d) {
-        return (OpMsg) assertInstanceOf(RequestDecision.Replace.class, d).message();
+        return OpMsg.parse(assertInstanceOf(RequestDecision.Replace.class, d).frame());
+    }
+
+    private static BsonDocument replied(ReplyDecision d) {
+        return OpMsg.parse(assertInstanceOf(ReplyDecision.Replace.class, d).frame()).body();
     }
 
     private static BsonDocument refusal(RequestDecision d) {
@@ -435,7 +446,7 @@ class EncryptionFilterTest {
                 new BsonArray(List.of(new BsonDocument("_id", new BsonInt32(1)).append("ssn", stored))))
                 .append("id", new BsonInt64(0)).append("ns", new BsonString("hr.people")))
                 .append("ok", new BsonInt32(1)));
-        BsonDocument decrypted = ((OpMsg) filter.onReply(Requests.reply(reply), state)).body();
+        BsonDocument decrypted = replied(filter.onReply(Requests.replyOf(reply), state));
         assertEquals(BsonDocument.parse("{_id: 1, ssn: '" + SSN + "'}"),
                 decrypted.getDocument("cursor").getArray("firstBatch").get(0));
 
@@ -446,7 +457,7 @@ class EncryptionFilterTest {
                         .append("ssn", new BsonBinary(stored.getType(), tampered)))))
                 .append("id", new BsonInt64(0)).append("ns", new BsonString("hr.people")))
                 .append("ok", new BsonInt32(1)));
-        BsonDocument err = ((OpMsg) filter.onReply(Requests.reply(bad), state)).body();
+        BsonDocument err = replied(filter.onReply(Requests.replyOf(bad), state));
         assertEquals(9720021, err.getInt32("code").getValue());
         assertTrue(err.getString("errmsg").getValue().contains("'ssn'"));
     }

@@ -2,12 +2,12 @@ package dev.fleproxy.server;
 
 import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.Frame;
-import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.WireMessage;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.util.List;
 
-/** Test access to filter requests, as the session builds them: for unit tests of one filter. */
+/** Test access to filter requests and replies, as the session builds them: for unit tests of one filter. */
 public final class Requests {
     private Requests() {
     }
@@ -15,9 +15,15 @@ public final class Requests {
     /** A request for this message, entered into {@code filter}, as the session would pass it. */
     public static Request of(WireMessage message, MessageFilter filter) {
         Frame frame = new Frame(Unpooled.wrappedBuffer(WireIO.encode(message, 7, 0)));
-        Request r = new Request(frame, message instanceof OpMsg ? OpMsg.peekCommandName(frame) : null);
+        Request r = new Request(frame, ByteBufAllocator.DEFAULT);
         r.enter(filter);
         return r;
+    }
+
+    /** The same request asked again after its wait for keys ran out. */
+    public static Request waitedOut(Request request) {
+        request.keyWaitExpired(true);
+        return request;
     }
 
     /** What the filter asked to be handed back with the reply (one entry per expectReply call). */
@@ -28,5 +34,16 @@ public final class Requests {
     /** A reply frame for a message. */
     public static Frame reply(WireMessage message) {
         return new Frame(Unpooled.wrappedBuffer(WireIO.encode(message, 8, 7)));
+    }
+
+    /** A reply as the session hands it to a filter. */
+    public static Reply replyOf(WireMessage message) {
+        return new Reply(reply(message), ByteBufAllocator.DEFAULT);
+    }
+
+    /** The same reply asked again after its wait for keys ran out. */
+    public static Reply waitedOut(Reply reply) {
+        reply.keyWaitExpired(true);
+        return reply;
     }
 }

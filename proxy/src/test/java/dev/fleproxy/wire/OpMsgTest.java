@@ -31,7 +31,7 @@ class OpMsgTest {
         assertEquals("documents", parsed.sequences().get(0).identifier());
         assertEquals(DOCS, parsed.sequences().get(0).documents());
         assertArrayEquals(wire, Messages.bytes(parsed, 42, 0), "re-encoding a parsed message changes nothing");
-        assertEquals("insert", OpMsg.peekCommandName(Messages.frame(wire)));
+        assertEquals("insert", OpMsgView.of(Messages.frame(wire)).commandName());
     }
 
     @Test
@@ -47,7 +47,7 @@ class OpMsgTest {
         OpMsg parsed = OpMsg.parse(Messages.frame(reordered));
         assertEquals(INSERT, parsed.body());
         assertEquals(DOCS, parsed.sequences().get(0).documents());
-        assertEquals("insert", OpMsg.peekCommandName(Messages.frame(reordered)));
+        assertEquals("insert", OpMsgView.of(Messages.frame(reordered)).commandName());
     }
 
     @Test
@@ -60,7 +60,7 @@ class OpMsgTest {
             byte[] corrupt = wire.clone();
             corrupt[i] ^= 0x01;
             WireProtocolException e = assertThrows(WireProtocolException.class,
-                    () -> OpMsg.peekCommandName(Messages.frame(corrupt)), "flipped byte " + i);
+                    () -> OpMsgView.of(Messages.frame(corrupt)).commandName(), "flipped byte " + i);
             assertTrue(e.getMessage().contains("checksum"), e.getMessage());
         }
     }
@@ -80,7 +80,7 @@ class OpMsgTest {
     private static String rejection(byte[] wire) {
         WireProtocolException a = assertThrows(WireProtocolException.class, () -> OpMsg.parse(Messages.frame(wire)));
         WireProtocolException b = assertThrows(WireProtocolException.class,
-                () -> OpMsg.peekCommandName(Messages.frame(wire)));
+                () -> OpMsgView.of(Messages.frame(wire)).commandName());
         assertEquals(a.getMessage(), b.getMessage(), "peek and parse check the same structure");
         return a.getMessage();
     }

@@ -1,4 +1,4 @@
-package dev.fleproxy.server;
+package dev.fleproxy.protocol;
 
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpCode;

@@ -1,4 +1,4 @@
-package dev.fleproxy.server;
+package dev.fleproxy.protocol;
 
 /**
  * Errors the proxy itself answers with, as MongoDB error replies (ok: 0, errmsg, code,

@@ -1,0 +1,79 @@
+package dev.fleproxy.crypto;
+
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Key selection, in one place: an envelope's header is read once (format, suite, variant, key
+ * id), the key it names is asked of a {@link KeyLookup}, and the value is opened with that key's
+ * cipher for that suite. Ciphers are built once per fetched key (a key fetched again gets new
+ * ones), for sealing as for opening. Callers hand over bytes and get bytes back; they need not
+ * know how a header is laid out. Knows nothing of BSON or of where keys come from.
+ */
+public final class Envelopes {
+
+    /** Where keys come from, as far as opening envelopes is concerned. */
+    public interface KeyLookup {
+        /**
+         * The key to decrypt with; null if it is not known yet (the caller waits for it and asks
+         * again). Throws the lookup's own exception if the key cannot be used.
+         */
+        DataKey decryptionKey(UUID id);
+    }
+
+    private record Slot(UUID id, CipherSuite suite, boolean deterministic) {
+    }
+
+    private record Held(DataKey key, FieldCipher cipher) {
+    }
+
+    private final Map<Slot, Held> ciphers = new ConcurrentHashMap<>();
+
+    /** True if buf[off, off+len) starts like one of our envelopes (anything else is not ours to open). */
+    public static boolean isEnvelope(byte[] buf, int off, int len) {
+        return len >= Envelope.HEADER_LENGTH && (buf[off] & 0xff) == Envelope.FORMAT_V1;
+    }
+
+    /** The key id an envelope names (bytes 2–17 of its header). */
+    public static UUID keyId(byte[] buf, int off) {
+        return new UUID(BigEndian.getLong(buf, off + 2), BigEndian.getLong(buf, off + 10));
+    }
+
+    /** The cipher that seals (and opens) values under this key, suite and variant. */
+    public FieldCipher cipher(DataKey key, CipherSuite suite, boolean deterministic) {
+        Slot slot = new Slot(key.id(), suite, deterministic);
+        Held held = ciphers.get(slot);
+        if (held != null && held.key() == key) {
+            return held.cipher();
+        }
+        FieldCipher fc = FieldCipher.create(key, suite, deterministic);
+        ciphers.put(slot, new Held(key, fc));
+        return fc;
+    }
+
+    /**
+     * Opens the envelope at buf[off, off+len) under the key its header names. Returns null if the
+     * lookup does not know that key yet. A header that is not ours, names an unknown suite, or
+     * names a key of another algorithm, and a value that fails authentication, are all a {@link
+     * DecryptionFailedException}.
+     */
+    public FieldCipher.Plaintext open(byte[] buf, int off, int len, KeyLookup keys) {
+        if (!isEnvelope(buf, off, len)) {
+            throw new DecryptionFailedException();
+        }
+        int suiteByte = buf[off + 1] & 0xff;
+        CipherSuite suite = CipherSuite.byId(suiteByte);
+        if (suite == null || (suiteByte & 0x80) != 0 || len < Envelope.HEADER_LENGTH + suite.sealedLength(0)) {
+            throw new DecryptionFailedException();
+        }
+        DataKey key = keys.decryptionKey(keyId(buf, off));
+        if (key == null) {
+            return null;
+        }
+        if (key.algorithm() != suite.algorithm()) {
+            throw new DecryptionFailedException();
+        }
+        return cipher(key, suite, false).open(buf, off, len);
+    }
+}

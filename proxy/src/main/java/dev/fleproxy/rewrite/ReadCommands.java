@@ -1,0 +1,104 @@
+package dev.fleproxy.rewrite;
+
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.wire.OpMsg;
+import java.util.Map;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/**
+ * find, count, distinct and aggregate on an encrypted collection: their filters rewritten,
+ * their sorts, projections and pipelines checked. (What they return is decrypted by {@link
+ * ReplyDecryptor}.)
+ */
+final class ReadCommands {
+    private ReadCommands() {
+    }
+
+    static OpMsg find(OpMsg msg, CollectionContext ctx) {
+        BsonDocument body = msg.body();
+        checkSort(body.get("sort"), ctx);
+        checkProjection(body.get("projection"), ctx);
+        for (String bound : new String[] {"min", "max"}) {
+            checkSort(body.get(bound), ctx);
+        }
+        if (body.containsKey("let")) {
+            Expressions.refuseReferences(body.get("let"), ctx, "let");
+        }
+        return withFilter(msg, "filter", ctx);
+    }
+
+    static OpMsg count(OpMsg msg, CollectionContext ctx) {
+        return withFilter(msg, "query", ctx);
+    }
+
+    static OpMsg distinct(OpMsg msg, CollectionContext ctx) {
+        BsonDocument body = msg.body();
+        if (body.isString("key")) {
+            EncryptedPaths.Match m = ctx.paths.classify(body.getString("key").getValue());
+            if (m.kind() == EncryptedPaths.Kind.INSIDE) {
+                throw Refusal.onField(ctx.ns(), m.rule().path(), "distinct of '" + body.getString("key").getValue()
+                        + "' (inside the encrypted value)");
+            }
+        }
+        return withFilter(msg, "query", ctx);
+    }
+
+    static OpMsg aggregate(OpMsg msg, CollectionContext ctx, Policy p, String db) {
+        BsonDocument body = msg.body();
+        if (!body.isArray("pipeline")) {
+            throw Refusal.command(ctx.ns(), "aggregate without a pipeline array");
+        }
+        if (body.containsKey("let")) {
+            Expressions.refuseReferences(body.get("let"), ctx, "let");
+        }
+        BsonArray pipe = body.getArray("pipeline");
+        BsonDocument out = CopyOnChange.with(body, "pipeline", PipelineAnalyzer.rewriteAggregate(pipe, ctx, p, db), pipe);
+        return out == body ? msg : msg.withBody(out);
+    }
+
+    private static OpMsg withFilter(OpMsg msg, String field, CollectionContext ctx) {
+        BsonDocument body = msg.body();
+        BsonDocument out = WriteCommands.rewriteFilter(body, field, ctx);
+        return out == body ? msg : msg.withBody(out);
+    }
+
+    static void checkSort(BsonValue sort, CollectionContext ctx) {
+        if (sort != null && sort.isDocument()) {
+            for (String k : sort.asDocument().keySet()) {
+                EncryptedPaths.Match m = ctx.paths.classify(k);
+                if (m.kind() != EncryptedPaths.Kind.NONE) {
+                    throw Refusal.onField(ctx.ns(), m.rule() != null ? m.rule().path() : k,
+                            "sorting or bounding by '" + k + "' (it would order ciphertexts)");
+                }
+            }
+        }
+    }
+
+    static void checkProjection(BsonValue projection, CollectionContext ctx) {
+        if (projection == null || !projection.isDocument()) {
+            return;
+        }
+        for (Map.Entry<String, BsonValue> e : projection.asDocument().entrySet()) {
+            String k = e.getKey();
+            BsonValue v = e.getValue();
+            EncryptedPaths.Match m = ctx.paths.classify(k);
+            if (m.kind() == EncryptedPaths.Kind.NONE) {
+                Expressions.refuseReferences(v, ctx, "the projection");
+                continue;
+            }
+            String field = m.rule() != null ? m.rule().path() : k;
+            if (m.kind() == EncryptedPaths.Kind.INSIDE || k.endsWith(".$")) {
+                throw Refusal.onField(ctx.ns(), field, "projecting '" + k + "' (inside the encrypted value)");
+            }
+            if (!(v.isNumber() || v.isBoolean() || Expressions.reference(v) != null)) {
+                throw Refusal.onField(ctx.ns(), field, "the projection " + v.toString().replaceAll("\"", "'")
+                        .replaceAll("\\s+", " "));
+            }
+            if (Expressions.reference(v) != null) {
+                Expressions.refuseReferences(v, ctx, "the projection");
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package dev.fleproxy.rewrite;
+
+import dev.fleproxy.crypto.CipherSuite;
+import dev.fleproxy.crypto.CryptoException;
+import dev.fleproxy.crypto.DataKey;
+import dev.fleproxy.crypto.Envelopes;
+import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.keys.KeyAccessException;
+import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.keys.ResolvedKey;
+import dev.fleproxy.policy.CollectionPolicy;
+import dev.fleproxy.protocol.ProxyError;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The keys of one message, from the resolver's memory only: never a KMS round trip here. A key
+ * not in memory is noted as pending (the message then waits for {@link #fetchPending} and is
+ * handled again), unless the message has already waited its time: then it is unavailable. State
+ * rules: encryption needs an Active key, decryption and equality queries an Active or Deactivated
+ * one. A key that cannot be used becomes a {@link Refusal} naming the namespace.
+ */
+final class RequestKeys implements Envelopes.KeyLookup {
+    private final KeyResolver resolver;
+    private final Envelopes envelopes;
+    private final boolean waitExpired;
+    private final int waitMs;
+    private final Set<UUID> pending = new LinkedHashSet<>(2);
+    /** The namespace refusals of decryption name. */
+    private String ns = "";
+    /** The last key looked up, so the fields of one document cost one cache lookup, not one each. */
+    private UUID lastId;
+    private ResolvedKey last;
+
+    RequestKeys(KeyResolver resolver, Envelopes envelopes, boolean waitExpired, int waitMs) {
+        this.resolver = resolver;
+        this.envelopes = envelopes;
+        this.waitExpired = waitExpired;
+        this.waitMs = waitMs;
+    }
+
+    /** Names the namespace in the refusals of decryption that follow. */
+    RequestKeys about(String namespace) {
+        this.ns = namespace;
+        return this;
+    }
+
+    /** Notes a key this message will need; false if it must be fetched first. */
+    boolean need(UUID id) {
+        try {
+            return resolved(id, ns) != null;
+        } catch (Refusal cannotBeUsed) {
+            return true; // known, and unusable: the rewriting says so where it needs it
+        }
+    }
+
+    boolean hasPending() {
+        return !pending.isEmpty();
+    }
+
+    /** Fetches what this message found missing; completes when each has an answer. */
+    CompletableFuture<Void> fetchPending() {
+        return resolver.fetch(pending);
+    }
+
+    /** The cached key, or null (noted as pending); a key the message may no longer wait for is a refusal. */
+    private ResolvedKey resolved(UUID id, String where) {
+        if (id.equals(lastId)) {
+            return last;
+        }
+        ResolvedKey k;
+        try {
+            k = resolver.cached(id);
+        } catch (KeyAccessException e) {
+            throw new Refusal(ProxyError.KEY_UNAVAILABLE, where + ": " + e.getMessage());
+        }
+        if (k == null) {
+            if (waitExpired) {
+                throw new Refusal(ProxyError.KEY_UNAVAILABLE, where + ": key " + id + " is not in memory and "
+                        + resolver.describeSource() + " did not deliver it within " + waitMs + " ms");
+            }
+            pending.add(id);
+            return null;
+        }
+        lastId = id;
+        last = k;
+        return k;
+    }
+
+    @Override
+    public DataKey decryptionKey(UUID id) {
+        ResolvedKey k = resolved(id, ns + ": cannot decrypt");
+        return k == null ? null : checked(k, false, ns + ": cannot decrypt").key();
+    }
+
+    /** The cipher that writes the collection's new values: its key must be Active. */
+    FieldCipher sealing(CollectionPolicy p, boolean deterministic) {
+        return cipher(p, deterministic, true);
+    }
+
+    /** The cipher of equality queries: deterministic, and a Deactivated key still finds what it encrypted. */
+    FieldCipher querying(CollectionPolicy p) {
+        return cipher(p, true, false);
+    }
+
+    private FieldCipher cipher(CollectionPolicy p, boolean deterministic, boolean encrypt) {
+        ResolvedKey k = resolved(p.keyId(), p.namespace());
+        if (k == null) {
+            throw new KeysPending();
+        }
+        DataKey key = checked(k, encrypt, p.namespace()).key();
+        CipherSuite suite = p.suite() != null ? p.suite() : CipherSuite.defaultFor(key.algorithm());
+        try {
+            return envelopes.cipher(key, suite, deterministic);
+        } catch (CryptoException e) {
+            throw new Refusal(ProxyError.KEY_UNAVAILABLE, p.namespace() + ": " + e.getMessage());
+        }
+    }
+
+    private static ResolvedKey checked(ResolvedKey k, boolean encrypt, String where) {
+        try {
+            return encrypt ? KeyResolver.checkEncrypt(k) : KeyResolver.checkDecrypt(k);
+        } catch (KeyAccessException e) {
+            throw new Refusal(ProxyError.KEY_UNAVAILABLE, where + ": " + e.getMessage());
+        }
+    }
+
+    Envelopes envelopes() {
+        return envelopes;
+    }
+}

@@ -1,0 +1,44 @@
+package dev.fleproxy.rewrite;
+
+import java.util.Map;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/** Update pipelines (an update given as an aggregation pipeline) on an encrypted collection. */
+final class UpdatePipeline {
+    private UpdatePipeline() {
+    }
+
+    /** Pipeline updates: copies of encrypted values are fine; computing on them or assigning to encrypted fields is not. */
+    static void check(BsonArray pipeline, CollectionContext ctx) {
+        PipelineSchema s = new PipelineSchema(ctx);
+        for (BsonValue stageValue : pipeline) {
+            BsonDocument stage = PipelineAnalyzer.stage(stageValue, ctx);
+            String name = stage.getFirstKey();
+            BsonValue spec = stage.get(name);
+            switch (name) {
+                case "$set", "$addFields", "$project" -> {
+                    if (spec.isDocument()) {
+                        for (Map.Entry<String, BsonValue> e : spec.asDocument().entrySet()) {
+                            BsonValue v = e.getValue();
+                            boolean inclusion = name.equals("$project") && (v.isNumber() || v.isBoolean());
+                            if (!inclusion && s.kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
+                                throw s.refuse(e.getKey(), "a pipeline update assigning to it");
+                            }
+                            if (Expressions.reference(v) == null) {
+                                s.refuseReferences(v, "a pipeline update");
+                            } else if (s.kind(Expressions.reference(v)) == EncryptedPaths.Kind.INSIDE) {
+                                throw s.refuse(Expressions.reference(v), "a pipeline update reading inside it");
+                            }
+                        }
+                    }
+                }
+                case "$unset" -> {
+                    // removal is fine
+                }
+                default -> s.refuseMentions(spec, "pipeline update stage " + name);
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+package dev.fleproxy.wire;
+
+import io.netty.buffer.ByteBuf;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+import org.bson.BsonDocument;
+import org.bson.RawBsonDocument;
+
+/**
+ * An OP_MSG frame as the proxy first reads it, once: flags checked, checksum verified, sections
+ * located, the command name (the body's first key) read in place. The body and the document
+ * sequences are copied out of the frame only when somebody asks, and only once; every filter
+ * and the rewriters share this one view. Valid while its frame is.
+ */
+public final class OpMsgView {
+    /** Bits 0–15 are "required": a receiver must reject any it does not know. */
+    private static final int UNKNOWN_REQUIRED_BITS = 0xFFFF & ~(OpMsg.CHECKSUM_PRESENT | OpMsg.MORE_TO_COME);
+
+    /** Where a kind-1 section's identifier and documents lie in the frame. */
+    private record SequenceAt(String identifier, int sectionStart, int docsStart, int end) {
+    }
+
+    private final Frame frame;
+    private final int flags;
+    private final int bodyStart;
+    private final int bodyLength;
+    private final List<SequenceAt> sequenceSections;
+    private final String commandName;
+    private byte[] bodyBytes;
+    private RawBsonDocument body;
+    private List<DocumentSequence> sequences;
+
+    private OpMsgView(Frame frame, int flags, int bodyStart, int bodyLength, List<SequenceAt> sequenceSections,
+                      String commandName) {
+        this.frame = frame;
+        this.flags = flags;
+        this.bodyStart = bodyStart;
+        this.bodyLength = bodyLength;
+        this.sequenceSections = sequenceSections;
+        this.commandName = commandName;
+    }
+
+    /** Reads and validates a whole OP_MSG frame: flags, section kinds and lengths, the checksum. */
+    public static OpMsgView of(Frame frame) {
+        ByteBuf buf = frame.content();
+        int start = buf.readerIndex();
+        int end = start + frame.length();
+        WireReader reader = WireReader.afterHeader(frame);
+        int flags = reader.int32("OP_MSG flagBits");
+        if ((flags & UNKNOWN_REQUIRED_BITS) != 0) {
+            throw new WireProtocolException("OP_MSG has unknown required flag bits 0x"
+                    + Integer.toHexString(flags & UNKNOWN_REQUIRED_BITS));
+        }
+        int sectionsEnd = end;
+        if ((flags & OpMsg.CHECKSUM_PRESENT) != 0) {
+            if (end - reader.position() < 4) {
+                throw new WireProtocolException("OP_MSG too short for its checksum");
+            }
+            sectionsEnd = end - 4;
+            if (buf.getIntLE(sectionsEnd) != crc32c(buf, start, sectionsEnd - start)) {
+                throw new WireProtocolException("OP_MSG checksum mismatch");
+            }
+        }
+        WireReader sections = new WireReader(buf, reader.position(), sectionsEnd);
+        int bodyStart = -1;
+        int bodyLength = 0;
+        List<SequenceAt> seqs = List.of();
+        while (sections.hasRemaining()) {
+            int kind = sections.uint8("section kind");
+            if (kind == 0) {
+                if (bodyStart >= 0) {
+                    throw new WireProtocolException("OP_MSG has more than one kind-0 section");
+                }
+                bodyStart = sections.position();
+                bodyLength = sections.skipDocument("OP_MSG body");
+            } else if (kind == 1) {
+                int sectionStart = sections.position();
+                int available = sections.remaining();
+                int size = sections.int32("document sequence size");
+                if (size < 5 || size > available) {
+                    throw new WireProtocolException("document sequence declares " + size + " bytes but "
+                            + available + " remain in the message");
+                }
+                int sectionEnd = sectionStart + size;
+                WireReader seq = new WireReader(buf, sections.position(), sectionEnd);
+                String id = seq.cstring("document sequence identifier");
+                int docsStart = seq.position();
+                while (seq.hasRemaining()) {
+                    seq.skipDocument("document in sequence '" + id + "'");
+                }
+                if (seqs.isEmpty()) {
+                    seqs = new ArrayList<>(2);
+                }
+                seqs.add(new SequenceAt(id, sectionStart - 1, docsStart, sectionEnd));
+                sections.skip(sectionEnd - sections.position(), "document sequence");
+            } else {
+                throw new WireProtocolException("OP_MSG has unknown section kind " + kind);
+            }
+        }
+        if (bodyStart < 0) {
+            throw new WireProtocolException("OP_MSG has no kind-0 (body) section");
+        }
+        String name = "";
+        if (bodyLength > 5) {
+            name = new WireReader(buf, bodyStart + 5, bodyStart + bodyLength).cstring("command name");
+        }
+        return new OpMsgView(frame, flags, bodyStart, bodyLength, seqs, name);
+    }
+
+    static int crc32c(ByteBuf buf, int index, int length) {
+        CRC32C crc = new CRC32C();
+        crc.update(buf.nioBuffer(index, length));
+        return (int) crc.getValue();
+    }
+
+    public Frame frame() {
+        return frame;
+    }
+
+    public int flagBits() {
+        return flags;
+    }
+
+    public boolean has(int flag) {
+        return (flags & flag) != 0;
+    }
+
+    /** The body's first key ("" for an empty body): the command's name, for requests. */
+    public String commandName() {
+        return commandName;
+    }
+
+    /** The body's bytes, copied out of the frame once: [0, bodyLength). */
+    public byte[] bodyBytes() {
+        if (bodyBytes == null) {
+            bodyBytes = new byte[bodyLength];
+            frame.content().getBytes(bodyStart, bodyBytes);
+        }
+        return bodyBytes;
+    }
+
+    /** The body as a document (lazily decoded, over {@link #bodyBytes}). */
+    public RawBsonDocument body() {
+        if (body == null) {
+            body = new RawBsonDocument(bodyBytes());
+        }
+        return body;
+    }
+
+    /** A top-level string field of the body ("$db", the collection), read without decoding the body; null if absent. */
+    public String bodyString(String key) {
+        BsonCursor c = new BsonCursor(bodyBytes(), 0, bodyLength);
+        return c.find(key.getBytes(StandardCharsets.UTF_8)) ? c.stringValue() : null;
+    }
+
+    /** The document sequences, each document a view over one copy of its section. */
+    public List<DocumentSequence> sequences() {
+        if (sequences == null) {
+            List<DocumentSequence> out = new ArrayList<>(sequenceSections.size());
+            for (int i = 0; i < sequenceSections.size(); i++) {
+                out.add(new DocumentSequence(sequenceSections.get(i).identifier(), sequenceDocuments(i)));
+            }
+            sequences = out;
+        }
+        return sequences;
+    }
+
+    public int sequenceCount() {
+        return sequenceSections.size();
+    }
+
+    public String sequenceIdentifier(int i) {
+        return sequenceSections.get(i).identifier();
+    }
+
+    /** Sequence i's documents as bytes: one copy of them, documents back to back from index 0. */
+    public byte[] sequenceBytes(int i) {
+        SequenceAt s = sequenceSections.get(i);
+        byte[] out = new byte[s.end() - s.docsStart()];
+        frame.content().getBytes(s.docsStart(), out);
+        return out;
+    }
+
+    private List<BsonDocument> sequenceDocuments(int i) {
+        byte[] bytes = sequenceBytes(i);
+        List<BsonDocument> docs = new ArrayList<>();
+        for (int at = 0; at < bytes.length; ) {
+            int len = BsonCursor.int32(bytes, at);
+            docs.add(new RawBsonDocument(bytes, at, len));
+            at += len;
+        }
+        return docs;
+    }
+
+    /** Copies section i (kind byte included) as it is into out. */
+    public void copySequenceSection(int i, ByteBuf out) {
+        SequenceAt s = sequenceSections.get(i);
+        out.writeBytes(frame.content(), s.sectionStart(), s.end() - s.sectionStart());
+    }
+
+    /** The message in its buildable form (body and sequences decoded lazily), for rewriting by document. */
+    public OpMsg toOpMsg() {
+        return new OpMsg(flags, body(), sequences());
+    }
+}
