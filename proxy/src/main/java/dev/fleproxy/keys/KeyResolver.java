@@ -192,6 +192,7 @@ public final class KeyResolver implements AutoCloseable {
             ResolvedKey k = source.fetch(id);
             cache.put(id, new Entry(k, null, clock.millis(), 0, 0, lastUsed));
             health.answered();
+            health.fresh(id);
         } catch (KeyAccessException failure) {
             long now = clock.millis();
             if (failure.isDefinitive()) {

@@ -9,7 +9,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The KMS outage log: the first failed attempt of an outage is logged at once, the rest are
  * counted and summarized once a minute, and the end of the outage says how long it lasted. A key
- * first served from memory past its TTL is named once per outage. So a KMS down for an hour
+ * served from memory past its TTL is named once, until it is fetched afresh. So a KMS down for an hour
  * writes about sixty lines, not one per request or retry.
  */
 final class KmsHealth {
@@ -42,9 +42,9 @@ final class KmsHealth {
             downSince = System.nanoTime();
             lastSummary = downSince;
             failuresSinceSummary = 0;
-            log.warn("{} is unreachable: {}; keys in use keep serving from memory for up to {} s past their TTL, each "
-                    + "is asked for again every {} s, and this is summarized once a minute until the KMS answers", kms,
-                    error, settings.outageWindow().toSeconds(), settings.retryInterval().toSeconds());
+            log.warn("KMS outage: {}; keys in use keep serving from memory for up to {} s past their TTL, each is asked "
+                    + "for again every {} s, and this is summarized once a minute until {} answers", error,
+                    settings.outageWindow().toSeconds(), settings.retryInterval().toSeconds(), kms);
         }
     }
 
@@ -55,11 +55,15 @@ final class KmsHealth {
             log.info("{} answers again after {} s unreachable ({} failed attempt(s))", kms,
                     (System.nanoTime() - downSince) / 1_000_000_000L, failures);
             failures = 0;
-            namedStale.clear();
         }
     }
 
-    /** A key was served from memory past its TTL: named once per outage. */
+    /** A key was fetched afresh: if it is served from memory past its TTL again, that is said again. */
+    void fresh(UUID id) {
+        namedStale.remove(id);
+    }
+
+    /** A key was served from memory past its TTL: named once, until it is fetched afresh. */
     void servedStale(UUID id, long ageMillis, long windowLeftMillis) {
         if (namedStale.add(id)) {
             log.warn("key {}: serving the copy in memory, {} s old (past its TTL), while {} does not answer; the outage "

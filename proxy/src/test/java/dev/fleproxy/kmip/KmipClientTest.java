@@ -1,0 +1,31 @@
+package dev.fleproxy.kmip;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.util.concurrent.FastThreadLocalThread;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLContext;
+import org.junit.jupiter.api.Test;
+
+/** The client's own rules, without a server. */
+class KmipClientTest {
+
+    @Test
+    void aKmsRequestFromAnEventLoopThreadIsRefusedBeforeAnyIo() throws Exception {
+        KmipClient client = new KmipClient("127.0.0.1", 1, SSLContext.getDefault(), 1000, 1000, 1,
+                KmipMessages.Version.V1_2);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread loop = new FastThreadLocalThread(() -> {
+            try {
+                client.locateByName("x", null);
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        }, "a-netty-event-loop");
+        loop.start();
+        loop.join();
+        assertTrue(thrown.get() instanceof IllegalStateException, String.valueOf(thrown.get()));
+        assertTrue(thrown.get().getMessage().contains("event loop thread a-netty-event-loop"), thrown.get().getMessage());
+        assertTrue(client.roundTrips() == 0, "nothing was sent");
+    }
+}
