@@ -59,21 +59,60 @@ public final class Envelopes {
      * DecryptionFailedException}.
      */
     public FieldCipher.Plaintext open(byte[] buf, int off, int len, KeyLookup keys) {
-        if (!isEnvelope(buf, off, len)) {
-            throw new DecryptionFailedException();
+        return opener(keys).open(buf, off, len);
+    }
+
+    /** An opener for the envelopes of one message: it remembers the last key and suite it met. */
+    public Opener opener(KeyLookup keys) {
+        return new Opener(keys);
+    }
+
+    /**
+     * Opens the envelopes of one message. Most of a message's envelopes name the same key and
+     * suite, so the last header's key id and suite are compared as numbers and their cipher reused:
+     * no lookup, no allocation per envelope.
+     */
+    public final class Opener {
+        private final KeyLookup keys;
+        private long msb;
+        private long lsb;
+        private int suiteByte = -1;
+        private FieldCipher last;
+
+        private Opener(KeyLookup keys) {
+            this.keys = keys;
         }
-        int suiteByte = buf[off + 1] & 0xff;
-        CipherSuite suite = CipherSuite.byId(suiteByte);
-        if (suite == null || (suiteByte & 0x80) != 0 || len < Envelope.HEADER_LENGTH + suite.sealedLength(0)) {
-            throw new DecryptionFailedException();
+
+        public FieldCipher.Plaintext open(byte[] buf, int off, int len) {
+            if (!isEnvelope(buf, off, len)) {
+                throw new DecryptionFailedException();
+            }
+            int sb = buf[off + 1] & 0xff & ~CipherSuite.DETERMINISTIC_FLAG;
+            long m = BigEndian.getLong(buf, off + 2);
+            long l = BigEndian.getLong(buf, off + 10);
+            FieldCipher fc = last;
+            if (fc == null || sb != suiteByte || m != msb || l != lsb) {
+                CipherSuite suite = CipherSuite.byId(sb);
+                if (suite == null || (buf[off + 1] & 0x80) != 0) {
+                    throw new DecryptionFailedException();
+                }
+                DataKey key = keys.decryptionKey(new UUID(m, l));
+                if (key == null) {
+                    return null;
+                }
+                if (key.algorithm() != suite.algorithm()) {
+                    throw new DecryptionFailedException();
+                }
+                fc = cipher(key, suite, false);
+                last = fc;
+                suiteByte = sb;
+                msb = m;
+                lsb = l;
+            }
+            if (len < Envelope.HEADER_LENGTH + fc.suite().sealedLength(0)) {
+                throw new DecryptionFailedException();
+            }
+            return fc.open(buf, off, len);
         }
-        DataKey key = keys.decryptionKey(keyId(buf, off));
-        if (key == null) {
-            return null;
-        }
-        if (key.algorithm() != suite.algorithm()) {
-            throw new DecryptionFailedException();
-        }
-        return cipher(key, suite, false).open(buf, off, len);
     }
 }

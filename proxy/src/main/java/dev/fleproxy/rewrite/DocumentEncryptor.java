@@ -58,7 +58,7 @@ final class DocumentEncryptor {
             EncryptedPaths.Node next = null;
             if (allFields) {
                 if (top && !EncryptedPaths.isId(buf, c.nameStart, c.nameEnd)) {
-                    rule = EncryptedPaths.topLevelRule(c.name());
+                    rule = EncryptedPaths.EVERY_FIELD;
                 }
             } else if (EncryptedPaths.transparent(buf, c.nameStart, c.nameEnd)) {
                 next = node; // an array index (or a name that reads like one): the same place in the policy

@@ -103,6 +103,9 @@ final class EncryptedPaths {
         return root;
     }
 
+    /** The rule {@code fields: "*"} gives every top-level field: randomized (for the bytes walk, which needs no name). */
+    static final FieldRule EVERY_FIELD = new FieldRule("*", false);
+
     /** The rule {@code fields: "*"} gives a top-level field. */
     static FieldRule topLevelRule(String name) {
         return new FieldRule(name, false);

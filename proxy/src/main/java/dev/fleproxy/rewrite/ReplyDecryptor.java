@@ -32,7 +32,7 @@ final class ReplyDecryptor {
     private static final byte[] VALUES = bytes("values");
 
     private final RequestKeys keys;
-    private final Envelopes envelopes;
+    private final Envelopes.Opener envelopes;
     private final String ns;
     /** Names on the way down, for a refusal's message: [start, end) pairs, -1 for an array level. */
     private int[] path = new int[32];
@@ -42,7 +42,7 @@ final class ReplyDecryptor {
 
     ReplyDecryptor(RequestKeys keys, String ns) {
         this.keys = keys.about(ns);
-        this.envelopes = keys.envelopes();
+        this.envelopes = keys.envelopes().opener(keys);
         this.ns = ns;
     }
 
@@ -192,7 +192,7 @@ final class ReplyDecryptor {
         }
         FieldCipher.Plaintext p;
         try {
-            p = envelopes.open(buf, dataStart, dataLength, keys);
+            p = envelopes.open(buf, dataStart, dataLength);
             if (p == null) {
                 OpMsgWriter.copyElement(out, c); // its key is being fetched; this reply is done again
                 return false;

@@ -33,6 +33,10 @@ final class RequestKeys implements Envelopes.KeyLookup {
     /** The last key looked up, so the fields of one document cost one cache lookup, not one each. */
     private UUID lastId;
     private ResolvedKey last;
+    /** The last sealing cipher handed out, and for what. */
+    private CollectionPolicy sealedFor;
+    private boolean sealedDeterministic;
+    private FieldCipher sealer;
 
     RequestKeys(KeyResolver resolver, Envelopes envelopes, boolean waitExpired, int waitMs) {
         this.resolver = resolver;
@@ -97,7 +101,12 @@ final class RequestKeys implements Envelopes.KeyLookup {
 
     /** The cipher that writes the collection's new values: its key must be Active. */
     FieldCipher sealing(CollectionPolicy p, boolean deterministic) {
-        return cipher(p, deterministic, true);
+        if (p != sealedFor || deterministic != sealedDeterministic) {
+            sealer = cipher(p, deterministic, true);
+            sealedFor = p;
+            sealedDeterministic = deterministic;
+        }
+        return sealer;
     }
 
     /** The cipher of equality queries: deterministic, and a Deactivated key still finds what it encrypted. */
