@@ -1,7 +1,5 @@
-package dev.fleproxy.cli;
+package dev.fleproxy.bench;
 
-import dev.fleproxy.bench.OverheadBenchmark;
-import dev.fleproxy.bench.OverheadReport;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
