@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "mongo-fle-proxy's benchmark tools (apart from the proxy's own jar).",
-        subcommands = {OverheadCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {OverheadCommand.class, dev.fleproxy.bench.relay.RelayCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec
