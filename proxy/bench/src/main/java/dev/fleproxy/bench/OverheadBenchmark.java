@@ -6,23 +6,29 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.Filters;
+import java.io.PrintStream;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.bson.Document;
 
 /**
  * The proxy's cost on the simplest loop: N threads insert YCSB-sized documents (10 fields of
  * 100 bytes) for a fixed time, then read them back by _id, against each target in turn: the
- * upstream directly, the proxy on a collection without policy, and the proxy on collections
- * encrypted under each suite. Rounds alternate the order so that machine noise hits all alike.
- * Results are ratios from one run, never absolute promises.
+ * backend directly, byte relays, the proxy on a collection without policy, and the proxy on
+ * collections encrypted under each suite. Rounds alternate the order so that machine noise hits
+ * all alike. Around every phase the CPU time (utime + stime) of the target's process is read, so
+ * each phase also gives CPU per operation, the figure that stays stable on a shared machine where
+ * throughput does not. After the rounds, an allocation probe may record chosen phases with JFR.
  */
 public final class OverheadBenchmark {
     public static final int FIELDS = 10;
@@ -30,48 +36,61 @@ public final class OverheadBenchmark {
     public static final String DATABASE = "bench";
 
     /**
-     * Where one series of phases runs: a connection string and a collection of {@link #DATABASE}.
-     * {@code encrypted}: the proxy's policy must encrypt this collection; the benchmark checks that
-     * the upstream holds envelopes there, so a policy that is not in effect cannot pass for cheap crypto.
+     * One timed phase against one target.
+     *
+     * @param round  1.. for measured rounds; probe phases carry {@code probe}
+     * @param cpuMs  CPU time of the target's process during the phase, NaN when it has none
      */
-    public record Target(String name, String uri, String collection, boolean encrypted) {
+    public record Phase(String target, String operation, int round, boolean probe, long ops, double seconds,
+                        double meanLatencyMs, double cpuMs, Instant began, Instant ended) {
+        public double opsPerSecond() {
+            return seconds == 0 ? 0 : ops / seconds;
+        }
+
+        /** CPU ms per 1,000 operations, NaN when not measured. */
+        public double cpuMsPer1000Ops() {
+            return ops == 0 ? Double.NaN : cpuMs / ops * 1000;
+        }
     }
 
-    /** One timed phase against one target. */
-    public record Phase(String target, String operation, int round, long ops, double seconds, double meanLatencyMs) {
-        public double opsPerSecond() {
-            return ops / seconds;
-        }
+    /** What a run produced: the phases in run order and the allocation probe's results. */
+    public record Result(List<Phase> phases, List<AllocationProbe.Allocation> allocations, String allocationNote) {
     }
 
     private final int threads;
     private final double seconds;
+    private final PrintStream progress;
 
-    public OverheadBenchmark(int threads, double seconds) {
+    public OverheadBenchmark(int threads, double seconds, PrintStream progress) {
         this.threads = threads;
         this.seconds = seconds;
+        this.progress = progress;
     }
 
     /**
      * Warms up every target (round 0, not reported: the JIT of the client, proxy and backend
      * JVMs), then runs rounds of (insert, read) per target, odd rounds in the given order, even
-     * rounds reversed.
+     * rounds reversed; then, if {@code probe} is given, the chosen phases again under JFR.
      *
-     * @param directUri the upstream itself, for the encryption check
+     * @param checkUri  the backend itself, to check what each target stored; null to skip the check
+     * @param probes    target → phases to record allocation on (after the rounds, not in the figures)
      */
-    public List<Phase> run(List<Target> targets, String directUri, int rounds, double warmupSeconds)
+    public Result run(List<Target> targets, String checkUri, int rounds, double warmupSeconds,
+                      Map<Target, Target.Alloc> probes, AllocationProbe probe, double probeSeconds)
             throws InterruptedException {
         List<Phase> phases = new ArrayList<>();
+        List<AllocationProbe.Allocation> allocations = new ArrayList<>();
         Map<String, MongoClient> clients = new LinkedHashMap<>();
         try {
-            MongoClient direct = clients.computeIfAbsent(directUri, OverheadBenchmark::client);
+            MongoClient check = checkUri == null ? null : clients.computeIfAbsent(checkUri, OverheadBenchmark::client);
             for (Target t : targets) {
                 clients.computeIfAbsent(t.uri(), OverheadBenchmark::client);
             }
             if (warmupSeconds > 0) {
                 double each = warmupSeconds / 2 / targets.size();
+                progress.printf(Locale.ROOT, "overhead: warm-up, %.1f s per phase per target%n", each);
                 for (Target t : targets) {
-                    target(t, clients.get(t.uri()), direct, 0, each, new ArrayList<>());
+                    target(t, clients.get(t.uri()), check, 0, each, new ArrayList<>());
                 }
             }
             for (int round = 1; round <= rounds; round++) {
@@ -80,42 +99,121 @@ public final class OverheadBenchmark {
                     Collections.reverse(order);
                 }
                 for (Target t : order) {
-                    target(t, clients.get(t.uri()), direct, round, seconds, phases);
+                    target(t, clients.get(t.uri()), check, round, seconds, phases);
                 }
             }
+            String note = null;
+            if (!probes.isEmpty()) {
+                note = probe.unavailable();
+                if (note == null) {
+                    for (Map.Entry<Target, Target.Alloc> e : probes.entrySet()) {
+                        allocations.addAll(probeTarget(e.getKey(), e.getValue(), clients.get(e.getKey().uri()), check,
+                                probe, probeSeconds, phases));
+                    }
+                } else {
+                    progress.println("overhead: no allocation probe: " + note);
+                }
+            }
+            return new Result(phases, allocations, note);
         } finally {
             clients.values().forEach(MongoClient::close);
         }
-        return phases;
     }
 
     /** Insert then read on one target. */
-    private void target(Target t, MongoClient client, MongoClient direct, int round, double phaseSeconds,
+    private void target(Target t, MongoClient client, MongoClient check, int round, double phaseSeconds,
                         List<Phase> phases) throws InterruptedException {
         MongoCollection<Document> coll = client.getDatabase(DATABASE).getCollection(t.collection());
         coll.drop();
         AtomicLong nextId = new AtomicLong();
-        phases.add(timed(t.name(), "insert", round, phaseSeconds, () -> coll.insertOne(document(nextId.getAndIncrement()))));
-        long inserted = nextId.get();
-        checkStorage(t, direct);
-        phases.add(timed(t.name(), "read", round, phaseSeconds, () -> {
+        phases.add(phase(t, "insert", round, false, phaseSeconds, inserter(coll, nextId)));
+        if (check != null) {
+            checkStorage(t, check);
+        }
+        phases.add(phase(t, "read", round, false, phaseSeconds, reader(t, coll, nextId.get())));
+        coll.drop();
+    }
+
+    /**
+     * The allocation probe of one target: one JFR recording on its process over a lead-in of
+     * inserts (so that every thread of the target has taken an allocation sample before the
+     * first window), the insert phase and the read phase; the chosen phases' windows are read
+     * from it and kept as probe phases.
+     */
+    private List<AllocationProbe.Allocation> probeTarget(Target t, Target.Alloc which, MongoClient client,
+                                                         MongoClient check, AllocationProbe probe, double phaseSeconds,
+                                                         List<Phase> phases) throws InterruptedException {
+        MongoCollection<Document> coll = client.getDatabase(DATABASE).getCollection(t.collection());
+        coll.drop();
+        AtomicLong nextId = new AtomicLong();
+        List<Phase> probed = new ArrayList<>();
+        probe.start(t);
+        try {
+            timed(t, "insert", 0, false, Math.min(AllocationProbe.LEAD_IN_SECONDS, phaseSeconds), inserter(coll, nextId));
+            if (which.insert()) {
+                probed.add(phase(t, "insert", 0, true, phaseSeconds, inserter(coll, nextId)));
+            } else {
+                timed(t, "insert", 0, true, phaseSeconds, inserter(coll, nextId));
+            }
+            if (check != null) {
+                checkStorage(t, check);
+            }
+            if (which.read()) {
+                probed.add(phase(t, "read", 0, true, phaseSeconds, reader(t, coll, nextId.get())));
+            }
+        } catch (RuntimeException | InterruptedException e) {
+            probe.abandon();
+            throw e;
+        }
+        List<AllocationProbe.Allocation> allocations = probe.finish(probed);
+        phases.addAll(probed);
+        for (AllocationProbe.Allocation a : allocations) {
+            progress.printf(Locale.ROOT, "overhead: allocation probe, %s, %s: %s bytes/op sampled, %s exact%s%n",
+                    a.target(), a.operation(), fmt(a.sampledBytesPerOp()), fmt(a.exactBytesPerOp()),
+                    a.note() == null ? "" : " (" + a.note() + ")");
+        }
+        coll.drop();
+        return allocations;
+    }
+
+    private static String fmt(double v) {
+        return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.0f", v);
+    }
+
+    private static Op inserter(MongoCollection<Document> coll, AtomicLong nextId) {
+        return () -> coll.insertOne(document(nextId.getAndIncrement()));
+    }
+
+    private static Op reader(Target t, MongoCollection<Document> coll, long inserted) {
+        return () -> {
             long id = ThreadLocalRandom.current().nextLong(inserted);
             Document d = coll.find(Filters.eq("_id", id)).first();
             if (d == null || !(d.get("field0") instanceof String)) {
                 throw new IllegalStateException("document " + id + " missing or not decrypted: " + t.name());
             }
-        }));
-        coll.drop();
+        };
     }
 
-    /** The upstream must hold envelopes (binary) in encrypted targets, strings in the others. */
+    private Phase phase(Target t, String operation, int round, boolean probe, double phaseSeconds, Op op)
+            throws InterruptedException {
+        Phase p = timed(t, operation, round, probe, phaseSeconds, op);
+        if (round > 0 || probe) {
+            progress.printf(Locale.ROOT, "overhead: %s, %s, %s: %.0f ops/s, %s CPU ms/1,000 ops%n",
+                    probe ? "allocation probe" : "round " + round, t.name(), operation, p.opsPerSecond(),
+                    Double.isNaN(p.cpuMs()) ? "-" : String.format(Locale.ROOT, "%.1f", p.cpuMsPer1000Ops()));
+        }
+        return p;
+    }
+
+    /** The backend must hold envelopes (binary) in encrypted targets, strings in the others. */
     private static void checkStorage(Target t, MongoClient direct) {
+        boolean encrypted = t.kind() == Target.Kind.ENCRYPTED;
         Document stored = direct.getDatabase(DATABASE).getCollection(t.collection()).find().first();
         Object field0 = stored == null ? null : stored.get("field0");
         boolean binary = field0 instanceof org.bson.types.Binary || field0 instanceof byte[];
-        if (stored == null || binary != t.encrypted()) {
+        if (stored == null || binary != encrypted) {
             throw new IllegalStateException(DATABASE + "." + t.collection() + " for " + t.name() + " should hold "
-                    + (t.encrypted() ? "encrypted envelopes (is it in the proxy's policy?)" : "plain strings")
+                    + (encrypted ? "encrypted envelopes (is it in the proxy's policy?)" : "plain strings")
                     + " but holds " + (stored == null ? "nothing" : field0 == null ? "no field0" : field0.getClass().getSimpleName()));
         }
     }
@@ -144,11 +242,11 @@ public final class OverheadBenchmark {
         void run();
     }
 
-    private Phase timed(String target, String operation, int round, double phaseSeconds, Op op)
+    private Phase timed(Target target, String operation, int round, boolean probe, double phaseSeconds, Op op)
             throws InterruptedException {
         LongAdder ops = new LongAdder();
         LongAdder nanos = new LongAdder();
-        AtomicLong failure = new AtomicLong();
+        AtomicReference<RuntimeException> failure = new AtomicReference<>();
         CountDownLatch start = new CountDownLatch(1);
         long durationNanos = (long) (phaseSeconds * 1e9);
         List<Thread> workers = new ArrayList<>();
@@ -157,7 +255,7 @@ public final class OverheadBenchmark {
             Thread w = new Thread(() -> {
                 try {
                     start.await();
-                    while (System.nanoTime() - began[0] < durationNanos) {
+                    while (System.nanoTime() - began[0] < durationNanos && failure.get() == null) {
                         long t0 = System.nanoTime();
                         op.run();
                         nanos.add(System.nanoTime() - t0);
@@ -166,23 +264,28 @@ public final class OverheadBenchmark {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } catch (RuntimeException e) {
-                    failure.incrementAndGet();
-                    throw e;
+                    failure.compareAndSet(null, e);
                 }
-            }, "bench-" + target + "-" + t);
+            }, "bench-" + target.name() + "-" + t);
             workers.add(w);
             w.start();
         }
+        long cpuBefore = target.measured() ? ProcStat.cpuTicks(target.pid()) : 0;
+        Instant from = Instant.now();
         began[0] = System.nanoTime();
         start.countDown();
         for (Thread w : workers) {
             w.join();
         }
         double elapsed = (System.nanoTime() - began[0]) / 1e9;
-        if (failure.get() > 0) {
-            throw new IllegalStateException(failure.get() + " worker(s) failed during " + operation + " on " + target);
+        Instant to = Instant.now();
+        double cpuMs = target.measured() ? ProcStat.millis(ProcStat.cpuTicks(target.pid()) - cpuBefore) : Double.NaN;
+        if (failure.get() != null) {
+            throw new IllegalStateException(operation + " on " + target.name() + " failed: " + failure.get().getMessage(),
+                    failure.get());
         }
         long n = ops.sum();
-        return new Phase(target, operation, round, n, elapsed, n == 0 ? 0 : nanos.sum() / 1e6 / n);
+        return new Phase(target.name(), operation, round, probe, n, elapsed, n == 0 ? 0 : nanos.sum() / 1e6 / n, cpuMs,
+                from, to);
     }
 }
