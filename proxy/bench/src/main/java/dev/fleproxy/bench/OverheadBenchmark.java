@@ -68,8 +68,8 @@ public final class OverheadBenchmark {
     }
 
     /**
-     * Warms up every target (round 0, not reported: the JIT of the client, proxy and backend
-     * JVMs), then runs rounds of (insert, read) per target, odd rounds in the given order, even
+     * Warms up every process (round 0, not reported: the JIT of the client, relay, proxy and
+     * backend JVMs; the same time for each process, split over its targets), then runs rounds of (insert, read) per target, odd rounds in the given order, even
      * rounds reversed; then, if {@code probe} is given, the chosen phases again under JFR.
      *
      * @param checkUri  the backend itself, to check what each target stored; null to skip the check
@@ -87,10 +87,14 @@ public final class OverheadBenchmark {
                 clients.computeIfAbsent(t.uri(), OverheadBenchmark::client);
             }
             if (warmupSeconds > 0) {
-                double each = warmupSeconds / 2 / targets.size();
-                progress.printf(Locale.ROOT, "overhead: warm-up, %.1f s per phase per target%n", each);
-                for (Target t : targets) {
-                    target(t, clients.get(t.uri()), check, 0, each, new ArrayList<>());
+                Map<String, List<Target>> processes = byProcess(targets);
+                double perProcess = warmupSeconds / processes.size();
+                progress.printf(Locale.ROOT, "overhead: warm-up, %.1f s for each of %d processes%n", perProcess,
+                        processes.size());
+                for (List<Target> group : processes.values()) {
+                    for (Target t : group) {
+                        target(t, clients.get(t.uri()), check, 0, perProcess / 2 / group.size(), new ArrayList<>());
+                    }
                 }
             }
             for (int round = 1; round <= rounds; round++) {
@@ -118,6 +122,19 @@ public final class OverheadBenchmark {
         } finally {
             clients.values().forEach(MongoClient::close);
         }
+    }
+
+    /**
+     * Targets grouped by the process they load: by pid, else (direct) by URI. The warm-up gives
+     * every process the same time whatever the number of its targets, since what it warms is the
+     * JIT of that process (whose compilations count in its CPU if they happen in a measured phase).
+     */
+    static Map<String, List<Target>> byProcess(List<Target> targets) {
+        Map<String, List<Target>> m = new LinkedHashMap<>();
+        for (Target t : targets) {
+            m.computeIfAbsent(t.measured() ? "pid " + t.pid() : t.uri(), k -> new ArrayList<>()).add(t);
+        }
+        return m;
     }
 
     /** Insert then read on one target. */

@@ -45,6 +45,7 @@ import picocli.CommandLine.Option;
             "N threads insert YCSB-sized documents (10 fields x 100 bytes) for --seconds,",
             "then read them by _id, on every target in turn, in --rounds of alternating",
             "order after a --warmup. Around each phase the target's CPU time is read.",
+            "Targets that share a pid share its CPU and its part of the warm-up.",
             "Then the allocation probe: each chosen phase once more under JFR (jcmd",
             "PID JFR.start, jdk.ObjectAllocationSample and ThreadAllocationStatistics),",
             "bytes per operation from the recording. The report judges the project's",
@@ -78,7 +79,8 @@ final class OverheadCommand implements Callable<Integer> {
     int rounds;
 
     @Option(names = "--warmup", defaultValue = "20", paramLabel = "S",
-            description = "seconds of unreported load spread over the targets first (JIT warm-up); default ${DEFAULT-VALUE}")
+            description = "seconds of unreported load first (JIT warm-up), the same share for every process "
+                    + "(pid; direct counts as one), split over its targets; default ${DEFAULT-VALUE}")
     double warmup;
 
     @Option(names = "--alloc-seconds", paramLabel = "S", description = "length of each allocation probe phase; default --seconds")
@@ -129,6 +131,7 @@ final class OverheadCommand implements Callable<Integer> {
         List<Checks.Check> checks = Checks.evaluate(targets, OverheadReport.figures(targets, result.phases()), crypto,
                 result.allocations(), allocNote);
         OverheadReport.RunInfo info = new OverheadReport.RunInfo(commandLine(), threads, seconds, rounds, warmup,
+                OverheadBenchmark.byProcess(targets).size(),
                 probeSeconds, Runtime.getRuntime().availableProcessors(), Machine.cpuModel(), Machine.javaVersion(),
                 Machine.targetJvms(targets), ProcStat.clkTck(), crypto.source(), notes);
         String md = OverheadReport.markdown(targets, result, checks, info);

@@ -20,7 +20,7 @@ public final class OverheadReport {
 
     /** Where and how the run happened, for the "how measured" paragraph. */
     public record RunInfo(String commandLine, int threads, double seconds, int rounds, double warmupSeconds,
-                          double probeSeconds, int nproc, String cpuModel, String javaVersion, List<String> targetJvms,
+                          int processes, double probeSeconds, int nproc, String cpuModel, String javaVersion, List<String> targetJvms,
                           long clkTck, String cryptoSource, List<String> notes) {
     }
 
@@ -135,12 +135,14 @@ public final class OverheadReport {
         md.append("`").append(info.commandLine()).append("`\n\n");
         md.append(String.format(Locale.ROOT, "%d client threads; %s s per phase; %d round(s) of insert then read on "
                 + "every target, odd rounds in the order above and even rounds reversed, after %s s of unreported "
-                + "warm-up spread over the targets; allocation probe phases of %s s after the rounds. CPU from "
+                + "warm-up (the same share for each of the %d processes loaded, split over its targets); "
+                + "allocation probe phases of %s s after the rounds. CPU from "
                 + "/proc/PID/stat (utime + stime, CLK_TCK %d: %.0f ms resolution per reading). Machine: %d cores "
                 + "(nproc), %s; benchmark on Java %s; targets' JVMs: %s. Crypto figures (rule 3): %s. The figures "
                 + "are from one run on a shared %d-core machine where the client, the backend and every relay and "
                 + "proxy compete for the same cores: read them as this run's ratios, not as absolute promises.%n%n",
-                info.threads(), trim(info.seconds()), info.rounds(), trim(info.warmupSeconds()), trim(info.probeSeconds()),
+                info.threads(), trim(info.seconds()), info.rounds(), trim(info.warmupSeconds()), info.processes(),
+                trim(info.probeSeconds()),
                 info.clkTck(), 1000.0 / info.clkTck(), info.nproc(), info.cpuModel(), info.javaVersion(),
                 info.targetJvms().isEmpty() ? "–" : String.join(", ", info.targetJvms()), info.cryptoSource(),
                 info.nproc()));

@@ -35,6 +35,17 @@ class TargetTest {
     }
 
     @Test
+    void targetsOfOneProcessShareItsWarmUp() {
+        java.util.List<Target> targets = java.util.List.of(
+                Target.parse("kind=direct,uri=mongodb://h:1"),
+                Target.parse("kind=proxy-plain,uri=mongodb://h:2,pid=9,transport=nio"),
+                Target.parse("kind=relay,uri=mongodb://h:3,pid=8,transport=nio"),
+                Target.parse("kind=encrypted,uri=mongodb://h:2,pid=9,transport=nio,suite=AES_GCM,collection=aes"));
+        assertEquals(java.util.List.of(1, 2, 1),
+                OverheadBenchmark.byProcess(targets).values().stream().map(java.util.List::size).toList());
+    }
+
+    @Test
     void mistakesAreNamed() {
         assertMessage("kind= is missing", "uri=mongodb://h:1");
         assertMessage("kind must be", "kind=mongos,uri=mongodb://h:1");

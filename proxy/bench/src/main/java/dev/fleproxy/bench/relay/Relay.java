@@ -144,11 +144,6 @@ public final class Relay implements AutoCloseable {
         }
 
         @Override
-        public boolean isSharable() {
-            return false;
-        }
-
-        @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (peer == null || !peer.isActive()) {
                 ReferenceCountUtil.release(msg);
