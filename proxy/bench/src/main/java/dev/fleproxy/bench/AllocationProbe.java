@@ -30,6 +30,8 @@ import java.util.concurrent.TimeUnit;
 public final class AllocationProbe {
     /** Seconds of unreported inserts under the recording before the first window. */
     static final double LEAD_IN_SECONDS = 2;
+    /** Below this many samples in a window the sampled figure gets a note. */
+    static final int FEW_SAMPLES = 30;
     static final String SETTINGS = """
             <?xml version="1.0" encoding="UTF-8"?>
             <configuration version="2.0" label="fle-bench allocation probe">
@@ -264,6 +266,8 @@ public final class AllocationProbe {
                 note = "no allocation sample in the phase";
             } else if (Double.isNaN(exactPerOp)) {
                 note = "ThreadAllocationStatistics: fewer than two periods in the phase";
+            } else if (s.samples() < FEW_SAMPLES) {
+                note = "only " + s.samples() + " sample(s): the sampled figure is coarse, read the exact one";
             }
             out.add(new Allocation(p.target(), p.operation(), p.ops(), p.seconds(), sampledPerOp, s.samples(), exactPerOp,
                     exact.spanSeconds(), note));
