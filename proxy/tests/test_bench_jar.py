@@ -67,6 +67,28 @@ def test_an_unknown_transport_is_one_line_and_exit_code_2(bench_jar):
     assert r.stderr.strip().splitlines() == ["fle-bench relay: unknown transport carrier-pigeon (auto, nio, epoll or io_uring)"]
 
 
+@pytest.mark.parametrize("transport", ["epoll", "io_uring"])
+def test_an_unavailable_transport_is_one_line_and_exit_code_2(bench_jar, transport):
+    # Netty's switch that refuses its native transports stands in for a machine without them.
+    r = subprocess.run(["java", "-Dio.netty.transport.noNative=true", "-jar", str(bench_jar), "relay", "--listen",
+                        "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--transport", transport],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"fle-bench relay: transport {transport} is not available here: "), lines
+
+
+@pytest.mark.parametrize("transport", ["nio", "epoll", "io_uring"])
+def test_an_address_in_use_is_one_line_and_exit_code_1(bench_jar, relay, transport):
+    proc, port, log_path = relay
+    r = subprocess.run(["java", "-jar", str(bench_jar), "relay", "--listen", f"127.0.0.1:{port}", "--upstream",
+                        "127.0.0.1:1", "--transport", transport], capture_output=True, text=True, timeout=60)
+    if r.returncode == 2 and "is not available here" in r.stderr:
+        pytest.skip(r.stderr.strip())
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [f"fle-bench relay: cannot listen on 127.0.0.1:{port}: Address already in use"]
+
+
 def test_the_proxy_jar_no_longer_carries_the_benchmark():
     out = subprocess.run(["java", "-jar", str(JAR), "--help"], capture_output=True, text=True, timeout=60).stdout
     assert "proxy" in out and "overhead" not in out

@@ -61,8 +61,12 @@ public final class RelayCommand implements Callable<Integer> {
         try {
             relay = Relay.start(listenAt, upstreamAt, t, connectTimeoutMs);
         } catch (Exception e) {
-            if (e instanceof java.net.BindException || e.getCause() instanceof java.net.BindException) {
-                System.err.println("fle-bench relay: cannot listen on " + listenAt + ": " + e.getMessage());
+            // Netty rethrows the bind failure undeclared: a BindException on NIO, a NativeIoException
+            // ("bind(..) failed with error(-98): Address already in use") on epoll and io_uring.
+            if (e instanceof java.io.IOException || e.getCause() instanceof java.io.IOException) {
+                String why = e instanceof java.io.IOException ? e.getMessage() : e.getCause().getMessage();
+                System.err.println("fle-bench relay: cannot listen on " + listenAt + ": "
+                        + (why != null && why.contains("Address already in use") ? "Address already in use" : why));
                 return 1;
             }
             throw e;
