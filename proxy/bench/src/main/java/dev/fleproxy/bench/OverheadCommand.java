@@ -55,11 +55,15 @@ import picocli.CommandLine.Option;
             "Prints Markdown; --out also writes overhead.md and overhead.csv. Progress",
             "goes to stderr. Bad arguments: one line, exit code 2.",
             "",
-            "Example: overhead --target kind=direct,uri=mongodb://127.0.0.1:27017 \\",
-            "  --target kind=relay,uri=mongodb://127.0.0.1:27019,pid=4242,transport=epoll \\",
-            "  --target kind=proxy-plain,uri=mongodb://127.0.0.1:27018,pid=4243,transport=epoll \\",
-            "  --target kind=encrypted,uri=mongodb://127.0.0.1:27018,pid=4243,transport=epoll,\\",
-            "suite=AES_GCM,collection=aes --seconds 6 --rounds 2 --out results/embedded"})
+            "Example: the backend on 27017, a relay (pid 41) on 27019, a proxy (pid 42)",
+            "on 27018 whose policy encrypts bench.aes with an AES-256 key:",
+            "  B=mongodb://127.0.0.1:27017 R=mongodb://127.0.0.1:27019",
+            "  P=mongodb://127.0.0.1:27018,pid=42,transport=epoll",
+            "  java -jar fle-bench.jar overhead --target kind=direct,uri=$B \\",
+            "    --target kind=relay,uri=$R,pid=41,transport=epoll \\",
+            "    --target kind=proxy-plain,uri=$P \\",
+            "    --target kind=encrypted,uri=$P,suite=AES_GCM,collection=aes \\",
+            "    --seconds 6 --rounds 2 --out results/embedded"})
 final class OverheadCommand implements Callable<Integer> {
 
     @CommandLine.Spec

@@ -20,7 +20,8 @@ import picocli.CommandLine.Option;
             "Runs in the foreground until SIGTERM or SIGINT. An unavailable transport is",
             "one line and exit code 2; an address in use, one line and exit code 1.",
             "",
-            "Example: relay --listen 127.0.0.1:27019 --upstream 127.0.0.1:27017 --transport epoll"})
+            "Example: java -jar fle-bench.jar relay --listen 127.0.0.1:27019 \\",
+            "           --upstream 127.0.0.1:27017 --transport epoll"})
 public final class RelayCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RelayCommand.class);
 
