@@ -69,8 +69,9 @@ public final class OverheadBenchmark {
 
     /**
      * Warms up every process (round 0, not reported: the JIT of the client, relay, proxy and
-     * backend JVMs; the same time for each process, split over its targets), then runs rounds of (insert, read) per target, odd rounds in the given order, even
-     * rounds reversed; then, if {@code probe} is given, the chosen phases again under JFR.
+     * backend JVMs; the same time for each process, split over its targets), then runs rounds
+     * of (insert, read) per target, odd rounds in the given order, even rounds reversed; then
+     * the allocation probe of the chosen targets under JFR.
      *
      * @param checkUri  the backend itself, to check what each target stored; null to skip the check
      * @param probes    target → phases to record allocation on (after the rounds, not in the figures)
