@@ -169,6 +169,19 @@ public final class AllocationProbe {
         return results;
     }
 
+    /** Removes the settings file and its temporary directory. */
+    void cleanUp() {
+        if (dir != null) {
+            try {
+                Files.deleteIfExists(dir.resolve("allocation.jfc"));
+                Files.deleteIfExists(dir);
+            } catch (IOException ignored) {
+                // a temporary directory
+            }
+            dir = null;
+        }
+    }
+
     private static Allocation failed(OverheadBenchmark.Phase p, String why) {
         return new Allocation(p.target(), p.operation(), p.ops(), p.seconds(), Double.NaN, 0, Double.NaN, 0, why);
     }

@@ -127,8 +127,13 @@ final class OverheadCommand implements Callable<Integer> {
         Map<Target, Target.Alloc> probes = noAlloc ? Map.of() : probes(targets);
         AllocationProbe probe = AllocationProbe.create();
         double probeSeconds = allocSeconds == null ? seconds : allocSeconds;
-        OverheadBenchmark.Result result = new OverheadBenchmark(threads, seconds, System.err)
-                .run(targets, checkUri, rounds, warmup, probes, probe, probeSeconds);
+        OverheadBenchmark.Result result;
+        try {
+            result = new OverheadBenchmark(threads, seconds, System.err)
+                    .run(targets, checkUri, rounds, warmup, probes, probe, probeSeconds);
+        } finally {
+            probe.cleanUp();
+        }
         String allocNote = noAlloc ? "--no-alloc" : result.allocationNote();
         result = new OverheadBenchmark.Result(result.phases(), result.allocations(), allocNote);
 
