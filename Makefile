@@ -1,9 +1,10 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar test demo venv clean bench-crypto bench-overhead
+.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
+BENCH := proxy/bench/target/fle-bench.jar
 VENV := .venv
 MVN  := mvn -B -ntp
 # The interpreter the virtual environment is made from (.ci/run picks one that works).
@@ -12,7 +13,7 @@ BASE_PYTHON ?= python3
 PY_REQUIREMENTS := kms/requirements.txt proxy/tests/requirements.txt deploy/bench/requirements.txt \
                    deploy/tests/requirements.txt
 
-## build: the fat jars proxy/target/fle-proxy.jar (proxy, embedded backend, benchmarks) and
+## build: the fat jars proxy/target/fle-proxy.jar (proxy, embedded backend) and
 ## ycsb-workloads/binding/target/fle-ycsb.jar (YCSB core + our MongoDB binding)
 build: proxy-jar ycsb-jar
 proxy-jar: $(JAR)
@@ -24,6 +25,13 @@ $(JAR): proxy/pom.xml $(shell find proxy/src/main -type f 2>/dev/null)
 $(YCSB): ycsb-workloads/binding/pom.xml $(shell find ycsb-workloads/binding/src -type f 2>/dev/null)
 	cd ycsb-workloads/binding && $(MVN) -q package
 
+## bench-jar: proxy/bench/target/fle-bench.jar, the benchmark tools apart from the proxy's jar
+## (`overhead`, and `relay`, the byte relay the proxy is compared with); its own unit tests run
+bench-jar: $(BENCH)
+
+$(BENCH): proxy/bench/pom.xml $(shell find proxy/bench/src -type f 2>/dev/null)
+	cd proxy/bench && $(MVN) -q package
+
 ## venv: Python virtual environment: the KMS (PyKMIP, pinned), the test clients (pymongo, pytest),
 ## the benchmark lab (matplotlib) and the Compose tests (PyYAML)
 venv: $(VENV)/.installed
@@ -34,8 +42,9 @@ $(VENV)/.installed: $(PY_REQUIREMENTS)
 	touch $@
 
 ## test: every test: Java unit and integration tests (JUnit; the KMS ones start PyKMIP), pytest
-## (proxy, KMS, benchmark lab, Compose stacks), node (the cluster init script)
-test: build venv
+## (proxy, KMS, benchmark lab, Compose stacks; proxy/tests also smoke-tests fle-bench.jar), node
+## (the cluster init script)
+test: build bench-jar venv
 	cd proxy && $(MVN) test
 	$(VENV)/bin/python -m pytest -q proxy/tests
 	$(VENV)/bin/python -m pytest -q kms/tests
@@ -46,8 +55,9 @@ test: build venv
 demo: build venv
 	deploy/demo.sh
 
-## bench-overhead: per-suite overhead (Java driver, inserts and reads by _id), results/embedded/overhead.md
-bench-overhead: build venv
+## bench-overhead: CPU and allocation per operation of relays, proxies and each suite (Java driver,
+## inserts and reads by _id), judged against the targets: results/embedded/overhead.md (~10 min)
+bench-overhead: build bench-jar venv
 	DEMO_JOB=overhead deploy/demo.sh
 
 ## bench-crypto: JMH benchmark of every cipher suite next to `openssl speed`, writes results/crypto/ (~15 min)
@@ -57,4 +67,5 @@ bench-crypto:
 clean:
 	cd proxy && $(MVN) -q clean
 	cd ycsb-workloads/binding && $(MVN) -q clean
+	cd proxy/bench && $(MVN) -q clean
 	rm -rf $(VENV)

@@ -4,17 +4,22 @@
 # the proxy resolves them; run the scaled-down YCSB matrix (deploy/bench/matrix.py) against the
 # backend directly, through the proxy without policy and on each encrypted collection; write
 # results/embedded/ (report.md, results.csv, plots/); stop everything.
-# DEMO_JOB=overhead runs the per-suite overhead benchmark instead (make bench-overhead).
+# DEMO_JOB=overhead (make bench-overhead) runs the overhead benchmark instead: the same policy in
+# one proxy per transport (nio, epoll, io_uring where it starts) and a byte relay per transport in
+# front of the backend (proxy/bench/target/fle-bench.jar relay); the benchmark (fle-bench.jar
+# overhead) reads each relay's and proxy's CPU per operation and probes allocation with JFR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 JAR=proxy/target/fle-proxy.jar
+BENCH_JAR=proxy/bench/target/fle-bench.jar
 OUT=results/embedded
 RUN=$(mktemp -d)
 THREADS=${DEMO_THREADS:-8}
-SECONDS_PER_PHASE=${DEMO_SECONDS:-8}
-WARMUP=${DEMO_WARMUP:-60}   # seconds of unreported load first, spread over the targets (JIT warm-up)
-JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default) or overhead (issue 5's per-suite benchmark)
+SECONDS_PER_PHASE=${DEMO_SECONDS:-6}   # overhead: length of each insert and read phase
+ROUNDS=${DEMO_ROUNDS:-2}               # overhead: rounds, in alternating order
+WARMUP=${DEMO_WARMUP:-105}  # overhead: seconds of unreported load first, shared by the processes (JIT warm-up)
+JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default) or overhead (make bench-overhead)
 RECORDS=${DEMO_RECORDS:-10000,30000,50000}
 WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
@@ -31,6 +36,16 @@ wait_port() {
     sleep 0.2
   done
   echo "demo: nothing listening on port $1; see $RUN/*.log" >&2
+  return 1
+}
+# wait_started PID PORT: 0 once PORT listens, 1 as soon as the process PID has exited.
+wait_started() {
+  for _ in $(seq 1 150); do
+    kill -0 "$1" 2>/dev/null || return 1
+    (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && return 0
+    sleep 0.2
+  done
+  echo "demo: nothing listening on port $2; see $RUN/*.log" >&2
   return 1
 }
 
@@ -89,13 +104,50 @@ java -jar "$JAR" keys --config "$RUN/proxy.yaml" \
   $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).values()))' "$KMS_DIR/bootstrap.json")
 
 if [ "$JOB" = overhead ]; then
-  echo "demo: overhead benchmark, $THREADS threads, ${SECONDS_PER_PHASE}s per phase: direct, proxy without policy, each suite"
-  java -jar "$JAR" overhead \
-    --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
-    --encrypted AES-256-GCM=aes --encrypted ARIA-256-GCM=aria --encrypted LEA-256-GCM=lea \
-    --encrypted SEED-128-CBC-HMAC=seed --encrypted 3DES-CBC-HMAC=tdes \
-    --threads "$THREADS" --seconds "$SECONDS_PER_PHASE" --rounds 2 --warmup "$WARMUP" --out "$OUT" \
-    --note "Embedded backend (mongo-java-server, in memory), proxy and client on one $(nproc)-core machine, $(date -u +%Y-%m-%d)."
+  # Per transport, a byte relay in front of the backend (the floor) and a proxy with the same
+  # policy as above plus `transport: X`; targets grouped by transport, so that what is compared
+  # runs close in time: the relay, the proxy without policy, AES-GCM, and on epoll every other
+  # suite. A transport whose relay or proxy does not start here is left out, with a line. The
+  # allocation probe records AES-GCM on epoll (insert and read) and, for contrast, the reads of
+  # the proxy without policy and of the relay on epoll.
+  targets=(--target "kind=direct,uri=mongodb://127.0.0.1:$BACKEND_PORT")
+  for transport in nio epoll io_uring; do
+    relay_port=$(free_port)
+    java -jar "$BENCH_JAR" relay --listen "127.0.0.1:$relay_port" --upstream "127.0.0.1:$BACKEND_PORT" \
+      --transport "$transport" >"$RUN/relay-$transport.log" 2>&1 &
+    relay_pid=$!
+    pids+=($relay_pid)
+    port=$(free_port)
+    sed -e "s/^listen: .*/listen: 127.0.0.1:$port/" -e "/^upstream: /a transport: $transport" \
+      "$RUN/proxy.yaml" >"$RUN/proxy-$transport.yaml"
+    java -jar "$JAR" proxy --config "$RUN/proxy-$transport.yaml" >"$RUN/proxy-$transport.log" 2>&1 &
+    proxy_pid=$!
+    pids+=($proxy_pid)
+    if ! wait_started "$relay_pid" "$relay_port" || ! wait_started "$proxy_pid" "$port"; then
+      echo "demo: transport $transport left out: $(tail -q -n 1 "$RUN/relay-$transport.log" "$RUN/proxy-$transport.log")"
+      kill "$relay_pid" "$proxy_pid" 2>/dev/null || true
+      continue
+    fi
+    echo "demo: $transport: relay on 127.0.0.1:$relay_port (pid $relay_pid), proxy on 127.0.0.1:$port (pid $proxy_pid)"
+    uri="mongodb://127.0.0.1:$port"
+    common="pid=$proxy_pid,transport=$transport"
+    read_probe="" both_probe=""
+    if [ "$transport" = epoll ]; then read_probe=",alloc=read" both_probe=",alloc=both"; fi
+    targets+=(--target "kind=relay,uri=mongodb://127.0.0.1:$relay_port,pid=$relay_pid,transport=$transport$read_probe"
+              --target "kind=proxy-plain,uri=$uri,$common$read_probe"
+              --target "kind=encrypted,uri=$uri,$common,suite=AES_GCM,collection=aes$both_probe")
+    if [ "$transport" = epoll ]; then
+      targets+=(--target "kind=encrypted,uri=$uri,$common,suite=ARIA_GCM,collection=aria"
+                --target "kind=encrypted,uri=$uri,$common,suite=LEA_GCM,collection=lea"
+                --target "kind=encrypted,uri=$uri,$common,suite=SEED_CBC_HMAC,collection=seed"
+                --target "kind=encrypted,uri=$uri,$common,suite=TDES_CBC_HMAC,collection=tdes")
+    fi
+  done
+  echo "demo: overhead benchmark, $THREADS threads, ${SECONDS_PER_PHASE}s per phase, $ROUNDS rounds, ${WARMUP}s warm-up"
+  java -jar "$BENCH_JAR" overhead "${targets[@]}" \
+    --threads "$THREADS" --seconds "$SECONDS_PER_PHASE" --rounds "$ROUNDS" --warmup "$WARMUP" --out "$OUT" \
+    --crypto-results results/crypto/results.csv \
+    --note "Embedded backend (mongo-java-server, in memory), KMS, a relay and a proxy per transport (one policy) and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-overhead\`)."
   echo "demo: wrote $OUT/overhead.md and $OUT/overhead.csv"
   exit 0
 fi

@@ -1,0 +1,158 @@
+package dev.fleproxy.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The project's targets for the proxy's cost, each judged on figures of one run:
+ * <ol>
+ * <li>the proxy without policy ≤ {@value #PLAIN_OVER_RELAY} × the relay on the same transport
+ *     (CPU per operation, insert and read together);</li>
+ * <li>AES-GCM with every field encrypted ≤ {@value #AES_OVER_PLAIN} × the proxy without policy on
+ *     the same transport (same measure);</li>
+ * <li>every suite ≤ the no-policy figure + {@value #CIPHER_FACTOR} × its cipher's own cost
+ *     (results/crypto), per phase: encrypt for inserts, decrypt for reads;</li>
+ * <li>allocation on the AES-GCM read path ≤ {@value #ALLOC_LIMIT_BYTES} bytes (10 KB) per
+ *     operation (JFR's allocation samples).</li>
+ * </ol>
+ */
+public final class Checks {
+    public static final double PLAIN_OVER_RELAY = 1.05;
+    public static final double AES_OVER_PLAIN = 1.15;
+    public static final double CIPHER_FACTOR = 1.3;
+    public static final double ALLOC_LIMIT_BYTES = 10 * 1024;
+
+    public enum Verdict {
+        MET("met"), NOT_MET("not met"), NOT_EVALUATED("not evaluated");
+
+        private final String text;
+
+        Verdict(String text) {
+            this.text = text;
+        }
+
+        @Override
+        public String toString() {
+            return text;
+        }
+    }
+
+    /**
+     * One judged comparison.
+     *
+     * @param figure     the measured value (CPU ms/1,000 ops, or bytes per operation for rule 4)
+     * @param baseline   what it is compared with (NaN for rule 4)
+     * @param cipherCost rule 3: the cipher's own ms/1,000 ops (NaN otherwise)
+     * @param limit      the largest figure that meets the target
+     * @param ratio      rules 1, 2: figure / baseline; rule 3: (figure − baseline) / cipherCost; rule 4: figure / limit
+     * @param note       why it was not evaluated, or null
+     */
+    public record Check(int rule, String subject, String against, String phase, double figure, double baseline,
+                        double cipherCost, double limit, double ratio, Verdict verdict, String note) {
+    }
+
+    private Checks() {
+    }
+
+    static Verdict verdict(double figure, double limit) {
+        if (Double.isNaN(figure) || Double.isNaN(limit)) {
+            return Verdict.NOT_EVALUATED;
+        }
+        return figure <= limit ? Verdict.MET : Verdict.NOT_MET;
+    }
+
+    /** figure ≤ factor × baseline. */
+    public static Check ratio(int rule, String subject, String against, String phase, double figure, double baseline,
+                              double factor) {
+        double limit = factor * baseline;
+        Verdict v = verdict(figure, limit);
+        return new Check(rule, subject, against, phase, figure, baseline, Double.NaN, limit, figure / baseline, v,
+                v == Verdict.NOT_EVALUATED ? missing(figure, baseline) : null);
+    }
+
+    /** figure ≤ baseline + factor × cipherCost. */
+    public static Check additive(int rule, String subject, String against, String phase, double figure, double baseline,
+                                 double cipherCost, double factor) {
+        double limit = baseline + factor * cipherCost;
+        Verdict v = verdict(figure, limit);
+        String note = null;
+        if (v == Verdict.NOT_EVALUATED) {
+            note = Double.isNaN(cipherCost) ? "no cipher figure in the crypto results" : missing(figure, baseline);
+        }
+        return new Check(rule, subject, against, phase, figure, baseline, cipherCost, limit,
+                (figure - baseline) / cipherCost, v, note);
+    }
+
+    /** figure ≤ limit. */
+    public static Check ceiling(int rule, String subject, String phase, double figure, double limit, String note) {
+        Verdict v = verdict(figure, limit);
+        return new Check(rule, subject, null, phase, figure, Double.NaN, Double.NaN, limit, figure / limit, v,
+                v == Verdict.NOT_EVALUATED ? (note == null ? "no figure" : note) : null);
+    }
+
+    private static String missing(double figure, double baseline) {
+        return Double.isNaN(figure) ? "no CPU figure (pid= missing?)" : "no CPU figure for the baseline (pid= missing?)";
+    }
+
+    /** Every check the targets of a run allow, in rule order. */
+    public static List<Check> evaluate(List<Target> targets, Map<String, Figures> figures, CryptoCosts crypto,
+                                       List<AllocationProbe.Allocation> allocations, String allocationNote) {
+        List<Check> checks = new ArrayList<>();
+        for (Target p : targets) {
+            if (p.kind() == Target.Kind.PROXY_PLAIN) {
+                Optional<Target> relay = peer(targets, Target.Kind.RELAY, p.transport());
+                checks.add(relay.map(r -> ratio(1, p.name(), r.name(), "both", figures.get(p.name()).cpuBoth().mean(),
+                                figures.get(r.name()).cpuBoth().mean(), PLAIN_OVER_RELAY))
+                        .orElse(absent(1, p.name(), "both", "no relay on " + p.transport())));
+            }
+        }
+        for (Target e : targets) {
+            if (e.kind() == Target.Kind.ENCRYPTED && e.suite().equals("AES_GCM")) {
+                Optional<Target> plain = peer(targets, Target.Kind.PROXY_PLAIN, e.transport());
+                checks.add(plain.map(p -> ratio(2, e.name(), p.name(), "both", figures.get(e.name()).cpuBoth().mean(),
+                                figures.get(p.name()).cpuBoth().mean(), AES_OVER_PLAIN))
+                        .orElse(absent(2, e.name(), "both", "no proxy without policy on " + e.transport())));
+            }
+        }
+        for (Target e : targets) {
+            if (e.kind() != Target.Kind.ENCRYPTED) {
+                continue;
+            }
+            Optional<Target> plain = peer(targets, Target.Kind.PROXY_PLAIN, e.transport());
+            for (String phase : List.of("insert", "read")) {
+                checks.add(plain.map(p -> additive(3, e.name(), p.name(), phase, figures.get(e.name()).cpu(phase).mean(),
+                                figures.get(p.name()).cpu(phase).mean(), crypto.msPer1000Ops(e.suite(), phase),
+                                CIPHER_FACTOR))
+                        .orElse(absent(3, e.name(), phase, "no proxy without policy on " + e.transport())));
+            }
+        }
+        boolean aesRead = false;
+        for (AllocationProbe.Allocation a : allocations) {
+            Target t = byName(targets, a.target());
+            if (t != null && t.kind() == Target.Kind.ENCRYPTED && t.suite().equals("AES_GCM") && a.operation().equals("read")) {
+                checks.add(ceiling(4, a.target(), "read", a.sampledBytesPerOp(), ALLOC_LIMIT_BYTES, a.note()));
+                aesRead = true;
+            }
+        }
+        if (!aesRead) {
+            checks.add(absent(4, "AES_GCM", "read", allocationNote != null ? "no allocation probe: " + allocationNote
+                    : "no allocation probe of an AES_GCM target's read phase"));
+        }
+        return checks;
+    }
+
+    private static Check absent(int rule, String subject, String phase, String why) {
+        return new Check(rule, subject, null, phase, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+                Verdict.NOT_EVALUATED, why);
+    }
+
+    private static Optional<Target> peer(List<Target> targets, Target.Kind kind, String transport) {
+        return targets.stream().filter(t -> t.kind() == kind && transport.equals(t.transport())).findFirst();
+    }
+
+    private static Target byName(List<Target> targets, String name) {
+        return targets.stream().filter(t -> t.name().equals(name)).findFirst().orElse(null);
+    }
+}

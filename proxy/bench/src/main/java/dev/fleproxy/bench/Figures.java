@@ -1,0 +1,81 @@
+package dev.fleproxy.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+
+/**
+ * A target's figures over the measured rounds: throughput per phase and CPU per 1,000 operations
+ * per phase and for both phases together ((CPU of insert + CPU of read) / (inserts + reads)),
+ * each as the mean of the per-round values with their min and max.
+ */
+public record Figures(Target target, Spread insertOps, Spread readOps, Spread cpuInsert, Spread cpuRead,
+                      Spread cpuBoth) {
+
+    /** Mean, min and max of per-round values; NaN (n = 0) when there are none. */
+    public record Spread(double mean, double min, double max, int n) {
+        static final Spread NONE = new Spread(Double.NaN, Double.NaN, Double.NaN, 0);
+
+        public static Spread of(List<Double> values) {
+            if (values.isEmpty() || values.stream().anyMatch(v -> Double.isNaN(v))) {
+                return NONE;
+            }
+            double sum = 0;
+            double min = Double.POSITIVE_INFINITY;
+            double max = Double.NEGATIVE_INFINITY;
+            for (double v : values) {
+                sum += v;
+                min = Math.min(min, v);
+                max = Math.max(max, v);
+            }
+            return new Spread(sum / values.size(), min, max, values.size());
+        }
+
+        public boolean present() {
+            return n > 0;
+        }
+    }
+
+    /** phase: insert, read or both. */
+    public Spread cpu(String phase) {
+        return switch (phase) {
+            case "insert" -> cpuInsert;
+            case "read" -> cpuRead;
+            default -> cpuBoth;
+        };
+    }
+
+    /** The figures of one target from the measured (not probe) phases of the run. */
+    public static Figures of(Target t, List<OverheadBenchmark.Phase> phases) {
+        TreeMap<Integer, OverheadBenchmark.Phase[]> rounds = new TreeMap<>();
+        for (OverheadBenchmark.Phase p : phases) {
+            if (p.probe() || p.round() < 1 || !p.target().equals(t.name())) {
+                continue;
+            }
+            OverheadBenchmark.Phase[] pair = rounds.computeIfAbsent(p.round(), r -> new OverheadBenchmark.Phase[2]);
+            pair[p.operation().equals("insert") ? 0 : 1] = p;
+        }
+        List<Double> insOps = new ArrayList<>();
+        List<Double> rdOps = new ArrayList<>();
+        List<Double> cpuIns = new ArrayList<>();
+        List<Double> cpuRd = new ArrayList<>();
+        List<Double> cpuBoth = new ArrayList<>();
+        for (OverheadBenchmark.Phase[] pair : rounds.values()) {
+            OverheadBenchmark.Phase ins = pair[0];
+            OverheadBenchmark.Phase rd = pair[1];
+            if (ins != null) {
+                insOps.add(ins.opsPerSecond());
+                cpuIns.add(ins.cpuMsPer1000Ops());
+            }
+            if (rd != null) {
+                rdOps.add(rd.opsPerSecond());
+                cpuRd.add(rd.cpuMsPer1000Ops());
+            }
+            if (ins != null && rd != null) {
+                long ops = ins.ops() + rd.ops();
+                cpuBoth.add(ops == 0 ? Double.NaN : (ins.cpuMs() + rd.cpuMs()) / ops * 1000);
+            }
+        }
+        return new Figures(t, Spread.of(insOps), Spread.of(rdOps), Spread.of(cpuIns), Spread.of(cpuRd), Spread.of(cpuBoth));
+    }
+}

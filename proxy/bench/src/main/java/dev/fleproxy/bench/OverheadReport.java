@@ -1,0 +1,275 @@
+package dev.fleproxy.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Writes a run as Markdown (overhead.md) and CSV (overhead.csv): the project's targets judged on
+ * this run's figures, a table per target (throughput; CPU per 1,000 operations of the target's
+ * process), allocation per operation from JFR, how it was measured, and every phase in run order.
+ */
+public final class OverheadReport {
+    private OverheadReport() {
+    }
+
+    /** Where and how the run happened, for the "how measured" paragraph. */
+    public record RunInfo(String commandLine, int threads, double seconds, int rounds, double warmupSeconds,
+                          int processes, double probeSeconds, int nproc, String cpuModel, String javaVersion, List<String> targetJvms,
+                          long clkTck, String cryptoSource, List<String> notes) {
+    }
+
+    public static Map<String, Figures> figures(List<Target> targets, List<OverheadBenchmark.Phase> phases) {
+        Map<String, Figures> m = new LinkedHashMap<>();
+        for (Target t : targets) {
+            m.put(t.name(), Figures.of(t, phases));
+        }
+        return m;
+    }
+
+    static String f0(double v) {
+        return Double.isNaN(v) ? "–" : String.format(Locale.ROOT, "%.0f", v);
+    }
+
+    static String f1(double v) {
+        return Double.isNaN(v) ? "–" : String.format(Locale.ROOT, "%.1f", v);
+    }
+
+    static String f2(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "–" : String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    static String kb(double bytes) {
+        return Double.isNaN(bytes) ? "–" : String.format(Locale.ROOT, "%.2f", bytes / 1024);
+    }
+
+    /** "mean (min–max)", or the value alone for one round. */
+    static String spread(Figures.Spread s, boolean oneDecimal) {
+        if (!s.present()) {
+            return "–";
+        }
+        String mean = oneDecimal ? f1(s.mean()) : f0(s.mean());
+        if (s.n() < 2) {
+            return mean;
+        }
+        return mean + " (" + (oneDecimal ? f1(s.min()) : f0(s.min())) + "–" + (oneDecimal ? f1(s.max()) : f0(s.max())) + ")";
+    }
+
+    public static String markdown(List<Target> targets, OverheadBenchmark.Result result, List<Checks.Check> checks,
+                                  RunInfo info) {
+        Map<String, Figures> figures = figures(targets, result.phases());
+        StringBuilder md = new StringBuilder();
+        md.append("# Proxy overhead: CPU and allocation per operation, against a byte relay\n\n");
+        for (String note : info.notes()) {
+            md.append(note).append("\n\n");
+        }
+        md.append(String.format(Locale.ROOT, "%d client threads, Java sync driver, documents of %d fields × %d bytes "
+                + "(every field encrypted in the encrypted collections); inserts, then reads by _id. \"CPU\" is the "
+                + "target process's utime + stime during a phase per 1,000 operations (the relay's or the proxy's, "
+                + "not the client's or the backend's); each figure is the mean over %d round(s), min–max in "
+                + "parentheses. CPU per operation is the figure to read on a shared machine: throughput moves with "
+                + "whatever else runs, CPU per operation far less.%n%n",
+                info.threads(), OverheadBenchmark.FIELDS, OverheadBenchmark.FIELD_LENGTH, info.rounds()));
+
+        md.append("## The targets\n\n");
+        long met = checks.stream().filter(c -> c.verdict() == Checks.Verdict.MET).count();
+        long notMet = checks.stream().filter(c -> c.verdict() == Checks.Verdict.NOT_MET).count();
+        long none = checks.stream().filter(c -> c.verdict() == Checks.Verdict.NOT_EVALUATED).count();
+        md.append(String.format(Locale.ROOT, "%d met, %d not met, %d not evaluated; every ratio is computed from "
+                + "figures of this run.%n%n", met, notMet, none));
+        rule1and2(md, checks, 1, String.format(Locale.ROOT, "1. Proxy without policy ≤ %.2f × the relay on the same "
+                + "transport (CPU ms per 1,000 operations, inserts and reads together)", Checks.PLAIN_OVER_RELAY));
+        rule1and2(md, checks, 2, String.format(Locale.ROOT, "2. AES-GCM, all ten fields encrypted, ≤ %.2f × the proxy "
+                + "without policy on the same transport (same measure)", Checks.AES_OVER_PLAIN));
+        rule3(md, checks, info.cryptoSource());
+        rule4(md, checks, result.allocations());
+
+        md.append("## Per target\n\n| target | kind | transport | insert ops/s | read ops/s | CPU ms/1,000 inserts "
+                + "| CPU ms/1,000 reads | CPU ms/1,000 ops (both) |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+        for (Target t : targets) {
+            Figures f = figures.get(t.name());
+            md.append("| ").append(t.name()).append(" | ").append(t.kind().label())
+                    .append(t.suite() == null ? "" : " (" + t.suite() + ")").append(" | ")
+                    .append(t.transport() == null ? "" : t.transport()).append(" | ")
+                    .append(spread(f.insertOps(), false)).append(" | ").append(spread(f.readOps(), false)).append(" | ")
+                    .append(spread(f.cpuInsert(), true)).append(" | ").append(spread(f.cpuRead(), true)).append(" | ")
+                    .append(spread(f.cpuBoth(), true)).append(" |\n");
+        }
+        md.append('\n');
+
+        md.append("## Allocation per operation (JFR)\n\n");
+        if (result.allocations().isEmpty()) {
+            md.append(result.allocationNote() != null ? "Not measured: " + result.allocationNote() + ".\n\n"
+                    : "Not measured (no target chosen for the probe).\n\n");
+        } else {
+            md.append(String.format(Locale.ROOT, "After the rounds, each chosen target ran insert then read once more "
+                    + "(%s s each, not in the figures above) under one JFR recording on its process (`jcmd PID "
+                    + "JFR.start` with a settings file enabling only jdk.ObjectAllocationSample, throttle 10,000/s, "
+                    + "and jdk.ThreadAllocationStatistics, period 1 s; then `JFR.dump`, `JFR.stop`), after %s s of "
+                    + "unreported inserts under the same recording. *Sampled*: the sum of the samples' `weight` inside "
+                    + "the phase / its operations; a sample weighs what its thread allocated since its previous sample, "
+                    + "so each thread's first sample of the recording (which weighs the thread's whole past) is left "
+                    + "out. JFR samples only when a thread takes a new TLAB or allocates outside one, so few samples "
+                    + "mean a coarse figure. *Exact*: per thread, the last minus the first `allocated` value of "
+                    + "ThreadAllocationStatistics inside the phase, summed over threads, / the operations done between "
+                    + "those two periods (the phase's rate × their span). Heap only: Netty's pooled direct buffers are "
+                    + "not counted.%n%n", trim(info.probeSeconds()),
+                    trim(Math.min(AllocationProbe.LEAD_IN_SECONDS, info.probeSeconds()))));
+            md.append("| target | phase | ops | ops/s | sampled KB/op | samples | exact KB/op | span s | note |\n"
+                    + "|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+            for (AllocationProbe.Allocation a : result.allocations()) {
+                md.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %d | %s | %s | %s |%n", a.target(),
+                        a.operation(), a.ops(), f0(a.seconds() == 0 ? Double.NaN : a.ops() / a.seconds()),
+                        kb(a.sampledBytesPerOp()), a.samples(), kb(a.exactBytesPerOp()), f1(a.exactSpanSeconds()),
+                        a.note() == null ? "" : a.note()));
+            }
+            md.append('\n');
+        }
+
+        md.append("## How measured\n\n");
+        md.append("`").append(info.commandLine()).append("`\n\n");
+        md.append(String.format(Locale.ROOT, "%d client threads; %s s per phase; %d round(s) of insert then read on "
+                + "every target, odd rounds in the order above and even rounds reversed, after %s s of unreported "
+                + "warm-up (the same share for each of the %d processes loaded, split over its targets); "
+                + "allocation probe phases of %s s after the rounds. CPU from "
+                + "/proc/PID/stat (utime + stime, CLK_TCK %d: %.0f ms resolution per reading). Machine: %d cores "
+                + "(nproc), %s; benchmark on Java %s; targets' JVMs: %s. Crypto figures (rule 3): %s. The figures "
+                + "are from one run on a shared %d-core machine where the client, the backend and every relay and "
+                + "proxy compete for the same cores: read them as this run's ratios, not as absolute promises.%n%n",
+                info.threads(), trim(info.seconds()), info.rounds(), trim(info.warmupSeconds()), info.processes(),
+                trim(info.probeSeconds()),
+                info.clkTck(), 1000.0 / info.clkTck(), info.nproc(), info.cpuModel(), info.javaVersion(),
+                info.targetJvms().isEmpty() ? "–" : String.join(", ", info.targetJvms()), info.cryptoSource(),
+                info.nproc()));
+
+        md.append("## Phases in run order\n\n| round | target | operation | ops | seconds | ops/s | mean latency ms "
+                + "| CPU ms/1,000 ops |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+        for (OverheadBenchmark.Phase p : result.phases()) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %.1f | %.0f | %.2f | %s |%n",
+                    p.probe() ? "probe" : Integer.toString(p.round()), p.target(), p.operation(), p.ops(), p.seconds(),
+                    p.opsPerSecond(), p.meanLatencyMs(), f1(p.cpuMsPer1000Ops())));
+        }
+        return md.toString();
+    }
+
+    private static String trim(double v) {
+        return v == Math.rint(v) ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%s", v);
+    }
+
+    private static List<Checks.Check> rule(List<Checks.Check> checks, int rule) {
+        List<Checks.Check> r = new ArrayList<>();
+        for (Checks.Check c : checks) {
+            if (c.rule() == rule) {
+                r.add(c);
+            }
+        }
+        return r;
+    }
+
+    private static void rule1and2(StringBuilder md, List<Checks.Check> checks, int n, String title) {
+        List<Checks.Check> r = rule(checks, n);
+        if (r.isEmpty()) {
+            return;
+        }
+        md.append("### ").append(title).append("\n\n| target | compared with | its CPU ms/1,000 ops | target's | ratio "
+                + "| limit | verdict |\n|---|---|---:|---:|---:|---:|---|\n");
+        for (Checks.Check c : r) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | ≤ %s | %s |%n", c.subject(),
+                    c.against() == null ? "–" : c.against(), f1(c.baseline()), f1(c.figure()), f2(c.ratio()),
+                    f2(n == 1 ? Checks.PLAIN_OVER_RELAY : Checks.AES_OVER_PLAIN), verdict(c)));
+        }
+        md.append('\n');
+    }
+
+    private static void rule3(StringBuilder md, List<Checks.Check> checks, String cryptoSource) {
+        List<Checks.Check> r = rule(checks, 3);
+        if (r.isEmpty()) {
+            return;
+        }
+        md.append(String.format(Locale.ROOT, "### 3. Each suite ≤ the proxy without policy + %.1f × its cipher's own "
+                + "cost (CPU ms per 1,000 operations, per phase)%n%n", Checks.CIPHER_FACTOR));
+        md.append("The cipher's own cost per operation is 10 fields × (1 / ops_per_s) of its 100-byte random-nonce "
+                + "row in " + cryptoSource + " (encrypt for inserts, decrypt for reads); *excess* is (target − no "
+                + "policy) in multiples of that cost, so the target is met when it is ≤ "
+                + String.format(Locale.ROOT, "%.1f", Checks.CIPHER_FACTOR) + ".\n\n");
+        md.append("| target | phase | no policy | cipher alone | limit | target's | excess / cipher | verdict |\n"
+                + "|---|---|---:|---:|---:|---:|---:|---|\n");
+        for (Checks.Check c : r) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", c.subject(), c.phase(),
+                    f1(c.baseline()), f1(c.cipherCost()), f1(c.limit()), f1(c.figure()), f2(c.ratio()), verdict(c)));
+        }
+        md.append('\n');
+    }
+
+    private static void rule4(StringBuilder md, List<Checks.Check> checks, List<AllocationProbe.Allocation> allocations) {
+        List<Checks.Check> r = rule(checks, 4);
+        if (r.isEmpty()) {
+            return;
+        }
+        md.append(String.format(Locale.ROOT, "### 4. Allocation on the AES-GCM read path ≤ 10 KB (%,.0f bytes) per "
+                + "operation (JFR allocation samples in the target's process; the exact counters beside them as a "
+                + "cross-check)%n%n", Checks.ALLOC_LIMIT_BYTES));
+        md.append("| target | phase | sampled KB/op | samples | exact KB/op | limit KB/op | verdict |\n"
+                + "|---|---|---:|---:|---:|---:|---|\n");
+        for (Checks.Check c : r) {
+            AllocationProbe.Allocation a = allocations.stream()
+                    .filter(x -> x.target().equals(c.subject()) && x.operation().equals(c.phase())).findFirst().orElse(null);
+            String v = verdict(c);
+            if (a != null && c.verdict() != Checks.Verdict.NOT_EVALUATED && !Double.isNaN(a.exactBytesPerOp())
+                    && (a.exactBytesPerOp() <= c.limit()) != (c.verdict() == Checks.Verdict.MET)) {
+                v += " (the exact figure says otherwise)";
+            }
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", c.subject(), c.phase(),
+                    kb(c.figure()), a == null ? "–" : Long.toString(a.samples()),
+                    a == null ? "–" : kb(a.exactBytesPerOp()), kb(c.limit()), v));
+        }
+        md.append('\n');
+    }
+
+    private static String verdict(Checks.Check c) {
+        return switch (c.verdict()) {
+            case MET -> "met";
+            case NOT_MET -> "**not met**";
+            case NOT_EVALUATED -> "not evaluated: " + c.note();
+        };
+    }
+
+    public static String csv(List<Target> targets, OverheadBenchmark.Result result) {
+        Map<String, Target> byName = new LinkedHashMap<>();
+        targets.forEach(t -> byName.put(t.name(), t));
+        Map<String, AllocationProbe.Allocation> alloc = new LinkedHashMap<>();
+        result.allocations().forEach(a -> alloc.put(a.target() + "/" + a.operation(), a));
+        StringBuilder csv = new StringBuilder("round,target,kind,transport,suite,operation,ops,seconds,ops_per_second,"
+                + "mean_latency_ms,cpu_ms,cpu_ms_per_1000_ops,alloc_sampled_bytes_per_op,alloc_exact_bytes_per_op\n");
+        for (OverheadBenchmark.Phase p : result.phases()) {
+            Target t = byName.get(p.target());
+            AllocationProbe.Allocation a = p.probe() ? alloc.get(p.target() + "/" + p.operation()) : null;
+            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s%n",
+                    p.probe() ? "probe" : Integer.toString(p.round()), csvField(p.target()), t.kind().label(),
+                    t.transport() == null ? "" : t.transport(), t.suite() == null ? "" : t.suite(), p.operation(),
+                    p.ops(), p.seconds(), p.opsPerSecond(), p.meanLatencyMs(), num(p.cpuMs(), "%.0f"),
+                    num(p.cpuMsPer1000Ops(), "%.3f"), a == null ? "" : num(a.sampledBytesPerOp(), "%.0f"),
+                    a == null ? "" : num(a.exactBytesPerOp(), "%.0f")));
+        }
+        return csv.toString();
+    }
+
+    private static String num(double v, String format) {
+        return Double.isNaN(v) ? "" : String.format(Locale.ROOT, format, v);
+    }
+
+    private static String csvField(String s) {
+        return s.contains(",") || s.contains("\"") ? "\"" + s.replace("\"", "\"\"") + "\"" : s;
+    }
+
+    public static void write(Path dir, String markdown, String csv) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("overhead.md"), markdown);
+        Files.writeString(dir.resolve("overhead.csv"), csv);
+    }
+}
