@@ -157,12 +157,12 @@ public final class EncryptionFilter implements MessageFilter {
                 Frame out = Inserts.rewrite(m, ctx, request.alloc());
                 yield out == null ? RequestDecision.PASS : RequestDecision.replace(out);
             }
-            case "update" -> rewrite(request, msg -> WriteCommands.update(msg, ctx));
-            case "delete" -> rewrite(request, msg -> WriteCommands.delete(msg, ctx));
+            case "update" -> rewrite(request, ctx, msg -> WriteCommands.update(msg, ctx));
+            case "delete" -> rewrite(request, ctx, msg -> WriteCommands.delete(msg, ctx));
             case "findAndModify", "findandmodify" -> expect(request, ctx, false,
                     msg -> WriteCommands.findAndModify(msg, ctx));
             case "find" -> expect(request, ctx, false, msg -> ReadCommands.find(msg, ctx));
-            case "count" -> rewrite(request, msg -> ReadCommands.count(msg, ctx));
+            case "count" -> rewrite(request, ctx, msg -> ReadCommands.count(msg, ctx));
             case "distinct" -> expect(request, ctx, true, msg -> ReadCommands.distinct(msg, ctx));
             case "aggregate" -> expect(request, ctx, false, msg -> ReadCommands.aggregate(msg, ctx, p, db));
             case "getMore" -> expect(request, ctx, false, msg -> msg);
@@ -183,16 +183,31 @@ public final class EncryptionFilter implements MessageFilter {
      * Runs a rewriter on the message by documents; forwards what it returns, or the request as it
      * is when the rewriter gave back the very message it was given.
      */
-    private static RequestDecision rewrite(Request request, UnaryOperator<OpMsg> rewriter) {
-        OpMsg original = request.msg().toOpMsg();
+    private static RequestDecision rewrite(Request request, CollectionContext ctx, UnaryOperator<OpMsg> rewriter) {
+        OpMsg original = decoded(request, ctx.ns());
         OpMsg rewritten = rewriter.apply(original);
         return rewritten == original ? RequestDecision.PASS : RequestDecision.replace(request.encode(rewritten));
+    }
+
+    /**
+     * The message decoded for rewriting by document, once it is known to say each thing once: a
+     * field given twice would be examined in one of its values and perhaps used by the server in
+     * the other.
+     */
+    private static OpMsg decoded(Request request, String ns) {
+        String dup = request.msg().duplicateKey();
+        if (dup != null) {
+            throw Refusal.command(ns, "the field '" + dup
+                    + "' is given twice in one document; on an encrypted collection the proxy does not guess which one "
+                    + "the server would use");
+        }
+        return request.msg().toOpMsg();
     }
 
     /** As {@link #rewrite}, for a command whose reply holds documents to decrypt. */
     private static RequestDecision expect(Request request, CollectionContext ctx, boolean distinct,
                                           UnaryOperator<OpMsg> rewriter) {
-        RequestDecision d = rewrite(request, rewriter);
+        RequestDecision d = rewrite(request, ctx, rewriter);
         request.expectReply(new ReplyPlan(ctx.ns(), distinct));
         return d;
     }
@@ -200,6 +215,10 @@ public final class EncryptionFilter implements MessageFilter {
     /** MongoDB 8.0's bulkWrite: operations on any namespaces, listed in nsInfo. */
     private RequestDecision bulkWrite(Request request, Policy p, RequestKeys keys) {
         OpMsg msg = request.msg().toOpMsg();
+        List<CollectionPolicy> touched = WriteCommands.bulkWriteNamespaces(msg, p);
+        if (!touched.isEmpty()) {
+            decoded(request, touched.get(0).namespace());
+        }
         List<BsonDocument> nsInfo = MessageDocuments.of(msg, "nsInfo");
         List<CollectionContext> contexts = new ArrayList<>(nsInfo.size());
         Set<String> encrypted = new LinkedHashSet<>();

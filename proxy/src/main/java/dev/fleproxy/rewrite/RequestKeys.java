@@ -27,7 +27,7 @@ final class RequestKeys implements Envelopes.KeyLookup {
     private final Envelopes envelopes;
     private final boolean waitExpired;
     private final int waitMs;
-    private final Set<UUID> pending = new LinkedHashSet<>(2);
+    private Set<UUID> pending = Set.of();
     /** The namespace refusals of decryption name. */
     private String ns = "";
     /** The last key looked up, so the fields of one document cost one cache lookup, not one each. */
@@ -84,6 +84,9 @@ final class RequestKeys implements Envelopes.KeyLookup {
             if (waitExpired) {
                 throw new Refusal(ProxyError.KEY_UNAVAILABLE, where + ": key " + id + " is not in memory and "
                         + resolver.describeSource() + " did not deliver it within " + waitMs + " ms");
+            }
+            if (pending.isEmpty()) {
+                pending = new LinkedHashSet<>(2);
             }
             pending.add(id);
             return null;

@@ -204,6 +204,56 @@ public final class BsonCursor {
     }
 
     /**
+     * The first field name given twice in one document of buf[off, its end), at any depth, as a
+     * dotted path; null if there is none. (Decoders keep one of the two values, servers may use the
+     * other: a command that says a thing twice is not forwarded on an encrypted collection.)
+     */
+    public static String duplicateKey(byte[] buf, int off, int limit) {
+        return duplicateKey(buf, off, limit, false, 0);
+    }
+
+    /** The duplicated name's path relative to this document (built only when one is found). */
+    private static String duplicateKey(byte[] buf, int off, int limit, boolean array, int depth) {
+        if (depth > 1000) {
+            throw new BSONException("documents nested too deeply to decode");
+        }
+        BsonCursor c = new BsonCursor(buf, off, limit);
+        int[] names = array ? null : new int[16]; // [start, end) of each name so far
+        int n = 0;
+        java.util.Set<String> many = null; // past 8 names, a set instead of comparing each pair
+        while (c.next()) {
+            if (!array) {
+                if (many == null) {
+                    for (int i = 0; i < n; i += 2) {
+                        if (java.util.Arrays.equals(buf, names[i], names[i + 1], buf, c.nameStart, c.nameEnd)) {
+                            return c.name();
+                        }
+                    }
+                    if (n == names.length) {
+                        many = new java.util.HashSet<>();
+                        for (int i = 0; i < n; i += 2) {
+                            many.add(new String(buf, names[i], names[i + 1] - names[i], StandardCharsets.UTF_8));
+                        }
+                    } else {
+                        names[n++] = c.nameStart;
+                        names[n++] = c.nameEnd;
+                    }
+                }
+                if (many != null && !many.add(c.name())) {
+                    return c.name();
+                }
+            }
+            if (c.type == DOCUMENT || c.type == ARRAY) {
+                String inner = duplicateKey(buf, c.valueStart, c.valueEnd, c.type == ARRAY, depth + 1);
+                if (inner != null) {
+                    return array ? inner : c.name() + "." + inner;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
      * Checks that buf[start, end) is exactly one well-formed value of this type, all the way down
      * (documents and arrays recursively, to {@code maxDepth} levels): what the proxy encrypts must
      * decode again, and what it decrypts must be a value before it reaches a client.

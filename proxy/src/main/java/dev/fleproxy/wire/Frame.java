@@ -8,25 +8,35 @@ import io.netty.buffer.DefaultByteBufHolder;
  * rewrote sends these very bytes, so unknown opcodes and untouched commands pass byte for byte.
  */
 public final class Frame extends DefaultByteBufHolder {
+    // the header, read once: every filter asks for it, and content() checks the buffer each call
+    private final int length;
+    private final int requestId;
+    private final int responseTo;
+    private final int opCode;
 
     public Frame(ByteBuf wholeMessage) {
         super(wholeMessage);
+        int at = wholeMessage.readerIndex();
+        this.length = wholeMessage.getIntLE(at);
+        this.requestId = wholeMessage.getIntLE(at + 4);
+        this.responseTo = wholeMessage.getIntLE(at + 8);
+        this.opCode = wholeMessage.getIntLE(at + 12);
     }
 
     public int length() {
-        return content().getIntLE(content().readerIndex());
+        return length;
     }
 
     public int requestId() {
-        return content().getIntLE(content().readerIndex() + 4);
+        return requestId;
     }
 
     public int responseTo() {
-        return content().getIntLE(content().readerIndex() + 8);
+        return responseTo;
     }
 
     public int opCode() {
-        return content().getIntLE(content().readerIndex() + 12);
+        return opCode;
     }
 
     @Override

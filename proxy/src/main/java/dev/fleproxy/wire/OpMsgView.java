@@ -27,19 +27,18 @@ public final class OpMsgView {
     private final int bodyStart;
     private final int bodyLength;
     private final List<SequenceAt> sequenceSections;
-    private final String commandName;
+    private String commandName;
     private byte[] bodyBytes;
     private RawBsonDocument body;
     private List<DocumentSequence> sequences;
+    private OpMsg decoded;
 
-    private OpMsgView(Frame frame, int flags, int bodyStart, int bodyLength, List<SequenceAt> sequenceSections,
-                      String commandName) {
+    private OpMsgView(Frame frame, int flags, int bodyStart, int bodyLength, List<SequenceAt> sequenceSections) {
         this.frame = frame;
         this.flags = flags;
         this.bodyStart = bodyStart;
         this.bodyLength = bodyLength;
         this.sequenceSections = sequenceSections;
-        this.commandName = commandName;
     }
 
     /** Reads and validates a whole OP_MSG frame: flags, section kinds and lengths, the checksum. */
@@ -102,11 +101,8 @@ public final class OpMsgView {
         if (bodyStart < 0) {
             throw new WireProtocolException("OP_MSG has no kind-0 (body) section");
         }
-        String name = "";
-        if (bodyLength > 5) {
-            name = new WireReader(buf, bodyStart + 5, bodyStart + bodyLength).cstring("command name");
-        }
-        return new OpMsgView(frame, flags, bodyStart, bodyLength, seqs, name);
+        // the command name is read on first use: the body ends with a NUL, so it always ends
+        return new OpMsgView(frame, flags, bodyStart, bodyLength, seqs);
     }
 
     static int crc32c(ByteBuf buf, int index, int length) {
@@ -129,6 +125,10 @@ public final class OpMsgView {
 
     /** The body's first key ("" for an empty body): the command's name, for requests. */
     public String commandName() {
+        if (commandName == null) {
+            commandName = bodyLength > 5
+                    ? new WireReader(frame.content(), bodyStart + 5, bodyStart + bodyLength).cstring("command name") : "";
+        }
         return commandName;
     }
 
@@ -200,8 +200,37 @@ public final class OpMsgView {
         out.writeBytes(frame.content(), s.sectionStart(), s.end() - s.sectionStart());
     }
 
-    /** The message in its buildable form (body and sequences decoded lazily), for rewriting by document. */
+    /**
+     * The message in its buildable form, read once for the filters that rewrite by document: the
+     * top level of the body and of each sequence document as a map, sub-documents as raw views
+     * ({@link ShallowDocuments}). A field given twice keeps its last value here: see {@link
+     * #duplicateKey}.
+     */
     public OpMsg toOpMsg() {
-        return new OpMsg(flags, body(), sequences());
+        if (decoded == null) {
+            List<DocumentSequence> seqs = new ArrayList<>(sequenceSections.size());
+            for (int i = 0; i < sequenceSections.size(); i++) {
+                byte[] bytes = sequenceBytes(i);
+                List<BsonDocument> docs = new ArrayList<>();
+                for (int at = 0; at < bytes.length; at += BsonCursor.int32(bytes, at)) {
+                    docs.add(ShallowDocuments.of(bytes, at, bytes.length));
+                }
+                seqs.add(new DocumentSequence(sequenceSections.get(i).identifier(), docs));
+            }
+            decoded = new OpMsg(flags, ShallowDocuments.of(bodyBytes(), 0, bodyLength), seqs);
+        }
+        return decoded;
+    }
+
+    /** The first field name given twice in the body or a sequence document (a dotted path), or null. */
+    public String duplicateKey() {
+        String dup = BsonCursor.duplicateKey(bodyBytes(), 0, bodyLength);
+        for (int i = 0; dup == null && i < sequenceSections.size(); i++) {
+            byte[] docs = sequenceBytes(i);
+            for (int at = 0; dup == null && at < docs.length; at += BsonCursor.int32(docs, at)) {
+                dup = BsonCursor.duplicateKey(docs, at, docs.length);
+            }
+        }
+        return dup;
     }
 }

@@ -68,9 +68,10 @@ final class WireReader {
         if (nul < 0) {
             throw new WireProtocolException("unterminated string in " + what);
         }
-        String s = buf.toString(pos, nul - pos, StandardCharsets.UTF_8);
+        byte[] bytes = new byte[nul - pos];
+        buf.getBytes(pos, bytes);
         pos = nul + 1;
-        return s;
+        return new String(bytes, StandardCharsets.UTF_8);
     }
 
     /** Skips one BSON document after checking its length frame; returns its length. */

@@ -461,4 +461,30 @@ class EncryptionFilterTest {
         assertEquals(9720021, err.getInt32("code").getValue());
         assertTrue(err.getString("errmsg").getValue().contains("'ssn'"));
     }
+
+    /** A find whose filter names ssn twice, as raw bytes (parsers keep only one of the two). */
+    private static OpMsg findWithSsnTwice() {
+        org.bson.io.BasicOutputBuffer out = new org.bson.io.BasicOutputBuffer();
+        try (org.bson.BsonBinaryWriter w = new org.bson.BsonBinaryWriter(out)) {
+            w.writeStartDocument();
+            w.writeString("find", "people");
+            w.writeStartDocument("filter");
+            w.writeString("ssn", SSN);
+            w.writeStartDocument("ssn");
+            w.writeBoolean("$exists", true);
+            w.writeEndDocument();
+            w.writeEndDocument();
+            w.writeString("$db", "hr");
+            w.writeEndDocument();
+        }
+        return new OpMsg(0, new org.bson.RawBsonDocument(out.toByteArray()));
+    }
+
+    @Test
+    void aFieldGivenTwiceIsRefusedNotGuessed() {
+        BsonDocument err = refusal(decide(findWithSsnTwice()));
+        assertEquals(9720011, err.getInt32("code").getValue());
+        assertTrue(err.getString("errmsg").getValue().contains("'filter.ssn' is given twice"), err.toJson());
+        assertFalse(err.toJson().contains(SSN), "the refusal never carries the value");
+    }
 }
