@@ -116,6 +116,18 @@ final class EncryptedPaths {
         return end - start == 3 && buf[start] == ID[0] && buf[start + 1] == ID[1] && buf[start + 2] == ID[2];
     }
 
+    /**
+     * True if a top-level field of this name (buf[start, end)) holds nothing encrypted: not
+     * encrypted itself, nor on the way to an encrypted field. Names that read like array indexes
+     * or operators count as touching, to be safe.
+     */
+    boolean plainTopLevel(byte[] buf, int start, int end) {
+        if (policy.allFields()) {
+            return isId(buf, start, end);
+        }
+        return !transparent(buf, start, end) && root.child(buf, start, end) == null;
+    }
+
     /** An array index or positional operator: passed over on the way to a field. */
     static boolean transparent(String segment) {
         return segment.startsWith("$") || (!segment.isEmpty() && segment.chars().allMatch(Character::isDigit));

@@ -161,11 +161,13 @@ public final class EncryptionFilter implements MessageFilter {
             case "delete" -> rewrite(request, ctx, msg -> WriteCommands.delete(msg, ctx));
             case "findAndModify", "findandmodify" -> expect(request, ctx, false,
                     msg -> WriteCommands.findAndModify(msg, ctx));
-            case "find" -> expect(request, ctx, false, msg -> ReadCommands.find(msg, ctx));
+            case "find" -> ReadCommands.findTouchesNothingEncrypted(m.bodyBytes(), ctx.paths)
+                    ? expect(request, ctx, false, null)
+                    : expect(request, ctx, false, msg -> ReadCommands.find(msg, ctx));
             case "count" -> rewrite(request, ctx, msg -> ReadCommands.count(msg, ctx));
             case "distinct" -> expect(request, ctx, true, msg -> ReadCommands.distinct(msg, ctx));
             case "aggregate" -> expect(request, ctx, false, msg -> ReadCommands.aggregate(msg, ctx, p, db));
-            case "getMore" -> expect(request, ctx, false, msg -> msg);
+            case "getMore" -> expect(request, ctx, false, null);
             case "createIndexes" -> {
                 CollectionDefinitions.createIndexes(m.body(), ctx);
                 yield RequestDecision.PASS;
@@ -204,10 +206,10 @@ public final class EncryptionFilter implements MessageFilter {
         return request.msg().toOpMsg();
     }
 
-    /** As {@link #rewrite}, for a command whose reply holds documents to decrypt. */
+    /** As {@link #rewrite} (null: nothing to rewrite), for a command whose reply holds documents to decrypt. */
     private static RequestDecision expect(Request request, CollectionContext ctx, boolean distinct,
                                           UnaryOperator<OpMsg> rewriter) {
-        RequestDecision d = rewrite(request, ctx, rewriter);
+        RequestDecision d = rewriter == null ? RequestDecision.PASS : rewrite(request, ctx, rewriter);
         request.expectReply(new ReplyPlan(ctx.ns(), distinct));
         return d;
     }

@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.Policy;
+import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.OpMsg;
 import java.util.Map;
 import org.bson.BsonArray;
@@ -14,6 +15,45 @@ import org.bson.BsonValue;
  */
 final class ReadCommands {
     private ReadCommands() {
+    }
+
+    private static final byte[] FILTER = "filter".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    /** The parts of a find that can touch field values besides its filter. */
+    private static final java.util.Set<String> FIND_OPTIONS_ON_VALUES = java.util.Set.of("sort", "projection", "min",
+            "max", "let");
+
+    /**
+     * True if this find's body, read in place, shows that it touches no encrypted field: the paths
+     * of its filter all lie under plain top-level fields (no operator, nothing encrypted or on the
+     * way to it), it has one filter, and no sort, projection, bounds or let. Such a find (a lookup by
+     * _id, say) passes without being decoded; anything else takes the full examination.
+     */
+    static boolean findTouchesNothingEncrypted(byte[] body, EncryptedPaths paths) {
+        BsonCursor c = new BsonCursor(body, 0, body.length);
+        boolean filterSeen = false;
+        while (c.next()) {
+            if (c.nameIs(FILTER)) {
+                if (filterSeen || c.type != BsonCursor.DOCUMENT) {
+                    return false;
+                }
+                filterSeen = true;
+                BsonCursor f = new BsonCursor(body, c.valueStart, c.valueEnd);
+                while (f.next()) {
+                    // a dotted path lies under its first segment: plain if that top-level field is
+                    int segmentEnd = f.nameStart;
+                    while (segmentEnd < f.nameEnd && body[segmentEnd] != '.') {
+                        segmentEnd++;
+                    }
+                    if (f.nameEnd == f.nameStart || body[f.nameStart] == '$'
+                            || !paths.plainTopLevel(body, f.nameStart, segmentEnd)) {
+                        return false;
+                    }
+                }
+            } else if (c.nameEnd - c.nameStart <= 10 && FIND_OPTIONS_ON_VALUES.contains(c.name())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static OpMsg find(OpMsg msg, CollectionContext ctx) {

@@ -5,7 +5,6 @@ import dev.fleproxy.wire.MsgHeader;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsgView;
 import dev.fleproxy.wire.OpQuery;
-import dev.fleproxy.wire.WireMessage;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,22 +14,15 @@ import java.util.List;
  * #msg}, {@link #query}), and every filter shares that reading; a filter that replaces the message
  * hands the next filter a fresh reading of the replacement.
  */
-public final class Request {
-    private final Frame received;
-    private final ByteBufAllocator alloc;
+public final class Request extends InFlight {
     private final List<PendingReplies.Expectation> expectations = new ArrayList<>(1);
-    private Frame frame;
     private OpMsgView msg;
     private OpQuery query;
     private MessageFilter current;
-    private long parkedSinceNanos;
-    private boolean keyWaitExpired;
 
     /** Reads the frame (an OP_MSG's structure and checksum are verified here, once). */
     public Request(Frame frame, ByteBufAllocator alloc) {
-        this.received = frame;
-        this.frame = frame;
-        this.alloc = alloc;
+        super(frame, alloc);
         read();
     }
 
@@ -42,15 +34,6 @@ public final class Request {
         } else if (frame.opCode() == OpCode.OP_QUERY) {
             query = OpQuery.parse(frame);
         }
-    }
-
-    /** The message as the client sent it (or as the previous filter replaced it). */
-    public Frame frame() {
-        return frame;
-    }
-
-    public int opCode() {
-        return frame.opCode();
     }
 
     /** The OP_MSG, read once; null for other opcodes. */
@@ -77,41 +60,22 @@ public final class Request {
         return null;
     }
 
-    public ByteBufAllocator alloc() {
-        return alloc;
-    }
-
-    /** A message encoded as a replacement of this request: same requestID and responseTo. */
-    public Frame encode(WireMessage message) {
-        return new Frame(message.encode(alloc, frame.requestId(), frame.responseTo()));
-    }
-
     /** Asks for the reply to this request to be passed to the current filter's onReply. */
     public void expectReply(Object state) {
         expectations.add(new PendingReplies.Expectation(current, state));
     }
 
-    /**
-     * True when this request waited for keys (a filter answered {@link RequestDecision#await}) and
-     * the wait is over: keys still missing now count as unavailable instead of being waited for.
-     */
-    public boolean keyWaitExpired() {
-        return keyWaitExpired;
-    }
-
     // ---- the session's side -------------------------------------------------------------------
 
-    /** Takes a filter's replacement (owned from now on); the previous replacement is released. */
+    /** Takes a filter's replacement, refused if over the message size limit, and reads it. */
+    @Override
     void replaceFrame(Frame replacement) {
         if (replacement.length() > MsgHeader.MAX_MESSAGE_SIZE) {
             int size = replacement.length();
             replacement.release();
             throw new TooLargeAfterRewrite(size);
         }
-        if (frame != received) {
-            frame.release();
-        }
-        frame = replacement;
+        super.replaceFrame(replacement);
         read();
     }
 
@@ -121,34 +85,5 @@ public final class Request {
 
     List<PendingReplies.Expectation> expectations() {
         return expectations;
-    }
-
-    /** When this request first waited for keys (System.nanoTime), 0 if never. */
-    long parkedSinceNanos() {
-        return parkedSinceNanos;
-    }
-
-    void parkedAt(long nanos) {
-        if (parkedSinceNanos == 0) {
-            parkedSinceNanos = nanos;
-        }
-    }
-
-    void keyWaitExpired(boolean expired) {
-        keyWaitExpired = expired;
-    }
-
-    Frame received() {
-        return received;
-    }
-
-    /** Releases the received frame and any replacement. */
-    void release() {
-        if (frame != received && frame.refCnt() > 0) {
-            frame.release();
-        }
-        if (received.refCnt() > 0) {
-            received.release();
-        }
     }
 }

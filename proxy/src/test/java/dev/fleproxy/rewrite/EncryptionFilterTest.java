@@ -487,4 +487,24 @@ class EncryptionFilterTest {
         assertTrue(err.getString("errmsg").getValue().contains("'filter.ssn' is given twice"), err.toJson());
         assertFalse(err.toJson().contains(SSN), "the refusal never carries the value");
     }
+
+    @Test
+    void aFindOnPlainFieldsPassesUndecodedAndItsReplyIsStillDecrypted() {
+        for (String json : new String[] {"{find: 'people', filter: {_id: 1}, limit: 1, $db: 'hr'}",
+                "{find: 'people', filter: {name: 'a', 'address.city': 'Oslo'}, $db: 'hr'}",
+                "{find: 'all', filter: {_id: {$in: [1, 2]}}, batchSize: 5, $db: 'hr'}"}) {
+            Request r = Requests.of(command(json), filter);
+            assertSame(RequestDecision.PASS, filter.onRequest(r), json);
+            assertEquals(1, Requests.replyStates(r).size(), "the reply is still decrypted: " + json);
+        }
+        // anything touching an encrypted field, or not plainly a field, takes the full examination
+        for (String json : new String[] {"{find: 'people', filter: {ssn: '" + SSN + "'}, $db: 'hr'}",
+                "{find: 'all', filter: {name: 'a'}, $db: 'hr'}",
+                "{find: 'people', filter: {_id: 1}, sort: {ssn: 1}, $db: 'hr'}",
+                "{find: 'people', filter: {$or: [{ssn: 'x'}]}, $db: 'hr'}",
+                "{find: 'people', filter: {'items.price': 5}, $db: 'hr'}"}) {
+            RequestDecision d = decide(command(json));
+            assertFalse(d == RequestDecision.PASS, json);
+        }
+    }
 }

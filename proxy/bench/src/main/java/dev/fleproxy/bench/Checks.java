@@ -103,16 +103,16 @@ public final class Checks {
         for (Target p : targets) {
             if (p.kind() == Target.Kind.PROXY_PLAIN) {
                 Optional<Target> relay = peer(targets, Target.Kind.RELAY, p.transport());
-                checks.add(relay.map(r -> ratio(1, p.name(), r.name(), "both", figures.get(p.name()).cpuBoth().mean(),
-                                figures.get(r.name()).cpuBoth().mean(), PLAIN_OVER_RELAY))
+                checks.add(relay.map(r -> ratio(1, p.name(), r.name(), "both", figures.get(p.name()).cpuBoth().median(),
+                                figures.get(r.name()).cpuBoth().median(), PLAIN_OVER_RELAY))
                         .orElse(absent(1, p.name(), "both", "no relay on " + p.transport())));
             }
         }
         for (Target e : targets) {
             if (e.kind() == Target.Kind.ENCRYPTED && e.suite().equals("AES_GCM")) {
                 Optional<Target> plain = peer(targets, Target.Kind.PROXY_PLAIN, e.transport());
-                checks.add(plain.map(p -> ratio(2, e.name(), p.name(), "both", figures.get(e.name()).cpuBoth().mean(),
-                                figures.get(p.name()).cpuBoth().mean(), AES_OVER_PLAIN))
+                checks.add(plain.map(p -> ratio(2, e.name(), p.name(), "both", figures.get(e.name()).cpuBoth().median(),
+                                figures.get(p.name()).cpuBoth().median(), AES_OVER_PLAIN))
                         .orElse(absent(2, e.name(), "both", "no proxy without policy on " + e.transport())));
             }
         }
@@ -122,8 +122,8 @@ public final class Checks {
             }
             Optional<Target> plain = peer(targets, Target.Kind.PROXY_PLAIN, e.transport());
             for (String phase : List.of("insert", "read")) {
-                checks.add(plain.map(p -> additive(3, e.name(), p.name(), phase, figures.get(e.name()).cpu(phase).mean(),
-                                figures.get(p.name()).cpu(phase).mean(), crypto.msPer1000Ops(e.suite(), phase),
+                checks.add(plain.map(p -> additive(3, e.name(), p.name(), phase, figures.get(e.name()).cpu(phase).median(),
+                                figures.get(p.name()).cpu(phase).median(), crypto.msPer1000Ops(e.suite(), phase),
                                 CIPHER_FACTOR))
                         .orElse(absent(3, e.name(), phase, "no proxy without policy on " + e.transport())));
             }

@@ -7,28 +7,24 @@ import java.util.TreeMap;
 /**
  * A target's figures over the measured rounds: throughput per phase and CPU per 1,000 operations
  * per phase and for both phases together ((CPU of insert + CPU of read) / (inserts + reads)),
- * each as the mean of the per-round values with their min and max.
+ * each as the median of the per-round values (one slow round, a JIT still compiling or a
+ * neighbour's burst, does not move it) with their min and max.
  */
 public record Figures(Target target, Spread insertOps, Spread readOps, Spread cpuInsert, Spread cpuRead,
                       Spread cpuBoth) {
 
-    /** Mean, min and max of per-round values; NaN (n = 0) when there are none. */
-    public record Spread(double mean, double min, double max, int n) {
+    /** Median, min and max of per-round values; NaN (n = 0) when there are none. */
+    public record Spread(double median, double min, double max, int n) {
         static final Spread NONE = new Spread(Double.NaN, Double.NaN, Double.NaN, 0);
 
         public static Spread of(List<Double> values) {
             if (values.isEmpty() || values.stream().anyMatch(v -> Double.isNaN(v))) {
                 return NONE;
             }
-            double sum = 0;
-            double min = Double.POSITIVE_INFINITY;
-            double max = Double.NEGATIVE_INFINITY;
-            for (double v : values) {
-                sum += v;
-                min = Math.min(min, v);
-                max = Math.max(max, v);
-            }
-            return new Spread(sum / values.size(), min, max, values.size());
+            double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            int n = sorted.length;
+            double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            return new Spread(median, sorted[0], sorted[n - 1], n);
         }
 
         public boolean present() {

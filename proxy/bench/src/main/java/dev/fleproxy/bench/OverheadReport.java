@@ -48,16 +48,16 @@ public final class OverheadReport {
         return Double.isNaN(bytes) ? "–" : String.format(Locale.ROOT, "%.2f", bytes / 1024);
     }
 
-    /** "mean (min–max)", or the value alone for one round. */
+    /** "median (min–max)", or the value alone for one round. */
     static String spread(Figures.Spread s, boolean oneDecimal) {
         if (!s.present()) {
             return "–";
         }
-        String mean = oneDecimal ? f1(s.mean()) : f0(s.mean());
+        String median = oneDecimal ? f1(s.median()) : f0(s.median());
         if (s.n() < 2) {
-            return mean;
+            return median;
         }
-        return mean + " (" + (oneDecimal ? f1(s.min()) : f0(s.min())) + "–" + (oneDecimal ? f1(s.max()) : f0(s.max())) + ")";
+        return median + " (" + (oneDecimal ? f1(s.min()) : f0(s.min())) + "–" + (oneDecimal ? f1(s.max()) : f0(s.max())) + ")";
     }
 
     public static String markdown(List<Target> targets, OverheadBenchmark.Result result, List<Checks.Check> checks,
@@ -71,7 +71,7 @@ public final class OverheadReport {
         md.append(String.format(Locale.ROOT, "%d client threads, Java sync driver, documents of %d fields × %d bytes "
                 + "(every field encrypted in the encrypted collections); inserts, then reads by _id. \"CPU\" is the "
                 + "target process's utime + stime during a phase per 1,000 operations (the relay's or the proxy's, "
-                + "not the client's or the backend's); each figure is the mean over %d round(s), min–max in "
+                + "not the client's or the backend's); each figure is the median over %d round(s), min–max in "
                 + "parentheses. CPU per operation is the figure to read on a shared machine: throughput moves with "
                 + "whatever else runs, CPU per operation far less.%n%n",
                 info.threads(), OverheadBenchmark.FIELDS, OverheadBenchmark.FIELD_LENGTH, info.rounds()));

@@ -63,14 +63,14 @@ class ChecksTest {
                 phase(relay, "insert", 2, 1000, 50), phase(relay, "read", 2, 1000, 10),   // both: 60 ms / 2,000 = 30
                 phase(relay, "read", 0, 1000, 999), probe(relay, "read", 1000, 999));    // warm-up and probe: ignored
         Figures f = Figures.of(relay, phases);
-        assertEquals(40, f.cpuInsert().mean(), EPS);
+        assertEquals(40, f.cpuInsert().median(), EPS);
         assertEquals(30, f.cpuInsert().min(), EPS);
         assertEquals(50, f.cpuInsert().max(), EPS);
-        assertEquals(10, f.cpuRead().mean(), EPS);
-        assertEquals(22.5, f.cpuBoth().mean(), EPS);
+        assertEquals(10, f.cpuRead().median(), EPS);
+        assertEquals(22.5, f.cpuBoth().median(), EPS);
         assertEquals(15, f.cpuBoth().min(), EPS);
         assertEquals(2, f.cpuBoth().n());
-        assertEquals(1000, f.insertOps().mean(), EPS);   // every phase lasts 1 s
+        assertEquals(1000, f.insertOps().median(), EPS);   // every phase lasts 1 s
         assertEquals("22.5 (15.0–30.0)", OverheadReport.spread(f.cpuBoth(), true));
     }
 

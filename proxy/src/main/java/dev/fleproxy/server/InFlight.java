@@ -1,0 +1,87 @@
+package dev.fleproxy.server;
+
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.WireMessage;
+import io.netty.buffer.ByteBufAllocator;
+
+/**
+ * What a request and a reply have in common on their way through the filters: the frame as
+ * received and as replaced, the allocator for replacements, and the wait for keys they may have to
+ * sit through (see {@link RequestDecision#await}).
+ */
+abstract class InFlight {
+    private final Frame received;
+    private final ByteBufAllocator alloc;
+    Frame frame;
+    private long parkedSinceNanos;
+    private boolean keyWaitExpired;
+
+    InFlight(Frame frame, ByteBufAllocator alloc) {
+        this.received = frame;
+        this.frame = frame;
+        this.alloc = alloc;
+    }
+
+    /** The message as it arrived, or as the previous filter replaced it. */
+    public Frame frame() {
+        return frame;
+    }
+
+    public int opCode() {
+        return frame.opCode();
+    }
+
+    public ByteBufAllocator alloc() {
+        return alloc;
+    }
+
+    /** A message encoded as a replacement of this one: same requestID and responseTo. */
+    public Frame encode(WireMessage message) {
+        return new Frame(message.encode(alloc, frame.requestId(), frame.responseTo()));
+    }
+
+    /**
+     * True when this message waited for keys (a filter answered await) and the wait is over: keys
+     * still missing now count as unavailable instead of being waited for.
+     */
+    public boolean keyWaitExpired() {
+        return keyWaitExpired;
+    }
+
+    /** Takes a filter's replacement (owned from now on); the previous replacement is released. */
+    void replaceFrame(Frame replacement) {
+        if (frame != received) {
+            frame.release();
+        }
+        frame = replacement;
+    }
+
+    Frame received() {
+        return received;
+    }
+
+    /** When this message first waited for keys (System.nanoTime), 0 if never. */
+    long parkedSinceNanos() {
+        return parkedSinceNanos;
+    }
+
+    void parkedAt(long nanos) {
+        if (parkedSinceNanos == 0) {
+            parkedSinceNanos = nanos;
+        }
+    }
+
+    void keyWaitExpired(boolean expired) {
+        keyWaitExpired = expired;
+    }
+
+    /** Releases the received frame and any replacement. */
+    void release() {
+        if (frame != received && frame.refCnt() > 0) {
+            frame.release();
+        }
+        if (received.refCnt() > 0) {
+            received.release();
+        }
+    }
+}
