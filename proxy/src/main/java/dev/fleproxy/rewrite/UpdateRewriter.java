@@ -1,6 +1,5 @@
 package dev.fleproxy.rewrite;
 
-import java.util.Map;
 import java.util.Set;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
