@@ -21,7 +21,7 @@ public final class Envelope {
 
     /** True if the bytes start like one of our envelopes (anything else is not ours to decrypt). */
     public static boolean isEnvelope(byte[] bytes) {
-        return bytes.length >= HEADER_LENGTH && (bytes[0] & 0xff) == FORMAT_V1;
+        return Envelopes.isEnvelope(bytes, 0, bytes.length);
     }
 
     /** Reads and checks the header; anything short, unknown or inconsistent fails as decryption. */

@@ -1,6 +1,6 @@
 package dev.fleproxy.rewrite;
 
-import dev.fleproxy.crypto.Envelope;
+import dev.fleproxy.crypto.Envelopes;
 import org.bson.BsonBinary;
 import org.bson.BsonBinarySubType;
 import org.bson.BsonValue;
@@ -30,9 +30,11 @@ public final class EnvelopeBinary {
             return null;
         }
         BsonBinary b = value.asBinary();
-        if (b.getType() != ENCRYPTED && b.getType() != GENERIC) {
-            return null;
-        }
-        return Envelope.isEnvelope(b.getData()) ? b.getData() : null;
+        return holdsEnvelope(b.getType(), b.getData(), 0, b.getData().length) ? b.getData() : null;
+    }
+
+    /** True if a binary value of this subtype and data buf[off, off+len) is one of our envelopes. */
+    static boolean holdsEnvelope(byte subtype, byte[] buf, int off, int len) {
+        return (subtype == ENCRYPTED || subtype == GENERIC) && Envelopes.isEnvelope(buf, off, len);
     }
 }

@@ -184,9 +184,7 @@ final class ReplyDecryptor {
     private boolean value(BsonCursor c, ByteBuf out) {
         int dataStart = c.valueStart + 5;
         int dataLength = c.valueEnd - dataStart;
-        byte subtype = c.type == BsonCursor.BINARY ? buf[c.valueStart + 4] : -1;
-        if (c.type != BsonCursor.BINARY || (subtype != EnvelopeBinary.ENCRYPTED && subtype != EnvelopeBinary.GENERIC)
-                || !Envelopes.isEnvelope(buf, dataStart, dataLength)) {
+        if (c.type != BsonCursor.BINARY || !EnvelopeBinary.holdsEnvelope(buf[c.valueStart + 4], buf, dataStart, dataLength)) {
             OpMsgWriter.copyElement(out, c);
             return false;
         }

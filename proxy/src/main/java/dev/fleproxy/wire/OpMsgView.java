@@ -29,6 +29,7 @@ public final class OpMsgView {
     private final List<SequenceAt> sequenceSections;
     private String commandName;
     private byte[] bodyBytes;
+    private byte[][] sequenceBytes;
     private RawBsonDocument body;
     private List<DocumentSequence> sequences;
     private OpMsg decoded;
@@ -175,12 +176,20 @@ public final class OpMsgView {
         return sequenceSections.get(i).identifier();
     }
 
-    /** Sequence i's documents as bytes: one copy of them, documents back to back from index 0. */
+    /**
+     * Sequence i's documents as bytes, documents back to back from index 0: copied out of the frame
+     * once, shared by every reader (read only).
+     */
     public byte[] sequenceBytes(int i) {
-        SequenceAt s = sequenceSections.get(i);
-        byte[] out = new byte[s.end() - s.docsStart()];
-        frame.content().getBytes(s.docsStart(), out);
-        return out;
+        if (sequenceBytes == null) {
+            sequenceBytes = new byte[sequenceSections.size()][];
+        }
+        if (sequenceBytes[i] == null) {
+            SequenceAt s = sequenceSections.get(i);
+            sequenceBytes[i] = new byte[s.end() - s.docsStart()];
+            frame.content().getBytes(s.docsStart(), sequenceBytes[i]);
+        }
+        return sequenceBytes[i];
     }
 
     private List<BsonDocument> sequenceDocuments(int i) {
