@@ -1,18 +1,26 @@
 package dev.fleproxy.policy;
 
 import dev.fleproxy.crypto.CipherSuite;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
- * How one collection is encrypted: its key, the suite (null until validated: then the given one or
- * the key algorithm's default), the fields ({@code allFields}: every top-level field but _id,
- * randomized), and the BSON binary subtype envelopes are stored as.
+ * How one collection is encrypted: its key, the keys it was encrypted under before ({@code
+ * previousKeys}: they may open its envelopes, never seal), the suite (null until validated: then
+ * the given one or the key algorithm's default), the fields ({@code allFields}: every top-level
+ * field but _id, randomized), the BSON binary subtype envelopes are stored as, and whether a
+ * policy field may hold a value that is not an envelope ({@code plaintextReads}: only while data
+ * written before the policy is being migrated; by default such a value fails the read).
  */
-public record CollectionPolicy(String namespace, UUID keyId, CipherSuite suite, boolean allFields,
-                               Map<String, FieldRule> fields, byte subtype) {
+public record CollectionPolicy(String namespace, UUID keyId, List<UUID> previousKeys, CipherSuite suite,
+                               boolean allFields, Map<String, FieldRule> fields, byte subtype,
+                               boolean plaintextReads) {
 
     public CollectionPolicy {
+        previousKeys = List.copyOf(previousKeys);
         fields = Map.copyOf(fields);
     }
 
@@ -25,7 +33,20 @@ public record CollectionPolicy(String namespace, UUID keyId, CipherSuite suite, 
     }
 
     public CollectionPolicy withSuite(CipherSuite s) {
-        return new CollectionPolicy(namespace, keyId, s, allFields, fields, subtype);
+        return new CollectionPolicy(namespace, keyId, previousKeys, s, allFields, fields, subtype, plaintextReads);
+    }
+
+    /** The keys whose envelopes this collection's fields may hold: its key, then its previous keys. */
+    public Set<UUID> openingKeys() {
+        Set<UUID> ids = new LinkedHashSet<>();
+        ids.add(keyId);
+        ids.addAll(previousKeys);
+        return ids;
+    }
+
+    /** True if an envelope under this key may be opened in this collection's fields. */
+    public boolean mayOpenWith(UUID id) {
+        return keyId.equals(id) || previousKeys.contains(id);
     }
 
     public String describeFields() {

@@ -94,7 +94,7 @@ public final class PolicyParser {
         byte subtype = subtype(m.get("envelopeSubtype"), where + ".envelopeSubtype", defaultSubtype);
         Object fields = m.get("fields");
         if ("*".equals(fields)) {
-            return new CollectionPolicy(ns, keyId, suite, true, Map.of(), subtype);
+            return new CollectionPolicy(ns, keyId, List.of(), suite, true, Map.of(), subtype, false);
         }
         Map<String, FieldRule> rules = new LinkedHashMap<>();
         if (fields instanceof Map<?, ?> fm) {
@@ -115,7 +115,7 @@ public final class PolicyParser {
             throw new ConfigException(where + ".fields lists no field");
         }
         checkNoOverlap(rules, where);
-        return new CollectionPolicy(ns, keyId, suite, false, rules, subtype);
+        return new CollectionPolicy(ns, keyId, List.of(), suite, false, rules, subtype, false);
     }
 
     private static void add(Map<String, FieldRule> rules, String path, Object opts, String where) {
