@@ -32,29 +32,30 @@ public final class Ciphers {
     }
 
     /** The suite's construction with caller-given nonces (which may repeat, for the deterministic variant). */
-    static NonceAead nonceAead(CipherSuite suite, byte[] key) {
-        return nonceAead(suite, key, true);
+    static NonceAead nonceAead(CipherSuite suite, byte[] key, int format) {
+        return nonceAead(suite, key, true, format);
     }
 
-    static NonceAead nonceAead(CipherSuite suite, byte[] key, boolean repeatsNonces) {
+    static NonceAead nonceAead(CipherSuite suite, byte[] key, boolean repeatsNonces, int format) {
         CipherAlgorithm alg = suite.algorithm();
         if (suite.construction() == CipherSuite.Construction.GCM) {
             return alg == CipherAlgorithm.AES ? new JceAesGcm(key, repeatsNonces) : new CtrGcm(engines(alg), key);
         }
-        return new CbcHmac(cbc(alg, key), Hkdf.macKey(key), suite.nonceLength());
+        return new CbcHmac(cbc(alg, key), Hkdf.macKey(key, format), suite.nonceLength());
     }
 
     /**
-     * The suite's AEAD under this key, random or deterministic. The key's algorithm must be the
-     * suite's: a mismatch is a configuration error, reported here.
+     * The suite's AEAD under this key, random or deterministic, with the subkeys of this envelope
+     * format ({@link Envelope#FORMAT_V1} or {@link Envelope#FORMAT_V2}). The key's algorithm must
+     * be the suite's: a mismatch is a configuration error, reported here.
      */
-    public static Aead aead(DataKey key, CipherSuite suite, boolean deterministic) {
+    public static Aead aead(DataKey key, CipherSuite suite, boolean deterministic, int format) {
         if (key.algorithm() != suite.algorithm()) {
             throw new CryptoException("suite " + suite + " needs a " + suite.algorithm() + " key, but key "
                     + key.id() + " is " + key.algorithm());
         }
         byte[] k = key.material();
-        NonceSource nonces = deterministic ? NonceSource.deterministic(Hkdf.detKey(k)) : NonceSource.RANDOM;
-        return new SuiteAead(suite, nonceAead(suite, k, deterministic), nonces);
+        NonceSource nonces = deterministic ? NonceSource.deterministic(Hkdf.detKey(k, format)) : NonceSource.RANDOM;
+        return new SuiteAead(suite, nonceAead(suite, k, deterministic, format), nonces);
     }
 }

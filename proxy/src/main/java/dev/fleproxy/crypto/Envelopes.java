@@ -30,9 +30,19 @@ public final class Envelopes {
 
     private final Map<Slot, Held> ciphers = new ConcurrentHashMap<>();
 
-    /** True if buf[off, off+len) starts like one of our envelopes (anything else is not ours to open). */
+    /** True if buf[off, off+len) starts like one of our envelopes, v1 or v2 (anything else is not ours to open). */
     public static boolean isEnvelope(byte[] buf, int off, int len) {
-        return len >= Envelope.HEADER_LENGTH && (buf[off] & 0xff) == Envelope.FORMAT_V1;
+        if (len < Envelope.HEADER_LENGTH) {
+            return false;
+        }
+        int format = buf[off] & 0xff;
+        return format == Envelope.FORMAT_V2 || format == Envelope.FORMAT_V1;
+    }
+
+    /** True if the envelope at buf[off] names this key (bytes 2–17 of its header). */
+    public static boolean namesKey(byte[] buf, int off, UUID id) {
+        return BigEndian.getLong(buf, off + 2) == id.getMostSignificantBits()
+                && BigEndian.getLong(buf, off + 10) == id.getLeastSignificantBits();
     }
 
     /** The key id an envelope names (bytes 2–17 of its header). */
@@ -53,13 +63,13 @@ public final class Envelopes {
     }
 
     /**
-     * Opens the envelope at buf[off, off+len) under the key its header names. Returns null if the
-     * lookup does not know that key yet. A header that is not ours, names an unknown suite, or
-     * names a key of another algorithm, and a value that fails authentication, are all a {@link
-     * DecryptionFailedException}.
+     * Opens the envelope at buf[off, off+len), found in this context, under the key its header
+     * names. Returns null if the lookup does not know that key yet. A header that is not ours,
+     * names an unknown suite, or names a key of another algorithm, and a value that fails
+     * authentication (in this context, for v2), are all a {@link DecryptionFailedException}.
      */
-    public FieldCipher.Plaintext open(byte[] buf, int off, int len, KeyLookup keys) {
-        return opener(keys).open(buf, off, len);
+    public FieldCipher.Plaintext open(byte[] buf, int off, int len, byte[] context, KeyLookup keys) {
+        return opener(keys).open(buf, off, len, context, 0, context.length);
     }
 
     /** An opener for the envelopes of one message: it remembers the last key and suite it met. */
@@ -83,7 +93,8 @@ public final class Envelopes {
             this.keys = keys;
         }
 
-        public FieldCipher.Plaintext open(byte[] buf, int off, int len) {
+        /** As {@link Envelopes#open}, the context given as context[ctxOff, ctxOff+ctxLen). */
+        public FieldCipher.Plaintext open(byte[] buf, int off, int len, byte[] context, int ctxOff, int ctxLen) {
             if (!isEnvelope(buf, off, len)) {
                 throw new DecryptionFailedException();
             }
@@ -112,7 +123,7 @@ public final class Envelopes {
             if (len < Envelope.HEADER_LENGTH + fc.suite().sealedLength(0)) {
                 throw new DecryptionFailedException();
             }
-            return fc.open(buf, off, len);
+            return fc.open(buf, off, len, context, ctxOff, ctxLen);
         }
     }
 }

@@ -5,10 +5,12 @@ import org.bouncycastle.crypto.digests.SHA256Digest;
 import org.bouncycastle.crypto.generators.HKDFBytesGenerator;
 import org.bouncycastle.crypto.params.HKDFParameters;
 
-/** HKDF-SHA-256 (RFC 5869) and the two subkeys of the ciphertext format (DESIGN.md §3). */
+/** HKDF-SHA-256 (RFC 5869) and the two subkeys of each ciphertext format (DESIGN.md §3, §3.2). */
 public final class Hkdf {
-    static final String MAC_INFO = "mongo-fle-proxy/v1/mac";
-    static final String DET_INFO = "mongo-fle-proxy/v1/det";
+    static final String MAC_INFO_V1 = "mongo-fle-proxy/v1/mac";
+    static final String DET_INFO_V1 = "mongo-fle-proxy/v1/det";
+    static final String MAC_INFO_V2 = "mongo-fle-proxy/v2/mac";
+    static final String DET_INFO_V2 = "mongo-fle-proxy/v2/det";
     static final int SUBKEY_LENGTH = 32;
 
     private Hkdf() {
@@ -22,13 +24,17 @@ public final class Hkdf {
         return out;
     }
 
-    /** macKey = HKDF-SHA-256(IKM=K, salt=empty, info="mongo-fle-proxy/v1/mac", L=32). */
-    static byte[] macKey(byte[] key) {
-        return sha256(key, new byte[0], MAC_INFO.getBytes(StandardCharsets.US_ASCII), SUBKEY_LENGTH);
+    /** macKey = HKDF-SHA-256(IKM=K, salt=empty, info="mongo-fle-proxy/v{1,2}/mac", L=32). */
+    static byte[] macKey(byte[] key, int format) {
+        return subkey(key, format == Envelope.FORMAT_V1 ? MAC_INFO_V1 : MAC_INFO_V2);
     }
 
-    /** detKey = HKDF-SHA-256(IKM=K, salt=empty, info="mongo-fle-proxy/v1/det", L=32). */
-    static byte[] detKey(byte[] key) {
-        return sha256(key, new byte[0], DET_INFO.getBytes(StandardCharsets.US_ASCII), SUBKEY_LENGTH);
+    /** detKey = HKDF-SHA-256(IKM=K, salt=empty, info="mongo-fle-proxy/v{1,2}/det", L=32). */
+    static byte[] detKey(byte[] key, int format) {
+        return subkey(key, format == Envelope.FORMAT_V1 ? DET_INFO_V1 : DET_INFO_V2);
+    }
+
+    private static byte[] subkey(byte[] key, String info) {
+        return sha256(key, new byte[0], info.getBytes(StandardCharsets.US_ASCII), SUBKEY_LENGTH);
     }
 }

@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.FieldCipher;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
@@ -11,34 +12,61 @@ final class CollectionContext {
     final CollectionPolicy policy;
     final EncryptedPaths paths;
     final RequestKeys keys;
+    /** Contexts of top-level fields under fields: "*", built per field into one buffer. */
+    final FieldContext topLevel;
 
     CollectionContext(CollectionPolicy policy, EncryptedPaths paths, RequestKeys keys) {
         this.policy = policy;
         this.paths = paths;
         this.keys = keys;
+        this.topLevel = new FieldContext(policy.namespace());
     }
 
     String ns() {
         return policy.namespace();
     }
 
-    /** A value as stored: its envelope, under the collection's key, randomized or deterministic per the field. */
+    /** The collection's encrypted paths, as expression checks ask about them. */
+    Expressions.Paths asPaths() {
+        return new Expressions.Paths() {
+            @Override
+            public EncryptedPaths.Kind kind(String path) {
+                return paths.classify(path).kind();
+            }
+
+            @Override
+            public Refusal refuse(String path, String what) {
+                EncryptedPaths.Match m = paths.classify(path);
+                return Refusal.onField(ns(), m.rule() != null ? m.rule().path() : path, what);
+            }
+        };
+    }
+
+    /**
+     * A value as stored: its envelope, under the collection's key, randomized or deterministic per
+     * the field, bound to the field's path (the policy's path; under fields: "*" the top-level name).
+     */
     BsonBinary encrypt(FieldRule rule, BsonValue value) {
-        return seal(keys.sealing(policy, rule.deterministic()), value);
+        return seal(keys.sealing(policy, rule.deterministic()), value, rule.path());
     }
 
     /** A query value, deterministic, so that it equals what the field's equal values were stored as. */
-    BsonBinary encryptForQuery(BsonValue value) {
-        return seal(keys.querying(policy), value);
+    BsonBinary encryptForQuery(FieldRule rule, BsonValue value) {
+        return seal(keys.querying(policy), value, rule.path());
     }
 
-    /** The envelope of a value given as its BSON type and value bytes, buf[start, end). */
-    byte[] encryptBytes(FieldRule rule, byte type, byte[] buf, int start, int end) {
-        return keys.sealing(policy, rule.deterministic()).encrypt(type, buf, start, end - start);
+    /**
+     * The envelope of a value given as its BSON type and value bytes, buf[start, end), bound to the
+     * context context[0, contextLength).
+     */
+    byte[] encryptBytes(FieldRule rule, byte type, byte[] buf, int start, int end, byte[] context, int contextLength) {
+        return keys.sealing(policy, rule.deterministic()).encrypt(type, buf, start, end - start, context, 0,
+                contextLength);
     }
 
-    private BsonBinary seal(FieldCipher fc, BsonValue value) {
+    private BsonBinary seal(FieldCipher fc, BsonValue value, String path) {
         BsonValueBytes b = BsonValueBytes.of(value);
-        return EnvelopeBinary.wrap(fc.encrypt(b.type(), b.bytes()), policy.subtype());
+        byte[] context = Envelope.context(policy.namespace(), path);
+        return EnvelopeBinary.wrap(fc.encrypt(b.type(), b.bytes(), context), policy.subtype());
     }
 }

@@ -56,9 +56,13 @@ final class DocumentEncryptor {
         while (c.next()) {
             FieldRule rule = null;
             EncryptedPaths.Node next = null;
+            byte[] context = null;
+            int contextLength = 0;
             if (allFields) {
                 if (top && !EncryptedPaths.isId(buf, c.nameStart, c.nameEnd)) {
                     rule = EncryptedPaths.EVERY_FIELD;
+                    contextLength = ctx.topLevel.of(buf, c.nameStart, c.nameEnd);
+                    context = ctx.topLevel.bytes();
                 }
             } else if (EncryptedPaths.transparent(buf, c.nameStart, c.nameEnd)) {
                 next = node; // an array index (or a name that reads like one): the same place in the policy
@@ -66,11 +70,13 @@ final class DocumentEncryptor {
                 next = node.child(buf, c.nameStart, c.nameEnd);
                 if (next != null && next.rule != null) {
                     rule = next.rule;
+                    context = next.context;
+                    contextLength = context.length;
                     next = null;
                 }
             }
             if (rule != null) {
-                encryptElement(c, rule, ctx, out, depth);
+                encryptElement(c, rule, context, contextLength, ctx, out, depth);
                 changed = true;
             } else if (next != null && !next.children.isEmpty()
                     && (c.type == BsonCursor.DOCUMENT || c.type == BsonCursor.ARRAY)) {
@@ -84,11 +90,12 @@ final class DocumentEncryptor {
         return changed;
     }
 
-    private static void encryptElement(BsonCursor c, FieldRule rule, CollectionContext ctx, ByteBuf out, int depth) {
+    private static void encryptElement(BsonCursor c, FieldRule rule, byte[] context, int contextLength,
+                                       CollectionContext ctx, ByteBuf out, int depth) {
         byte[] buf = c.buffer();
         // what is stored must decode again when it is read back
         BsonCursor.validate(c.type, buf, c.valueStart, c.valueEnd, MAX_DEPTH - depth);
-        byte[] envelope = ctx.encryptBytes(rule, c.type, buf, c.valueStart, c.valueEnd);
+        byte[] envelope = ctx.encryptBytes(rule, c.type, buf, c.valueStart, c.valueEnd, context, contextLength);
         OpMsgWriter.binaryElement(out, c, ctx.policy.subtype(), envelope);
     }
 

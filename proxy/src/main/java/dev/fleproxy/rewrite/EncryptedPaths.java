@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
 import java.nio.charset.StandardCharsets;
@@ -41,6 +42,8 @@ final class EncryptedPaths {
         final String name;
         final byte[] nameBytes;
         FieldRule rule;
+        /** The v2 context of the rule's envelopes (namespace and path), when rule is set. */
+        byte[] context;
         final List<Node> children = new ArrayList<>(2);
 
         Node(String name) {
@@ -73,6 +76,7 @@ final class EncryptedPaths {
 
     private final CollectionPolicy policy;
     private final Node root = new Node("");
+    private final ReadShape readShape;
 
     EncryptedPaths(CollectionPolicy policy) {
         this.policy = policy;
@@ -87,7 +91,14 @@ final class EncryptedPaths {
                 n = next;
             }
             n.rule = r;
+            n.context = Envelope.context(policy.namespace(), r.path());
         }
+        readShape = ReadShape.of(this);
+    }
+
+    /** The collection's documents as a reply returns them: where envelopes may be opened. Never changed. */
+    ReadShape readShape() {
+        return readShape;
     }
 
     CollectionPolicy policy() {

@@ -6,11 +6,13 @@ import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.Commands;
 import dev.fleproxy.protocol.ErrorReplies;
+import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
@@ -47,9 +49,20 @@ public final class EncryptionFilter implements MessageFilter {
     /** The encrypted-path trees of the policy in force, built once per policy (a reload makes a new one). */
     private volatile PolicyPaths paths = new PolicyPaths(Policy.EMPTY);
 
-    /** What the reply to a request needs: decryption under this namespace. */
-    private record ReplyPlan(String ns, boolean distinct) {
+    /**
+     * What the reply to a request needs: the shape of the documents it returns (null: nothing to
+     * decrypt), for distinct the shape of each value; whether it opens a cursor whose later
+     * batches (getMore) have the same shape.
+     */
+    private record ReplyPlan(ReadShape shape, ReadShape.Node documents, boolean distinct, boolean cursor,
+                             long getMoreOf) {
+        ReplyPlan(ReadShape shape, ReadShape.Node documents, boolean distinct, boolean cursor) {
+            this(shape, documents, distinct, cursor, 0);
+        }
     }
+
+    /** The shape of every cursor opened through this proxy, by id, for the getMores that follow. */
+    private final OpenCursors<ReplyPlan> cursors = new OpenCursors<>();
 
     private record PolicyPaths(Policy policy, Map<CollectionPolicy, EncryptedPaths> byCollection) {
         PolicyPaths(Policy policy) {
@@ -141,6 +154,9 @@ public final class EncryptionFilter implements MessageFilter {
             }
             return RequestDecision.PASS;
         }
+        if (cmd.equals("killCursors")) {
+            forgetCursors(m.body());
+        }
         if (Commands.HARMLESS.contains(cmd)) {
             return RequestDecision.PASS;
         }
@@ -152,22 +168,32 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.await(keys.fetchPending());
         }
         CollectionContext ctx = context(cp, keys);
+        ReadShape stored = ctx.paths.readShape();
         return switch (cmd) {
             case "insert" -> {
+                refuseDuplicates(request, ctx.ns());
                 Frame out = Inserts.rewrite(m, ctx, request.alloc());
                 yield out == null ? RequestDecision.PASS : RequestDecision.replace(out);
             }
             case "update" -> rewrite(request, ctx, msg -> WriteCommands.update(msg, ctx));
             case "delete" -> rewrite(request, ctx, msg -> WriteCommands.delete(msg, ctx));
-            case "findAndModify", "findandmodify" -> expect(request, ctx, false,
-                    msg -> WriteCommands.findAndModify(msg, ctx));
-            case "find" -> ReadCommands.findTouchesNothingEncrypted(m.bodyBytes(), ctx.paths)
-                    ? expect(request, ctx, false, null)
-                    : expect(request, ctx, false, msg -> ReadCommands.find(msg, ctx));
+            case "findAndModify", "findandmodify" -> expect(request, rewrite(request, ctx,
+                    msg -> WriteCommands.findAndModify(msg, ctx)), new ReplyPlan(stored, stored.root, false, false));
+            case "find" -> expect(request, ReadCommands.findTouchesNothingEncrypted(m.bodyBytes(), ctx.paths)
+                    ? RequestDecision.PASS : rewrite(request, ctx, msg -> ReadCommands.find(msg, ctx)),
+                    new ReplyPlan(stored, stored.root, false, true));
             case "count" -> rewrite(request, ctx, msg -> ReadCommands.count(msg, ctx));
-            case "distinct" -> expect(request, ctx, true, msg -> ReadCommands.distinct(msg, ctx));
-            case "aggregate" -> expect(request, ctx, false, msg -> ReadCommands.aggregate(msg, ctx, p, db));
-            case "getMore" -> expect(request, ctx, false, null);
+            case "distinct" -> {
+                RequestDecision d = rewrite(request, ctx, msg -> ReadCommands.distinct(msg, ctx));
+                String key = m.bodyString("key");
+                yield expect(request, d, new ReplyPlan(stored, key == null ? null : stored.distinctValues(key), true, false));
+            }
+            case "aggregate" -> {
+                PipelineSchema schema = new PipelineSchema(ctx);
+                RequestDecision d = rewrite(request, ctx, msg -> ReadCommands.aggregate(msg, schema, p, db));
+                yield expect(request, d, new ReplyPlan(schema.shape, schema.shape.root, false, true));
+            }
+            case "getMore" -> getMore(request, ctx);
             case "createIndexes" -> {
                 CollectionDefinitions.createIndexes(m.body(), ctx);
                 yield RequestDecision.PASS;
@@ -197,21 +223,70 @@ public final class EncryptionFilter implements MessageFilter {
      * the other.
      */
     private static OpMsg decoded(Request request, String ns) {
-        String dup = request.msg().duplicateKey();
-        if (dup != null) {
-            throw Refusal.command(ns, "the field '" + dup
-                    + "' is given twice in one document; on an encrypted collection the proxy does not guess which one "
-                    + "the server would use");
-        }
+        refuseDuplicates(request, ns);
         return request.msg().toOpMsg();
     }
 
-    /** As {@link #rewrite} (null: nothing to rewrite), for a command whose reply holds documents to decrypt. */
-    private static RequestDecision expect(Request request, CollectionContext ctx, boolean distinct,
-                                          UnaryOperator<OpMsg> rewriter) {
-        RequestDecision d = rewriter == null ? RequestDecision.PASS : rewrite(request, ctx, rewriter);
-        request.expectReply(new ReplyPlan(ctx.ns(), distinct));
+    /** A name given twice in one document: which value would the server keep, and which was encrypted? */
+    private static void refuseDuplicates(Request request, String ns) {
+        String dup = request.msg().duplicateKey();
+        if (dup != null) {
+            throw new Refusal(ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, ns + ": the field '" + dup
+                    + "' is given twice in one document; on an encrypted collection the proxy does not guess which one "
+                    + "the server would use");
+        }
+    }
+
+    /** A command whose reply holds documents to decrypt: the decision on the request, and the plan for its reply. */
+    private static RequestDecision expect(Request request, RequestDecision d, ReplyPlan plan) {
+        request.expectReply(plan);
         return d;
+    }
+
+    /**
+     * A getMore: its batch has the shape of the query that opened the cursor. A cursor the proxy
+     * did not see opened (before a restart, or on a direct connection) is refused: its fields
+     * could not be placed, so nothing in it would be decrypted correctly.
+     */
+    private RequestDecision getMore(Request request, CollectionContext ctx) {
+        Long id = cursorId(request.msg().bodyBytes(), GET_MORE);
+        ReplyPlan plan = id == null ? null : cursors.get(id);
+        if (plan == null || plan.shape() != null && !plan.shape().policy.namespace().equals(ctx.ns())) {
+            throw Refusal.command(ctx.ns(), "getMore of a cursor this proxy did not open on " + ctx.ns()
+                    + " (opened before a restart, or elsewhere); run the query again");
+        }
+        request.expectReply(new ReplyPlan(plan.shape(), plan.documents(), false, true, id));
+        return RequestDecision.PASS;
+    }
+
+    private void forgetCursors(BsonDocument body) {
+        if (body.isArray("cursors")) {
+            for (BsonValue id : body.getArray("cursors")) {
+                if (id.isInt64() || id.isInt32()) {
+                    cursors.closed(id.asNumber().longValue());
+                }
+            }
+        }
+    }
+
+    private static final byte[] GET_MORE = "getMore".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    private static final byte[] CURSOR = "cursor".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    private static final byte[] ID = "id".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+    /** The int64 named so at the top of a document, or null. */
+    private static Long cursorId(byte[] doc, byte[] name) {
+        BsonCursor c = new BsonCursor(doc, 0, doc.length);
+        return c.find(name) ? c.longValue() : null;
+    }
+
+    /** The id of the cursor a reply's body describes (0: exhausted), or null if it holds none. */
+    private static Long replyCursorId(byte[] body) {
+        BsonCursor c = new BsonCursor(body, 0, body.length);
+        if (!c.find(CURSOR) || c.type != BsonCursor.DOCUMENT) {
+            return null;
+        }
+        BsonCursor inner = new BsonCursor(body, c.valueStart, c.valueEnd);
+        return inner.find(ID) ? inner.longValue() : null;
     }
 
     /** MongoDB 8.0's bulkWrite: operations on any namespaces, listed in nsInfo. */
@@ -240,9 +315,8 @@ public final class EncryptionFilter implements MessageFilter {
         }
         String named = encrypted.iterator().next();
         OpMsg out = WriteCommands.bulkWrite(msg, contexts, named);
-        // Its cursor holds per-operation results, not documents; a duplicate-key error's keyValue
-        // may still hold an envelope, which the client gets back as the value it wrote.
-        request.expectReply(new ReplyPlan(String.join(",", encrypted), false));
+        // Its cursor holds per-operation results, not documents: nothing in its reply is decrypted
+        // (a duplicate-key error's keyValue shows the envelope, as stored).
         return out == msg ? RequestDecision.PASS : RequestDecision.replace(request.encode(out));
     }
 
@@ -253,9 +327,21 @@ public final class EncryptionFilter implements MessageFilter {
         if (reply.opCode() != OpCode.OP_MSG || !(state instanceof ReplyPlan plan)) {
             return ReplyDecision.PASS;
         }
+        if (plan.cursor()) {
+            Long id = replyCursorId(reply.msg().bodyBytes());
+            if (id != null && id != 0) {
+                cursors.opened(id, plan);
+            } else if (id != null && plan.getMoreOf() != 0) {
+                cursors.closed(plan.getMoreOf()); // exhausted
+            }
+        }
+        if (plan.documents() == null) {
+            return ReplyDecision.PASS;
+        }
         RequestKeys keys = new RequestKeys(resolver, envelopes, reply.keyWaitExpired(), keyWaitMs);
         try {
-            Frame decrypted = new ReplyDecryptor(keys, plan.ns()).decrypt(reply.msg(), reply.alloc());
+            Frame decrypted = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct())
+                    .decrypt(reply.msg(), reply.alloc(), keys);
             if (keys.hasPending()) {
                 return ReplyDecision.await(keys.fetchPending());
             }

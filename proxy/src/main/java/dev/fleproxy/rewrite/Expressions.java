@@ -1,14 +1,30 @@
 package dev.fleproxy.rewrite;
 
 import java.util.Map;
+import java.util.Set;
+import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
 /**
  * Field references in aggregation expressions ("$a.b"; "$$ROOT" and "$$CURRENT" stand for the
- * whole document), and the check that an expression does not compute on encrypted values.
+ * whole document), and the check that an expression does not compute on encrypted values. Every
+ * way an expression can name a field is covered: a path ("$ssn", "$$ROOT.ssn", "$$CURRENT.ssn"),
+ * the whole document ("$$ROOT", "$$CURRENT", hence also $let variables bound to it and any
+ * input: given to $getField), and a field name given as data to $getField, $setField or
+ * $unsetField. A name the proxy cannot read (computed) is refused there: when in doubt, refuse.
  */
 final class Expressions {
+    /** Operators that take a field's name as a string rather than as a "$path". */
+    private static final Set<String> FIELD_BY_NAME = Set.of("$getField", "$setField", "$unsetField");
+
     private Expressions() {
+    }
+
+    /** What the check needs to know of the documents an expression runs on. */
+    interface Paths {
+        EncryptedPaths.Kind kind(String path);
+
+        Refusal refuse(String path, String what);
     }
 
     /** The field path a value refers to ("" for the whole document), or null if it is no reference. */
@@ -31,23 +47,62 @@ final class Expressions {
 
     /** Refuses if anything in the expression refers to an encrypted field, to one inside it, or to a document holding one. */
     static void refuseReferences(BsonValue expr, CollectionContext ctx, String where) {
+        refuseReferences(expr, ctx.asPaths(), where);
+    }
+
+    static void refuseReferences(BsonValue expr, Paths paths, String where) {
         String ref = reference(expr);
         if (ref != null) {
-            EncryptedPaths.Match m = ctx.paths.classify(ref);
-            if (m.kind() != EncryptedPaths.Kind.NONE) {
-                String field = m.rule() != null ? m.rule().path() : (ref.isEmpty() ? "(the whole document)" : ref);
-                throw Refusal.onField(ctx.ns(), field, where + " computing on '$" + ref + "'");
+            if (paths.kind(ref) != EncryptedPaths.Kind.NONE) {
+                throw paths.refuse(ref.isEmpty() ? "(the whole document)" : ref, where + " computing on '$" + ref + "'");
             }
             return;
         }
         if (expr.isDocument()) {
             for (Map.Entry<String, BsonValue> e : expr.asDocument().entrySet()) {
-                refuseReferences(e.getValue(), ctx, where);
+                if (FIELD_BY_NAME.contains(e.getKey())) {
+                    fieldByName(e.getKey(), e.getValue(), paths, where);
+                }
+                refuseReferences(e.getValue(), paths, where);
             }
         } else if (expr.isArray()) {
             for (BsonValue el : expr.asArray()) {
-                refuseReferences(el, ctx, where);
+                refuseReferences(el, paths, where);
             }
         }
+    }
+
+    /**
+     * $getField: "ssn" or {field: …, input: …}, $setField/$unsetField {field: …, …}: the field is
+     * named as data, so no "$" marks it. A constant name of an encrypted field (or of a document
+     * holding one) is refused whatever the input; a name computed at run time is refused always.
+     */
+    private static void fieldByName(String op, BsonValue arg, Paths paths, String where) {
+        BsonValue field = arg.isDocument() ? arg.asDocument().get("field") : arg;
+        String name = constantString(field);
+        if (name == null) {
+            throw paths.refuse("(a field named at run time)", where + " " + op + " with a field name the proxy cannot "
+                    + "read before the query runs");
+        }
+        if (paths.kind(name) != EncryptedPaths.Kind.NONE) {
+            throw paths.refuse(name, where + " " + op + " of '" + name + "'");
+        }
+    }
+
+    /** A string given as is or as {$literal: "…"}; null for anything computed. */
+    private static String constantString(BsonValue v) {
+        if (v == null) {
+            return null;
+        }
+        if (v.isString()) {
+            return v.asString().getValue().startsWith("$") ? null : v.asString().getValue();
+        }
+        if (v.isDocument()) {
+            BsonDocument d = v.asDocument();
+            if (d.size() == 1 && d.containsKey("$literal") && d.get("$literal").isString()) {
+                return d.getString("$literal").getValue();
+            }
+        }
+        return null;
     }
 }

@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.policy.FieldRule;
 import java.util.Map;
 import java.util.Set;
 import org.bson.BsonArray;
@@ -124,7 +125,7 @@ final class FilterRewriter {
         boolean det = m.rule().deterministic();
         if (!isOperatorDocument(v)) {
             requireDeterministic(det, ctx, field, "equality");
-            return encryptedValue(v, ctx, field);
+            return encryptedValue(v, ctx, m.rule());
         }
         return CopyOnChange.map(v.asDocument(), (name, arg) -> {
             if (name.equals("$exists")) {
@@ -132,14 +133,14 @@ final class FilterRewriter {
             }
             if (EQUALITY.contains(name)) {
                 requireDeterministic(det, ctx, field, name);
-                return encryptedValue(arg, ctx, field);
+                return encryptedValue(arg, ctx, m.rule());
             }
             if (MEMBERSHIP.contains(name)) {
                 requireDeterministic(det, ctx, field, name);
                 if (!arg.isArray()) {
                     throw Refusal.onField(ctx.ns(), field, name + " without an array");
                 }
-                return CopyOnChange.map(arg.asArray(), each -> encryptedValue(each, ctx, field));
+                return CopyOnChange.map(arg.asArray(), each -> encryptedValue(each, ctx, m.rule()));
             }
             throw Refusal.onField(ctx.ns(), field, "the query operator " + name);
         });
@@ -152,7 +153,8 @@ final class FilterRewriter {
         }
     }
 
-    private static BsonValue encryptedValue(BsonValue v, CollectionContext ctx, String field) {
+    private static BsonValue encryptedValue(BsonValue v, CollectionContext ctx, FieldRule rule) {
+        String field = rule.path();
         if (v.isNull()) {
             throw Refusal.onField(ctx.ns(), field, "equality with null (it would also have to match documents "
                     + "without the field)");
@@ -160,6 +162,6 @@ final class FilterRewriter {
         if (v.isRegularExpression()) {
             throw Refusal.onField(ctx.ns(), field, "a regular expression");
         }
-        return ctx.encryptForQuery(v);
+        return ctx.encryptForQuery(rule, v);
     }
 }

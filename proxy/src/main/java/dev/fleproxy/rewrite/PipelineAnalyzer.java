@@ -11,25 +11,37 @@ import org.bson.BsonValue;
  * Aggregation pipelines on an encrypted collection. The first stage, if it is a $match, is
  * rewritten like a query filter. Later stages may pass encrypted values through — include or
  * exclude them, copy them to another name, group by a deterministic field, collect them with
- * $first/$last/$push ($addToSet for deterministic ones) — and the reply decrypts them wherever they
- * end up; names they were copied to are then treated as encrypted too. Any stage that would
- * compare, sort, compute on or look inside an encrypted value is refused, and so are $lookup,
- * $graphLookup and $unionWith from an encrypted collection and $out/$merge from or into one.
- * Stages this analyzer does not know are refused if they mention an encrypted field at all.
+ * $first/$last/$push ($addToSet for deterministic ones) — and the reply decrypts them where they
+ * end up, because each stage's effect on where envelopes are is followed ({@link ReadShape}):
+ * names they were copied to are then treated as encrypted too, names given computed values or
+ * filled by another collection hold nothing to decrypt. Any stage that would compare, sort,
+ * compute on or look inside an encrypted value is refused, and so are $lookup, $graphLookup and
+ * $unionWith with an encrypted collection, $unionWith of any collection into an encrypted one's
+ * documents, and $out/$merge. Stages this analyzer does not know are refused.
  */
 final class PipelineAnalyzer {
-    private static final Set<String> NO_FIELDS = Set.of("$limit", "$skip", "$sample", "$count", "$collStats",
-            "$indexStats", "$planCacheStats", "$currentOp", "$listSessions", "$listLocalSessions", "$changeStream",
-            "$documents");
+    /** Stages that keep the documents' fields as they are (they filter, order or cut the stream). */
+    private static final Set<String> KEEP_FIELDS = Set.of("$limit", "$skip", "$sample");
+    /** Stages whose output documents are not the collection's: nothing in them is decrypted. */
+    private static final Set<String> NEW_DOCUMENTS = Set.of("$count", "$collStats", "$indexStats",
+            "$planCacheStats", "$currentOp", "$listSessions", "$listLocalSessions", "$documents");
+    /** Stages that add fields they name (refused if a name is a policy field) and keep the rest. */
+    private static final Set<String> ADD_NAMED_FIELDS = Set.of("$redact", "$geoNear", "$setWindowFields", "$densify",
+            "$fill");
+    /** Stages that replace the documents by groups of them, computed from fields they name. */
+    private static final Set<String> GROUPING = Set.of("$sortByCount", "$bucket", "$bucketAuto");
     private static final Set<String> PASSING_ACCUMULATORS = Set.of("$first", "$last", "$push");
 
     private PipelineAnalyzer() {
     }
 
-    /** An aggregate on an encrypted collection: the first $match rewritten, the rest checked. */
-    static BsonArray rewriteAggregate(BsonArray pipeline, CollectionContext ctx, Policy policy, String db) {
+    /**
+     * An aggregate on an encrypted collection: the first $match rewritten, the rest checked; the
+     * schema ends with the shape of the documents the aggregate returns.
+     */
+    static BsonArray rewriteAggregate(BsonArray pipeline, PipelineSchema schema, Policy policy, String db) {
+        CollectionContext ctx = schema.ctx;
         CrossReferences.pipeline(pipeline, policy, db, ctx.ns()); // also inside sub-pipelines
-        PipelineSchema schema = new PipelineSchema(ctx);
         BsonValue first = null;
         for (int i = 0; i < pipeline.size(); i++) {
             BsonDocument stage = stage(pipeline.get(i), ctx);
@@ -77,10 +89,20 @@ final class PipelineAnalyzer {
         BsonDocument stage = stage(stageValue, s.ctx);
         String name = stage.getFirstKey();
         BsonValue spec = stage.get(name);
-        if (NO_FIELDS.contains(name)) {
+        if (KEEP_FIELDS.contains(name)) {
+            return;
+        }
+        if (NEW_DOCUMENTS.contains(name)) {
+            s.shape = ReadShape.none(s.ctx.policy);
             return;
         }
         switch (name) {
+            case "$changeStream" -> s.shape = changeEvents(s.shape);
+            case "$redact", "$geoNear", "$setWindowFields", "$densify", "$fill" -> s.refuseMentions(spec, name);
+            case "$sortByCount", "$bucket", "$bucketAuto" -> {
+                s.refuseMentions(spec, name);
+                s.shape = ReadShape.none(s.ctx.policy);
+            }
             case "$match" -> {
                 for (Map.Entry<String, BsonValue> e : spec(spec, name, s).entrySet()) {
                     if (e.getKey().equals("$expr")) {
@@ -99,7 +121,7 @@ final class PipelineAnalyzer {
                     }
                 }
             }
-            case "$project", "$addFields", "$set" -> projection(spec(spec, name, s), "", s, name);
+            case "$project", "$addFields", "$set" -> projection(spec(spec, name, s), "", s, name, name.equals("$project"));
             case "$unset" -> {
                 // removing fields is always fine
             }
@@ -109,23 +131,35 @@ final class PipelineAnalyzer {
                 if (path != null) {
                     s.refuseReferences(path, "$unwind");
                 }
+                if (spec.isDocument() && spec.asDocument().isString("includeArrayIndex")) {
+                    String index = spec.asDocument().getString("includeArrayIndex").getValue();
+                    s.refuseMentions(spec.asDocument().get("includeArrayIndex"), name);
+                    s.shape.assign(index, null);
+                }
             }
             case "$replaceRoot", "$replaceWith" -> {
                 BsonValue root = name.equals("$replaceRoot") && spec.isDocument() ? spec.asDocument().get("newRoot") : spec;
                 String ref = root == null ? null : Expressions.reference(root);
                 if (ref == null || !ref.isEmpty()) {
+                    // a sub-document or a computed one: refused if it holds encrypted values, else nothing to decrypt
                     s.refuseReferences(root == null ? spec : root, name);
+                    s.shape = ReadShape.none(s.ctx.policy);
                 }
             }
             case "$facet" -> {
-                for (BsonValue sub : spec(spec, name, s).values()) {
-                    if (!sub.isArray()) {
+                ReadShape in = s.shape;
+                ReadShape out = ReadShape.none(s.ctx.policy);
+                for (Map.Entry<String, BsonValue> facet : spec(spec, name, s).entrySet()) {
+                    if (!facet.getValue().isArray()) {
                         throw Refusal.command(s.ctx.ns(), "a $facet whose pipeline is not an array");
                     }
-                    for (BsonValue st : sub.asArray()) {
+                    s.shape = in.copy();
+                    for (BsonValue st : facet.getValue().asArray()) {
                         check(st, s, policy, db, aggregate);
                     }
+                    out.root.replaceChild(s.shape.root.copyAs(facet.getKey())); // {facet: [documents]}
                 }
+                s.shape = out;
             }
             case "$lookup", "$graphLookup", "$unionWith", "$out", "$merge" -> {
                 if (name.equals("$out") || name.equals("$merge")) {
@@ -135,14 +169,34 @@ final class PipelineAnalyzer {
                 if (from != null && policy.get(from) != null) {
                     throw Refusal.command(s.ctx.ns(), name + " with the encrypted collection " + from + " is not supported");
                 }
+                if (name.equals("$unionWith")) {
+                    // its documents would come back among this collection's, where its fields would be decrypted
+                    throw Refusal.command(s.ctx.ns(), "$unionWith into an encrypted collection's documents is not "
+                            + "supported");
+                }
                 s.refuseMentions(spec, name);
+                if (spec.isDocument() && spec.asDocument().isString("as")) {
+                    s.shape.assign(spec.asDocument().getString("as").getValue(), null); // another collection's documents
+                }
             }
-            default -> s.refuseMentions(spec, name);
+            default -> throw Refusal.command(s.ctx.ns(), "the stage " + name + " is not supported on an encrypted "
+                    + "collection (the proxy cannot tell what it does with encrypted values)");
         }
     }
 
-    /** $project/$addFields/$set: inclusion, exclusion and plain copies of encrypted values pass. */
-    private static void projection(BsonValue spec, String prefix, PipelineSchema s, String stage) {
+    /** A change stream's events: the document as it is (or was) holds the collection's fields; the rest none. */
+    private static ReadShape changeEvents(ReadShape documents) {
+        ReadShape events = ReadShape.none(documents.policy);
+        events.assign("fullDocument", documents.root);
+        events.assign("fullDocumentBeforeChange", documents.root);
+        return events;
+    }
+
+    /**
+     * $project/$addFields/$set: inclusion, exclusion and plain copies of encrypted values pass (a
+     * copy carries its source field along); a name given any other value holds nothing to decrypt.
+     */
+    private static void projection(BsonValue spec, String prefix, PipelineSchema s, String stage, boolean project) {
         if (!spec.isDocument()) {
             return;
         }
@@ -150,6 +204,9 @@ final class PipelineAnalyzer {
             String out = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
             BsonValue v = e.getValue();
             if (v.isNumber() || v.isBoolean()) {
+                if (!project) {
+                    s.shape.assign(out, null); // $addFields/$set: a literal value, not an inclusion
+                }
                 continue;
             }
             String ref = Expressions.reference(v);
@@ -158,28 +215,29 @@ final class PipelineAnalyzer {
                 if (k == EncryptedPaths.Kind.INSIDE) {
                     throw s.refuse(ref, stage + " of '$" + ref + "' (inside the encrypted value)");
                 }
-                if (k != EncryptedPaths.Kind.NONE) {
-                    s.derived.add(out);
-                }
+                s.shape.assign(out, s.shape.at(ref));
                 continue;
             }
             if (v.isDocument() && !v.asDocument().isEmpty() && !v.asDocument().getFirstKey().startsWith("$")) {
-                projection(v, out, s, stage);
+                projection(v, out, s, stage, project);
                 continue;
             }
             s.refuseReferences(v, stage);
+            s.shape.assign(out, null);
         }
     }
 
+    /** $group: its output documents hold the group key and the accumulators, nothing else. */
     private static void group(BsonValue spec, PipelineSchema s) {
         if (!spec.isDocument()) {
             return;
         }
+        ReadShape groups = ReadShape.none(s.ctx.policy);
         for (Map.Entry<String, BsonValue> e : spec.asDocument().entrySet()) {
             String out = e.getKey();
             BsonValue v = e.getValue();
             if (out.equals("_id")) {
-                groupKey(v, s, "_id");
+                groupKey(v, s, "_id", groups);
                 continue;
             }
             if (!v.isDocument() || v.asDocument().size() != 1) {
@@ -195,14 +253,15 @@ final class PipelineAnalyzer {
                 if (!passes || s.kind(ref) == EncryptedPaths.Kind.INSIDE) {
                     throw s.refuse(ref, "$group " + acc + " of '$" + ref + "'");
                 }
-                s.derived.add(out);
+                groups.assignCopy(out, s.shape.at(ref));
             } else {
                 s.refuseReferences(arg, "$group " + acc);
             }
         }
+        s.shape = groups;
     }
 
-    private static void groupKey(BsonValue v, PipelineSchema s, String out) {
+    private static void groupKey(BsonValue v, PipelineSchema s, String out, ReadShape groups) {
         String ref = Expressions.reference(v);
         if (ref != null) {
             if (s.kind(ref) == EncryptedPaths.Kind.NONE) {
@@ -211,12 +270,12 @@ final class PipelineAnalyzer {
             if (!s.deterministic(ref)) {
                 throw s.refuse(ref, "$group by '$" + ref + "' (only deterministic fields group correctly)");
             }
-            s.derived.add(out);
+            groups.assignCopy(out, s.shape.at(ref));
             return;
         }
         if (v.isDocument() && !v.asDocument().isEmpty() && !v.asDocument().getFirstKey().startsWith("$")) {
             for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
-                groupKey(e.getValue(), s, out + "." + e.getKey());
+                groupKey(e.getValue(), s, out + "." + e.getKey(), groups);
             }
             return;
         }

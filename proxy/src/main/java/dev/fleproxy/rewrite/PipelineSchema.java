@@ -1,42 +1,29 @@
 package dev.fleproxy.rewrite;
 
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import org.bson.BsonValue;
 
 /**
  * What an aggregation pipeline knows about encrypted values as its stages are checked in order:
- * the collection's encrypted paths, plus the names earlier stages copied encrypted values to
- * (which the reply decrypts wherever they end up, and which later stages must treat as encrypted).
+ * the collection's encrypted paths, which stay encrypted for every check (a later stage may not
+ * compute on a name that held one, even if a stage replaced it), and the {@link ReadShape} of the
+ * documents the stage receives: where envelopes are, copied or not, and what the reply may open.
  */
-final class PipelineSchema {
+final class PipelineSchema implements Expressions.Paths {
     final CollectionContext ctx;
-    final Set<String> derived = new HashSet<>();
+    /** The documents as they leave the stages checked so far. */
+    ReadShape shape;
 
     PipelineSchema(CollectionContext ctx) {
         this.ctx = ctx;
+        this.shape = ctx.paths.readShape().copy();
     }
 
     /** Like {@link EncryptedPaths#classify}, also knowing the copies. */
-    EncryptedPaths.Kind kind(String path) {
+    @Override
+    public EncryptedPaths.Kind kind(String path) {
         EncryptedPaths.Kind k = ctx.paths.classify(path).kind();
-        if (k != EncryptedPaths.Kind.NONE) {
-            return k;
-        }
-        String n = EncryptedPaths.normalize(path);
-        for (String d : derived) {
-            if (n.equals(d)) {
-                return EncryptedPaths.Kind.EXACT;
-            }
-            if (n.startsWith(d + ".")) {
-                return EncryptedPaths.Kind.INSIDE;
-            }
-            if (n.isEmpty() || d.startsWith(n + ".")) {
-                return EncryptedPaths.Kind.PREFIX;
-            }
-        }
-        return EncryptedPaths.Kind.NONE;
+        return k != EncryptedPaths.Kind.NONE ? k : shape.kind(path);
     }
 
     boolean deterministic(String path) {
@@ -44,24 +31,14 @@ final class PipelineSchema {
         return m.kind() == EncryptedPaths.Kind.EXACT && m.rule().deterministic();
     }
 
-    Refusal refuse(String path, String what) {
+    @Override
+    public Refusal refuse(String path, String what) {
         EncryptedPaths.Match m = ctx.paths.classify(path);
         return Refusal.onField(ctx.ns(), m.rule() != null ? m.rule().path() : path, what);
     }
 
     void refuseReferences(BsonValue expr, String where) {
-        String ref = Expressions.reference(expr);
-        if (ref != null) {
-            if (kind(ref) != EncryptedPaths.Kind.NONE) {
-                throw refuse(ref.isEmpty() ? "(the whole document)" : ref, where + " computing on '$" + ref + "'");
-            }
-            return;
-        }
-        if (expr.isDocument()) {
-            expr.asDocument().values().forEach(v -> refuseReferences(v, where));
-        } else if (expr.isArray()) {
-            expr.asArray().forEach(v -> refuseReferences(v, where));
-        }
+        Expressions.refuseReferences(expr, this, where);
     }
 
     /** Any string or key naming an encrypted field, for stages whose syntax we do not know. */

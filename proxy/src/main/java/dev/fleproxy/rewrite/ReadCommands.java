@@ -85,7 +85,9 @@ final class ReadCommands {
         return withFilter(msg, "query", ctx);
     }
 
-    static OpMsg aggregate(OpMsg msg, CollectionContext ctx, Policy p, String db) {
+    /** The aggregate with its pipeline checked; the schema then holds the shape of what it returns. */
+    static OpMsg aggregate(OpMsg msg, PipelineSchema schema, Policy p, String db) {
+        CollectionContext ctx = schema.ctx;
         BsonDocument body = msg.body();
         if (!body.isArray("pipeline")) {
             throw Refusal.command(ctx.ns(), "aggregate without a pipeline array");
@@ -94,7 +96,7 @@ final class ReadCommands {
             Expressions.refuseReferences(body.get("let"), ctx, "let");
         }
         BsonArray pipe = body.getArray("pipeline");
-        BsonDocument out = CopyOnChange.with(body, "pipeline", PipelineAnalyzer.rewriteAggregate(pipe, ctx, p, db), pipe);
+        BsonDocument out = CopyOnChange.with(body, "pipeline", PipelineAnalyzer.rewriteAggregate(pipe, schema, p, db), pipe);
         return out == body ? msg : msg.withBody(out);
     }
 
@@ -136,8 +138,11 @@ final class ReadCommands {
                 throw Refusal.onField(ctx.ns(), field, "the projection " + v.toString().replaceAll("\"", "'")
                         .replaceAll("\\s+", " "));
             }
-            if (Expressions.reference(v) != null) {
-                Expressions.refuseReferences(v, ctx, "the projection");
+            String ref = Expressions.reference(v);
+            if (ref != null && !EncryptedPaths.normalize(ref).equals(EncryptedPaths.normalize(k))) {
+                // a policy field's name would hold another value, read there as that field
+                throw Refusal.onField(ctx.ns(), field, "the projection '" + k + "': '$" + ref + "' (a policy field "
+                        + "returns only its own value)");
             }
         }
     }

@@ -3,6 +3,7 @@ package dev.fleproxy.rewrite;
 import dev.fleproxy.crypto.DecryptionFailedException;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
@@ -11,17 +12,20 @@ import dev.fleproxy.wire.OpMsgWriter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.charset.StandardCharsets;
+import java.util.UUID;
 import org.bson.BSONException;
 
 /**
  * Decrypts the documents a reply returns for an encrypted collection (a cursor's firstBatch or
- * nextBatch, findAndModify's value, distinct's values), every envelope wherever it sits (a
- * pipeline may have copied it to another name), under the key its header names. One pass from
- * the reply's bytes into the outgoing buffer: elements are copied as they are, envelopes become
- * their plaintext values, nothing is decoded into objects. Values that are not envelopes — stored
- * before a policy existed, or never encrypted — pass as they are. An envelope that fails
- * authentication fails the whole reply: never garbage. An envelope whose key is not in memory
- * yet is noted ({@link RequestKeys}) and the reply is decrypted again once it is.
+ * nextBatch, findAndModify's value, distinct's values) where, and only where, its {@link
+ * ReadShape} says a policy field is: the collection's fields, or the names a pipeline copied them
+ * to. There an envelope must open under one of the collection's keys ({@code key},
+ * {@code previousKeys}; checked before any key is looked up) and, for v2, in the context of the
+ * field it is found in. A value there that is not such an envelope fails the reply (9720021), unless
+ * the collection allows plaintext reads while it is migrated. An envelope anywhere else is
+ * returned exactly as stored and never looked at. One pass from the reply's bytes into the
+ * outgoing buffer; nothing is decoded into objects. An envelope whose key is not in memory yet
+ * is noted ({@link RequestKeys}) and the reply is decrypted again once it is.
  */
 final class ReplyDecryptor {
     private static final byte[] OK = bytes("ok");
@@ -31,19 +35,22 @@ final class ReplyDecryptor {
     private static final byte[] VALUE = bytes("value");
     private static final byte[] VALUES = bytes("values");
 
-    private final RequestKeys keys;
     private final Envelopes.Opener envelopes;
+    private final CollectionPolicy policy;
     private final String ns;
-    /** Names on the way down, for a refusal's message: [start, end) pairs, -1 for an array level. */
-    private int[] path = new int[32];
-    private int depth;
+    /** What a returned document holds (for distinct: what each value is). */
+    private final ReadShape.Node documents;
+    private final boolean distinct;
+    private final FieldContext topLevel;
     private byte[] buf;
-    private String pathBase;
 
-    ReplyDecryptor(RequestKeys keys, String ns) {
-        this.keys = keys.about(ns);
-        this.envelopes = keys.envelopes().opener(keys);
-        this.ns = ns;
+    ReplyDecryptor(RequestKeys keys, ReadShape shape, ReadShape.Node documents, boolean distinct) {
+        this.policy = shape.policy;
+        this.ns = policy.namespace();
+        this.envelopes = keys.about(ns).envelopes().opener(keys);
+        this.documents = documents;
+        this.distinct = distinct;
+        this.topLevel = new FieldContext(ns);
     }
 
     private static byte[] bytes(String s) {
@@ -54,11 +61,11 @@ final class ReplyDecryptor {
      * The reply with its documents decrypted, as a new frame; null if it holds nothing to decrypt
      * (an error reply, no envelope) or if keys are pending ({@link RequestKeys#hasPending}).
      */
-    Frame decrypt(OpMsgView reply, ByteBufAllocator alloc) {
+    Frame decrypt(OpMsgView reply, ByteBufAllocator alloc, RequestKeys keys) {
         byte[] body = reply.bodyBytes();
         BsonCursor c = new BsonCursor(body, 0, body.length);
-        if (!c.find(OK) || c.numberValue() != 1.0) {
-            return null; // errors carry no documents
+        if (!c.find(OK) || c.numberValue() != 1.0 || documents == null) {
+            return null; // errors carry no documents; nothing of a policy field is returned
         }
         buf = body;
         OpMsgWriter w = OpMsgWriter.replacing(reply, alloc, reply.frame().length() + 64);
@@ -89,10 +96,8 @@ final class ReplyDecryptor {
         } else {
             find = new BsonCursor(buf, 0, buf.length);
             while (find.next() && target == null) {
-                if (find.nameIs(VALUE)) {
-                    target = VALUE;
-                } else if (find.nameIs(VALUES)) {
-                    target = VALUES;
+                if (find.nameIs(distinct ? VALUES : VALUE)) {
+                    target = distinct ? VALUES : VALUE;
                 }
             }
         }
@@ -105,9 +110,10 @@ final class ReplyDecryptor {
                 if (c.nameIs(CURSOR)) {
                     OpMsgWriter.elementHeader(out, c.type, c);
                     changed = cursor(c.valueStart, c.valueEnd, out);
+                } else if (distinct) {
+                    changed = element(c, documents, out, 0); // each value stands where the key points
                 } else {
-                    pathBase = c.nameIs(VALUES) ? "values" : "";
-                    changed = element(c, out);
+                    changed = c.type == BsonCursor.DOCUMENT ? documentElement(c, documents, out) : copy(c, out);
                 }
             } else {
                 OpMsgWriter.copyElement(out, c);
@@ -132,8 +138,8 @@ final class ReplyDecryptor {
         while (c.next()) {
             if (batch != null && c.type == BsonCursor.ARRAY && c.nameIs(batch)) {
                 batch = null;
-                pathBase = "";
-                changed = element(c, out);
+                OpMsgWriter.elementHeader(out, c.type, c);
+                changed = batch(c.valueStart, c.valueEnd, out);
             } else {
                 OpMsgWriter.copyElement(out, c);
             }
@@ -142,20 +148,30 @@ final class ReplyDecryptor {
         return changed;
     }
 
-    /** One element, decrypted wherever it holds envelopes; its name is not part of refusal paths. */
-    private boolean element(BsonCursor c, ByteBuf out) {
-        depth = 0;
-        if (c.type == BsonCursor.DOCUMENT || c.type == BsonCursor.ARRAY) {
-            OpMsgWriter.elementHeader(out, c.type, c);
-            push(c.type == BsonCursor.ARRAY ? -1 : -2, 0);
-            boolean changed = document(c.valueStart, c.valueEnd, c.type == BsonCursor.ARRAY, out);
-            depth--;
-            return changed;
+    /** A batch: each element a returned document. */
+    private boolean batch(int start, int end, ByteBuf out) {
+        BsonCursor c = new BsonCursor(buf, start, end);
+        int mark = OpMsgWriter.beginDocument(out);
+        boolean changed = false;
+        while (c.next()) {
+            changed |= c.type == BsonCursor.DOCUMENT ? documentElement(c, documents, out) : copy(c, out);
         }
-        return value(c, out);
+        OpMsgWriter.endDocument(out, mark);
+        return changed;
     }
 
-    private boolean document(int start, int end, boolean array, ByteBuf out) {
+    private static boolean copy(BsonCursor c, ByteBuf out) {
+        OpMsgWriter.copyElement(out, c);
+        return false;
+    }
+
+    private boolean documentElement(BsonCursor c, ReadShape.Node node, ByteBuf out) {
+        OpMsgWriter.elementHeader(out, c.type, c);
+        return document(c.valueStart, c.valueEnd, node, out, 0);
+    }
+
+    /** A document whose names stand under this node. */
+    private boolean document(int start, int end, ReadShape.Node node, ByteBuf out, int depth) {
         if (depth > DocumentEncryptor.MAX_DEPTH) {
             throw new BSONException("documents nested too deeply to decode");
         }
@@ -163,72 +179,112 @@ final class ReplyDecryptor {
         int mark = OpMsgWriter.beginDocument(out);
         boolean changed = false;
         while (c.next()) {
-            if (array) {
-                push(-1, 0);
+            ReadShape.Node child = node.child(buf, c.nameStart, c.nameEnd);
+            if (child != null) {
+                changed |= element(c, child, out, depth + 1);
+            } else if (node.allFields && !EncryptedPaths.isId(buf, c.nameStart, c.nameEnd)) {
+                int len = topLevel.of(buf, c.nameStart, c.nameEnd);
+                changed |= field(c, null, topLevel.bytes(), len, out, depth + 1);
             } else {
-                push(c.nameStart, c.nameEnd);
+                OpMsgWriter.copyElement(out, c); // no policy field here: as stored, whatever it holds
             }
-            if (c.type == BsonCursor.DOCUMENT || c.type == BsonCursor.ARRAY) {
-                OpMsgWriter.elementHeader(out, c.type, c);
-                changed |= document(c.valueStart, c.valueEnd, c.type == BsonCursor.ARRAY, out);
-            } else {
-                changed |= value(c, out);
-            }
-            depth--;
         }
         OpMsgWriter.endDocument(out, mark);
         return changed;
     }
 
-    /** A scalar element: an envelope becomes its plaintext, anything else is copied. */
-    private boolean value(BsonCursor c, ByteBuf out) {
+    /** An element standing at this node. */
+    private boolean element(BsonCursor c, ReadShape.Node node, ByteBuf out, int depth) {
+        if (node.isField()) {
+            return field(c, node, node.context, node.context.length, out, depth);
+        }
+        if (c.type == BsonCursor.DOCUMENT) {
+            OpMsgWriter.elementHeader(out, c.type, c);
+            return document(c.valueStart, c.valueEnd, node, out, depth);
+        }
+        if (c.type == BsonCursor.ARRAY) {
+            return array(c, node, out, depth); // array indexes are passed over, as in policy paths
+        }
+        OpMsgWriter.copyElement(out, c); // a scalar where the policy expects documents: no field there
+        return false;
+    }
+
+    private boolean array(BsonCursor c, ReadShape.Node node, ByteBuf out, int depth) {
+        if (depth > DocumentEncryptor.MAX_DEPTH) {
+            throw new BSONException("documents nested too deeply to decode");
+        }
+        OpMsgWriter.elementHeader(out, c.type, c);
+        BsonCursor e = new BsonCursor(buf, c.valueStart, c.valueEnd);
+        int mark = OpMsgWriter.beginDocument(out);
+        boolean changed = false;
+        while (e.next()) {
+            changed |= element(e, node, out, depth + 1);
+        }
+        OpMsgWriter.endDocument(out, mark);
+        return changed;
+    }
+
+    /**
+     * The value of a policy field (node null: a top-level field under fields: "*", context given):
+     * an envelope it may open, opened; anything else an error unless the policy allows plaintext.
+     */
+    private boolean field(BsonCursor c, ReadShape.Node node, byte[] context, int contextLength, ByteBuf out,
+                          int depth) {
         int dataStart = c.valueStart + 5;
         int dataLength = c.valueEnd - dataStart;
         if (c.type != BsonCursor.BINARY || !EnvelopeBinary.holdsEnvelope(buf[c.valueStart + 4], buf, dataStart, dataLength)) {
-            OpMsgWriter.copyElement(out, c);
-            return false;
+            if (node != null && node.copied && c.type == BsonCursor.ARRAY) {
+                return array(c, node, out, depth); // $push of a field: an array of its envelopes
+            }
+            if ((node != null && node.copied && c.type == BsonCursor.NULL) || policy.plaintextReads()) {
+                return copy(c, out); // $first of a missing field; or data written before the policy
+            }
+            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": field '" + fieldName(node, c)
+                    + "' of a returned document holds a value that is not an envelope for it (written around the "
+                    + "proxy, tampered, or stored before the policy; plaintextReads: allow accepts such values while "
+                    + "they are migrated)");
+        }
+        if (!mayOpen(dataStart)) {
+            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": field '" + fieldName(node, c)
+                    + "' of a returned document holds an envelope under a key that is neither the collection's key "
+                    + "nor one of its previousKeys");
         }
         FieldCipher.Plaintext p;
         try {
-            p = envelopes.open(buf, dataStart, dataLength);
+            p = envelopes.open(buf, dataStart, dataLength, context, 0, contextLength);
             if (p == null) {
                 OpMsgWriter.copyElement(out, c); // its key is being fetched; this reply is done again
                 return false;
             }
             BsonCursor.validate(p.bsonType(), p.value(), 0, p.value().length, DocumentEncryptor.MAX_DEPTH);
         } catch (DecryptionFailedException e) {
-            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": decryption failed for field '" + path()
-                    + "' of a returned document (tampered, or not encrypted by this proxy's keys)");
+            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": decryption failed for field '" + fieldName(node, c)
+                    + "' of a returned document (tampered, moved from another field or collection, or not encrypted "
+                    + "by this proxy's keys)");
         } catch (BSONException e) {
-            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": field '" + path() + "' decrypted to no valid BSON value");
+            throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": field '" + fieldName(node, c)
+                    + "' decrypted to no valid BSON value");
         }
         OpMsgWriter.elementHeader(out, p.bsonType(), c);
         out.writeBytes(p.value());
         return true;
     }
 
-    private void push(int start, int end) {
-        if (2 * depth + 1 >= path.length) {
-            path = java.util.Arrays.copyOf(path, path.length * 2);
+    /** The collection's key or one of its previous keys: checked before any key is looked up. */
+    private boolean mayOpen(int envelopeStart) {
+        if (Envelopes.namesKey(buf, envelopeStart, policy.keyId())) {
+            return true;
         }
-        path[2 * depth] = start;
-        path[2 * depth + 1] = end;
-        depth++;
+        for (UUID previous : policy.previousKeys()) {
+            if (Envelopes.namesKey(buf, envelopeStart, previous)) {
+                return true;
+            }
+        }
+        return false;
     }
 
-    /** The dotted path of the current element within its returned document, array indexes left out. */
-    private String path() {
-        StringBuilder sb = new StringBuilder(pathBase);
-        for (int i = 0; i < depth; i++) {
-            int start = path[2 * i];
-            if (start < 0) {
-                continue;
-            }
-            if (sb.length() > 0) {
-                sb.append('.');
-            }
-            sb.append(new String(buf, start, path[2 * i + 1] - start, StandardCharsets.UTF_8));
-        }
-        return sb.toString();
+    /** The policy field a refusal names (never a value). */
+    private String fieldName(ReadShape.Node node, BsonCursor c) {
+        return node != null ? node.field : new String(buf, c.nameStart, c.nameEnd - c.nameStart, StandardCharsets.UTF_8);
     }
 }

@@ -10,7 +10,11 @@ final class UpdatePipeline {
     private UpdatePipeline() {
     }
 
-    /** Pipeline updates: copies of encrypted values are fine; computing on them or assigning to encrypted fields is not. */
+    /**
+     * Pipeline updates: removing fields and computing on plain ones are fine; computing on
+     * encrypted values, copying them (an envelope is bound to its field) or assigning to
+     * encrypted fields is not.
+     */
     static void check(BsonArray pipeline, CollectionContext ctx) {
         PipelineSchema s = new PipelineSchema(ctx);
         for (BsonValue stageValue : pipeline) {
@@ -30,6 +34,10 @@ final class UpdatePipeline {
                                 s.refuseReferences(v, "a pipeline update");
                             } else if (s.kind(Expressions.reference(v)) == EncryptedPaths.Kind.INSIDE) {
                                 throw s.refuse(Expressions.reference(v), "a pipeline update reading inside it");
+                            } else if (s.kind(Expressions.reference(v)) != EncryptedPaths.Kind.NONE) {
+                                // a v2 envelope opens only in the field it was written for
+                                throw s.refuse(Expressions.reference(v), "a pipeline update copying it to '"
+                                        + e.getKey() + "' (an envelope is bound to its field)");
                             }
                         }
                     }

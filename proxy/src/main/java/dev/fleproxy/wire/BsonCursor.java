@@ -15,6 +15,7 @@ public final class BsonCursor {
     public static final byte DOCUMENT = 0x03;
     public static final byte ARRAY = 0x04;
     public static final byte BINARY = 0x05;
+    public static final byte NULL = 0x0A;
     public static final byte INT32 = 0x10;
 
     private final byte[] buf;
@@ -111,6 +112,15 @@ public final class BsonCursor {
             case INT32 -> int32(buf, valueStart);
             case 0x12 -> int64(buf, valueStart);
             default -> Double.NaN;
+        };
+    }
+
+    /** The current element's value if it is an int64 or int32 (exactly: a cursor id is one), else null. */
+    public Long longValue() {
+        return switch (type) {
+            case INT32 -> (long) int32(buf, valueStart);
+            case 0x12 -> int64(buf, valueStart);
+            default -> null;
         };
     }
 

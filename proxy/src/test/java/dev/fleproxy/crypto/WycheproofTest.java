@@ -56,7 +56,7 @@ class WycheproofTest {
     }
 
     private int gcm(String file, CipherSuite suite) throws IOException {
-        return gcm(file, key -> Ciphers.nonceAead(suite, key));
+        return gcm(file, key -> Ciphers.nonceAead(suite, key, Envelope.FORMAT_V2));
     }
 
     private int gcm(String file, java.util.function.Function<byte[], NonceAead> factory) throws IOException {

@@ -21,6 +21,8 @@ import org.junit.jupiter.api.Test;
 
 /** The resolver against a real PyKMIP server over mutual TLS, set up by the kms CLI. */
 class KeyResolverKmsTest {
+    private static final byte[] CONTEXT = dev.fleproxy.crypto.Envelope.context("db.coll", "field");
+
     private static KmsFixture kms;
 
     @BeforeAll
@@ -84,7 +86,7 @@ class KeyResolverKmsTest {
                 assertEquals(KeyState.ACTIVE, k.state());
                 DataKey key = s.resolver.forEncryption(id);
                 FieldCipher fc = FieldCipher.create(key, CipherSuite.defaultFor(key.algorithm()), false);
-                assertArrayEquals(new byte[] {1, 2, 3}, fc.decrypt(fc.encrypt((byte) 5, new byte[] {1, 2, 3})).value());
+                assertArrayEquals(new byte[] {1, 2, 3}, fc.decrypt(fc.encrypt((byte) 5, new byte[] {1, 2, 3}, CONTEXT), CONTEXT).value());
             }
         }
     }

@@ -38,6 +38,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** Every BSON type through envelope and back, under every suite, stored as subtype 6 and as 0. */
 class EncryptedBsonValuesTest {
+    private static final byte[] CONTEXT = dev.fleproxy.crypto.Envelope.context("db.coll", "field");
+
     static final List<BsonValue> EVERY_TYPE = List.of(
             new BsonString("héllo, 세계"),
             new BsonString(""),
@@ -72,11 +74,11 @@ class EncryptedBsonValuesTest {
                 for (BsonValue v : EVERY_TYPE) {
                     BsonValueBytes plain = BsonValueBytes.of(v);
                     assertEquals((byte) v.getBsonType().getValue(), plain.type());
-                    BsonBinary stored = EnvelopeBinary.wrap(fc.encrypt(plain.type(), plain.bytes()), subtype);
+                    BsonBinary stored = EnvelopeBinary.wrap(fc.encrypt(plain.type(), plain.bytes(), CONTEXT), subtype);
                     assertEquals(subtype, stored.getType());
 
                     byte[] envelope = EnvelopeBinary.unwrap(stored);
-                    FieldCipher.Plaintext back = fc.decrypt(envelope);
+                    FieldCipher.Plaintext back = fc.decrypt(envelope, CONTEXT);
                     assertArrayEquals(plain.bytes(), back.value());
                     assertEquals(v, new BsonValueBytes(back.bsonType(), back.value()).toBsonValue(), suite + " " + v);
                 }

@@ -171,7 +171,7 @@ class StreamingRewriteTest {
     void aValueThatDecryptsToNoBsonFailsTheReply() {
         // well authenticated, but not a value of its type: a document whose length lies
         byte[] env = ENVELOPES.cipher(RESOLVER.forEncryption(KEY), dev.fleproxy.crypto.CipherSuite.AES_GCM, false)
-                .encrypt((byte) 0x03, new byte[] {9, 0, 0, 0, 0});
+                .encrypt((byte) 0x03, new byte[] {9, 0, 0, 0, 0}, dev.fleproxy.crypto.Envelope.context("hr.people", "ssn"));
         BsonDocument body = new BsonDocument("value", new BsonDocument("ssn", EnvelopeBinary.wrap(env, (byte) 0)))
                 .append("ok", new BsonInt32(1));
         Refusal r = assertThrows(Refusal.class, () -> decryptReply(body, "hr.people"));
@@ -200,7 +200,10 @@ class StreamingRewriteTest {
     private static Frame decryptFrame(BsonDocument body, String ns) {
         Frame in = new Frame(Unpooled.wrappedBuffer(WireIO.encode(new OpMsg(0, body), 5, 4)));
         RequestKeys keys = new RequestKeys(RESOLVER, ENVELOPES, false, 1000);
-        Frame out = new ReplyDecryptor(keys, ns).decrypt(OpMsgView.of(in), ByteBufAllocator.DEFAULT);
+        ReadShape shape = ctx(ns).paths.readShape();
+        boolean distinct = body.containsKey("values");
+        Frame out = new ReplyDecryptor(keys, shape, distinct ? shape.distinctValues("ssn") : shape.root, distinct)
+                .decrypt(OpMsgView.of(in), ByteBufAllocator.DEFAULT, keys);
         if (out != null) {
             assertEquals(5, out.requestId());
             assertEquals(4, out.responseTo());

@@ -223,7 +223,8 @@ class WaitingForKeysTest {
             for (int i = 0; i < byReply.length; i++) {
                 BsonValueBytes v = BsonValueBytes.of(new BsonString("value " + i));
                 BsonDocument doc = new BsonDocument("_id", new BsonInt32(i)).append("name",
-                        new BsonBinary((byte) 0, byReply[i].encrypt(v.type(), v.bytes())));
+                        new BsonBinary((byte) 0, byReply[i].encrypt(v.type(), v.bytes(),
+                                dev.fleproxy.crypto.Envelope.context("hr.fast", "name"))));
                 BsonDocument batch = new BsonDocument("cursor", new BsonDocument("id", new BsonInt64(i == byReply.length - 1 ? 0 : 7))
                         .append("ns", new BsonString("hr.fast"))
                         .append("nextBatch", new BsonArray(List.of(doc))))

@@ -1,0 +1,235 @@
+package dev.fleproxy.rewrite;
+
+import dev.fleproxy.crypto.Envelope;
+import dev.fleproxy.policy.CollectionPolicy;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where the documents of a reply hold envelopes the proxy may open, and of which policy field:
+ * the only places it decrypts (DESIGN.md §3.2). For a find it is the collection's policy fields;
+ * an aggregation reshapes it stage by stage ({@link PipelineAnalyzer}): a field copied, grouped or
+ * pushed to another name carries its source field along (its envelopes open with the source's
+ * context), a name given a computed value holds nothing to open, and a stage that replaces the
+ * documents leaves nothing to open. An envelope anywhere else is returned exactly as stored.
+ * Array indexes are passed over, as in policy paths. Mutable while a pipeline is analysed; the
+ * collection's own shape is copied before it is changed.
+ */
+final class ReadShape {
+
+    /** One name of the returned documents. */
+    static final class Node {
+        final String name;
+        final byte[] nameBytes;
+        /** The policy field whose envelopes are here (its path, the context's second part); null if none. */
+        String field;
+        /** Envelope.context(namespace, field), when field is set. */
+        byte[] context;
+        /** Reached by a pipeline copy: $push makes arrays of it, $first of nothing gives null. */
+        boolean copied;
+        /** fields: "*" at this level: every name but _id is a field of its own name (unless a child says otherwise). */
+        boolean allFields;
+        final List<Node> children = new ArrayList<>(2);
+
+        Node(String name) {
+            this.name = name;
+            this.nameBytes = name.getBytes(StandardCharsets.UTF_8);
+        }
+
+        boolean isField() {
+            return field != null;
+        }
+
+        /** The explicit child named by buf[start, end), or null. */
+        Node child(byte[] buf, int start, int end) {
+            for (Node c : children) {
+                if (c.nameBytes.length == end - start
+                        && java.util.Arrays.equals(c.nameBytes, 0, c.nameBytes.length, buf, start, end)) {
+                    return c;
+                }
+            }
+            return null;
+        }
+
+        Node child(String segment) {
+            for (Node c : children) {
+                if (c.name.equals(segment)) {
+                    return c;
+                }
+            }
+            return null;
+        }
+
+        /** True if envelopes may be opened at or under this node. */
+        boolean holdsFields() {
+            if (field != null || allFields) {
+                return true;
+            }
+            for (Node c : children) {
+                if (c.holdsFields()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** The same shape under another name. */
+        Node copyAs(String newName) {
+            Node n = new Node(newName);
+            n.field = field;
+            n.context = context;
+            n.copied = copied;
+            n.allFields = allFields;
+            for (Node c : children) {
+                n.children.add(c.copyAs(c.name));
+            }
+            return n;
+        }
+
+        void replaceChild(Node child) {
+            children.removeIf(c -> c.name.equals(child.name));
+            children.add(child);
+        }
+    }
+
+    final CollectionPolicy policy;
+    Node root;
+
+    private ReadShape(CollectionPolicy policy, Node root) {
+        this.policy = policy;
+        this.root = root;
+    }
+
+    /** The collection's documents as stored: its policy fields. */
+    static ReadShape of(EncryptedPaths paths) {
+        CollectionPolicy p = paths.policy();
+        Node root = new Node("");
+        root.allFields = p.allFields();
+        for (var rule : p.fields().values()) {
+            Node n = root;
+            for (String segment : rule.path().split("\\.")) {
+                Node next = n.child(segment);
+                if (next == null) {
+                    next = new Node(segment);
+                    n.children.add(next);
+                }
+                n = next;
+            }
+            n.field = rule.path();
+            n.context = Envelope.context(p.namespace(), rule.path());
+        }
+        return new ReadShape(p, root);
+    }
+
+    /** Documents with nothing to open (a stage replaced them). */
+    static ReadShape none(CollectionPolicy policy) {
+        return new ReadShape(policy, new Node(""));
+    }
+
+    ReadShape copy() {
+        return new ReadShape(policy, root.copyAs(""));
+    }
+
+    /** The field of this name at a fields: "*" level, as a node of its own. */
+    Node topLevelField(String name) {
+        Node n = new Node(name);
+        n.field = name;
+        n.context = Envelope.context(policy.namespace(), name);
+        return n;
+    }
+
+    /**
+     * The node a dotted path reaches (array indexes passed over), or null if nothing to open lies
+     * at or under it. Inside a field's envelope there is nothing to reach either: null.
+     */
+    Node at(String path) {
+        Node n = root;
+        if (path.isEmpty()) {
+            return n;
+        }
+        for (String seg : path.split("\\.", -1)) {
+            if (EncryptedPaths.transparent(seg)) {
+                continue;
+            }
+            if (n.isField()) {
+                return null;
+            }
+            Node next = n.child(seg);
+            if (next == null && n.allFields && !seg.equals("_id")) {
+                next = topLevelField(seg);
+            }
+            if (next == null) {
+                return null;
+            }
+            n = next;
+        }
+        return n.holdsFields() ? n : null;
+    }
+
+    /** Where a path stands: at a field (EXACT), inside one, above some (PREFIX), or away from them all. */
+    EncryptedPaths.Kind kind(String path) {
+        Node n = root;
+        String[] segs = path.isEmpty() ? new String[0] : path.split("\\.", -1);
+        for (String seg : segs) {
+            if (n.isField()) {
+                return EncryptedPaths.Kind.INSIDE;
+            }
+            if (EncryptedPaths.transparent(seg)) {
+                continue;
+            }
+            Node next = n.child(seg);
+            if (next == null && n.allFields && !seg.equals("_id")) {
+                next = topLevelField(seg);
+            }
+            if (next == null) {
+                return EncryptedPaths.Kind.NONE;
+            }
+            n = next;
+        }
+        if (n.isField()) {
+            return EncryptedPaths.Kind.EXACT;
+        }
+        return n.holdsFields() ? EncryptedPaths.Kind.PREFIX : EncryptedPaths.Kind.NONE;
+    }
+
+    /** The path now holds a copy of what the source node described (null: nothing to open). */
+    void assign(String path, Node source) {
+        String[] segs = EncryptedPaths.normalize(path).split("\\.", -1);
+        Node n = root;
+        for (int i = 0; i < segs.length - 1; i++) {
+            Node next = n.child(segs[i]);
+            if (next == null || next.isField()) {
+                // a new sub-document (it replaces a field value, if one was there)
+                next = new Node(segs[i]);
+                n.replaceChild(next);
+            }
+            n = next;
+        }
+        Node leaf = source == null ? new Node(segs[segs.length - 1]) : source.copyAs(segs[segs.length - 1]);
+        n.replaceChild(leaf);
+    }
+
+    /** As {@link #assign}, for a value copied by an accumulator or a group key: arrays of it and null may appear. */
+    void assignCopy(String path, Node source) {
+        assign(path, source);
+        if (source != null && source.isField()) {
+            Node n = root;
+            for (String seg : EncryptedPaths.normalize(path).split("\\.", -1)) {
+                n = n.child(seg);
+            }
+            n.copied = true;
+        }
+    }
+
+    /** What the values of a distinct hold, as the node each value stands at. */
+    Node distinctValues(String key) {
+        Node n = at(key);
+        if (n == null) {
+            return null;
+        }
+        Node v = n.copyAs("values");
+        v.copied = true;
+        return v;
+    }
+}
