@@ -31,13 +31,16 @@ SUITES = {
 EXPLICIT_SUITE = {"aes_cbc": "AES_CBC_HMAC", "aria_cbc": "ARIA_CBC_HMAC"}
 
 
-def policy_yaml(kms, people_key="ARIA-128"):
+def policy_yaml(kms, people_key="ARIA-128", people_previous_keys=()):
     lines = []
     for coll, (label, _) in SUITES.items():
         suite = f", suite: {EXPLICIT_SUITE[coll]}" if coll in EXPLICIT_SUITE else ""
         lines.append(f'  enc.{coll}: {{ key: {kms.keys[label]}, fields: "*"{suite} }}')
+    previous = ""
+    if people_previous_keys:
+        previous = "\n    previousKeys: [" + ", ".join(kms.keys[k] for k in people_previous_keys) + "]"
     lines.append(f"""  enc.people:
-    key: {kms.keys[people_key]}
+    key: {kms.keys[people_key]}{previous}
     fields:
       ssn: {{ deterministic: true }}
       age: {{ deterministic: true }}
@@ -440,35 +443,56 @@ def test_a_tampered_envelope_fails_the_read_with_a_clear_error(via, raw):
 
 def test_changing_a_collections_key_on_reload(workdir, backend, kms, raw):
     p = EncryptingProxy(workdir, backend.port, kms, policy_yaml(kms), name="proxy-rotate").start()
+    old_key, new_key = uuid.UUID(kms.keys["ARIA-128"]), uuid.UUID(kms.keys["ARIA-256"])
     try:
         with client(p.uri()) as c:
             rot = c.enc.people
             rot.delete_many({"_id": {"$gte": 400}})
             rot.insert_one({"_id": 400, "ssn": "before", "name": "old key"})
+
+            # A new key that drops the old one from the keys enc.people's envelopes may be opened
+            # with (_id 400 is under it): a reload does not apply it, a restart would. One WARN line
+            # says so, and the old policy stays.
             p.mark_log()
             p.write(policy_yaml(kms, people_key="ARIA-256"))
             p.proc.send_signal(signal.SIGHUP)
+            lines = p.new_log_lines("not applied", timeout=20)
+            assert lines, p.log_text()[-2000:]
+            assert "WARN" in lines[0] and f"would remove or lower: key {old_key} of enc.people." in lines[0], lines
+            assert "previous policy stays in force; a restart applies the new file" in lines[0], lines
+            warned = p.new_log_lines(" WARN ", timeout=0)
+            assert all("not applied" in l for l in warned), warned  # nothing else, e.g. the new file's 3DES warning
+            assert not p.new_log_lines("policy reloaded", timeout=0)
+            rot.insert_one({"_id": 401, "ssn": "still old", "name": "old key"})
+            assert raw.people.find_one({"_id": 401})["ssn"][2:18] == old_key.bytes
+
+            # The same new key, the old one kept in previousKeys: applied.
+            p.mark_log()
+            p.write(policy_yaml(kms, people_key="ARIA-256", people_previous_keys=["ARIA-128"]))
+            p.proc.send_signal(signal.SIGHUP)
             assert p.new_log_lines("policy reloaded", timeout=20), p.log_text()[-2000:]
-            rot.insert_one({"_id": 401, "ssn": "after", "name": "new key"})
+            rot.insert_one({"_id": 402, "ssn": "after", "name": "new key"})
             assert rot.find_one({"_id": 400})["ssn"] == "before"
-            assert rot.find_one({"_id": 401})["ssn"] == "after"
-            assert raw.people.find_one({"_id": 400})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-128"]).bytes
-            assert raw.people.find_one({"_id": 401})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-256"]).bytes
+            assert rot.find_one({"_id": 401})["ssn"] == "still old"
+            assert rot.find_one({"_id": 402})["ssn"] == "after"
+            assert raw.people.find_one({"_id": 400})["ssn"][2:18] == old_key.bytes
+            assert raw.people.find_one({"_id": 402})["ssn"][2:18] == new_key.bytes
 
             # A broken policy is not applied: the old one stays, and the log says why.
             p.mark_log()
             p.config.write_text(p.config.read_text().replace("fields:", "feilds:", 1))
             assert p.new_log_lines("keeping the previous policy", timeout=20)
-            rot.insert_one({"_id": 402, "ssn": "still"})
-            assert raw.people.find_one({"_id": 402})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-256"]).bytes
+            rot.insert_one({"_id": 403, "ssn": "still"})
+            assert raw.people.find_one({"_id": 403})["ssn"][2:18] == new_key.bytes
 
             # So is one with a path the rewriter would take for an array index ("scores.2024").
             p.mark_log()
-            p.write(policy_yaml(kms, people_key="ARIA-256").replace("profile: {}", "profile: {}\n      scores.2024: {}"))
+            p.write(policy_yaml(kms, people_key="ARIA-256", people_previous_keys=["ARIA-128"])
+                    .replace("profile: {}", "profile: {}\n      scores.2024: {}"))
             lines = p.new_log_lines("keeping the previous policy", timeout=20)
             assert lines and "'scores.2024' has an all-digit segment" in lines[0], p.log_text()[-2000:]
-            rot.insert_one({"_id": 403, "ssn": "still here"})
-            assert raw.people.find_one({"_id": 403})["ssn"][2:18] == uuid.UUID(kms.keys["ARIA-256"]).bytes
+            rot.insert_one({"_id": 404, "ssn": "still here"})
+            assert raw.people.find_one({"_id": 404})["ssn"][2:18] == new_key.bytes
             rot.delete_many({"_id": {"$gte": 400}})
     finally:
         p.stop()

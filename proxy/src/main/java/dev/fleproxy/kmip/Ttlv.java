@@ -208,35 +208,47 @@ public final class Ttlv {
 
     // ---- decoding ------------------------------------------------------------------------------
 
+    /**
+     * Structures nest this deep at most. Real messages nest under ten levels; a message of 1 MiB
+     * could nest 131072 deep, and the recursive decoder would overflow the stack.
+     */
+    static final int MAX_DEPTH = 64;
+
     /** Decodes exactly one item filling the whole array. */
     public static Ttlv decode(byte[] bytes) {
         ByteBuffer in = ByteBuffer.wrap(bytes);
-        Ttlv t = decode(in);
+        Ttlv t = decode(in, 0);
         if (in.hasRemaining()) {
             throw new KmipException("TTLV has " + in.remaining() + " bytes after its item");
         }
         return t;
     }
 
-    private static Ttlv decode(ByteBuffer in) {
+    private static Ttlv decode(ByteBuffer in, int depth) {
         if (in.remaining() < 8) {
             throw new KmipException("TTLV truncated: " + in.remaining() + " bytes where a header needs 8");
         }
         int tag = ((in.get() & 0xff) << 16) | ((in.get() & 0xff) << 8) | (in.get() & 0xff);
         TtlvType type = TtlvType.of(in.get() & 0xff);
-        int length = in.getInt();
-        int padded = length + padding(length);
-        if (length < 0 || padded > in.remaining()) {
-            throw new KmipException("TTLV item " + Tag.name(tag) + " declares " + length + " bytes but "
+        // Unsigned and in long: a length near 2^31 plus its padding would wrap around in int and
+        // pass the check, and the slice below would then throw something else than KmipException.
+        long declared = in.getInt() & 0xffffffffL;
+        long padded = (declared + 7) & ~7L;
+        if (padded > in.remaining()) {
+            throw new KmipException("TTLV item " + Tag.name(tag) + " declares " + declared + " bytes but "
                     + in.remaining() + " remain");
         }
+        int length = (int) declared;
         ByteBuffer body = in.slice(in.position(), length);
-        in.position(in.position() + padded);
+        in.position(in.position() + (int) padded);
         return switch (type) {
             case STRUCTURE -> {
+                if (depth == MAX_DEPTH) {
+                    throw new KmipException("TTLV structures nested more than " + MAX_DEPTH + " deep");
+                }
                 List<Ttlv> items = new ArrayList<>();
                 while (body.hasRemaining()) {
-                    items.add(decode(body));
+                    items.add(decode(body, depth + 1));
                 }
                 yield new Ttlv(tag, type, List.copyOf(items));
             }
@@ -263,6 +275,10 @@ public final class Ttlv {
                 yield new Ttlv(tag, type, b);
             }
             case BIG_INTEGER -> {
+                if (length == 0) {
+                    // new BigInteger(byte[0]) would throw NumberFormatException
+                    throw new KmipException("TTLV item " + Tag.name(tag) + " is a Big Integer of length 0");
+                }
                 byte[] b = new byte[length];
                 body.get(b);
                 yield new Ttlv(tag, type, new BigInteger(b));

@@ -45,9 +45,10 @@ public final class Policy {
         return false;
     }
 
+    /** Every key the policy names, previous keys included: all of them are validated and prefetched. */
     public Set<UUID> keyIds() {
         Set<UUID> ids = new LinkedHashSet<>();
-        byNamespace.values().forEach(p -> ids.add(p.keyId()));
+        byNamespace.values().forEach(p -> ids.addAll(p.openingKeys()));
         return ids;
     }
 

@@ -21,8 +21,9 @@ import org.slf4j.LoggerFactory;
  * The policy in force, reloaded from the config file on SIGHUP or when the file changes (checked
  * every two seconds) without touching connections: requests in flight finish under the policy they
  * started with. A new file that does not parse or validate is not applied; the old policy stays
- * and the log says why. Only {@code collections:} and {@code envelopeSubtype:} are reloaded; the
- * rest of the file needs a restart.
+ * and the log says why. Nor is one that would lower protection ({@link PolicyDowngrade}): that
+ * takes a restart, so it is never done by a stray edit. Only {@code collections:} and {@code
+ * envelopeSubtype:} are reloaded; the rest of the file needs a restart.
  */
 public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PolicyHolder.class);
@@ -83,24 +84,33 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
         fingerprint = digest();
         ProxyConfig c;
         Policy p;
+        List<String> warnings;
         try {
             c = ProxyConfig.load(file);
             p = PolicyParser.parse(c.policySection());
-            List<String> warnings = p.isEmpty() || resolver == null ? List.of()
+            warnings = p.isEmpty() || resolver == null ? List.of()
                     : PolicyValidator.validate(p, resolver, file.toString());
-            warnings.forEach(log::warn);
         } catch (ConfigException e) {
             log.error("policy reload ({}) failed, keeping the previous policy: {}", why, e.getMessage());
             return false;
-        }
-        if (!c.listen().equals(started.listen()) || !c.upstream().equals(started.upstream())
-                || (c.kmip() != null && !c.kmip().equals(started.kmip()))) {
-            log.warn("{} changed listen/upstream/kmip settings; those apply at the next restart only", file);
         }
         if (!p.isEmpty() && resolver == null) {
             log.error("policy reload ({}) failed, keeping the previous policy: collections need the kmip: section the "
                     + "proxy was started with", why);
             return false;
+        }
+        // Checked after validation, so that "a restart applies it" is true of a refused file. One
+        // line, and the validator's warnings are not logged: they describe a policy not in force.
+        List<String> lowered = PolicyDowngrade.of(current, p);
+        if (!lowered.isEmpty()) {
+            log.warn("policy reload ({}) not applied: {} would remove or lower: {}. The previous policy stays in force; "
+                    + "a restart applies the new file", why, file, String.join("; ", lowered));
+            return false;
+        }
+        warnings.forEach(log::warn);
+        if (!c.listen().equals(started.listen()) || !c.upstream().equals(started.upstream())
+                || (c.kmip() != null && !c.kmip().equals(started.kmip()))) {
+            log.warn("{} changed listen/upstream/kmip settings; those apply at the next restart only", file);
         }
         current = p;
         log.info("policy reloaded ({}): {} encrypted collection(s) {}", why, current.collections().size(), current);

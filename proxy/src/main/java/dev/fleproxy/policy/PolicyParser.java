@@ -3,6 +3,7 @@ package dev.fleproxy.policy;
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.PolicySection;
 import dev.fleproxy.crypto.CipherSuite;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +21,9 @@ import java.util.UUID;
  *   ycsb.usertable_aes: { key: 89d6d529-…, fields: "*" }          # every top-level field but _id
  *   hr.people:
  *     key: da6fd698-4681-3bb5-88ad-d1d9d68b1df6
+ *     previousKeys: [93a7f87f-…]  # optional; keys it was encrypted under before: they open, never seal
  *     suite: ARIA_CBC_HMAC        # optional; default GCM (CBC-HMAC for 3DES and SEED)
+ *     plaintextReads: deny        # optional; allow returns non-envelope values as stored (migration only)
  *     envelopeSubtype: 0          # optional, overrides the global one
  *     fields:
  *       ssn: { deterministic: true }   # equality queries allowed
@@ -31,7 +34,8 @@ import java.util.UUID;
  * {@code fields} may also be a list of paths (strings, or one-key maps as above).
  */
 public final class PolicyParser {
-    private static final Set<String> COLLECTION_KEYS = Set.of("key", "fields", "suite", "envelopeSubtype");
+    private static final Set<String> COLLECTION_KEYS = Set.of("key", "previousKeys", "fields", "suite", "envelopeSubtype",
+            "plaintextReads");
 
     private PolicyParser() {
     }
@@ -82,6 +86,8 @@ public final class PolicyParser {
         } catch (IllegalArgumentException ex) {
             throw new ConfigException(where + ".key must be a key UUID, not " + key);
         }
+        List<UUID> previousKeys = previousKeys(m.get("previousKeys"), keyId, where);
+        boolean plaintextReads = plaintextReads(m.get("plaintextReads"), where);
         CipherSuite suite = null;
         if (m.get("suite") != null) {
             try {
@@ -94,7 +100,7 @@ public final class PolicyParser {
         byte subtype = subtype(m.get("envelopeSubtype"), where + ".envelopeSubtype", defaultSubtype);
         Object fields = m.get("fields");
         if ("*".equals(fields)) {
-            return new CollectionPolicy(ns, keyId, List.of(), suite, true, Map.of(), subtype, false);
+            return new CollectionPolicy(ns, keyId, previousKeys, suite, true, Map.of(), subtype, plaintextReads);
         }
         Map<String, FieldRule> rules = new LinkedHashMap<>();
         if (fields instanceof Map<?, ?> fm) {
@@ -115,7 +121,49 @@ public final class PolicyParser {
             throw new ConfigException(where + ".fields lists no field");
         }
         checkNoOverlap(rules, where);
-        return new CollectionPolicy(ns, keyId, List.of(), suite, false, rules, subtype, false);
+        return new CollectionPolicy(ns, keyId, previousKeys, suite, false, rules, subtype, plaintextReads);
+    }
+
+    /** Keys the collection was encrypted under before: distinct, and none of them its current key. */
+    private static List<UUID> previousKeys(Object node, UUID keyId, String where) {
+        if (node == null) {
+            return List.of();
+        }
+        if (!(node instanceof List<?> list)) {
+            throw new ConfigException(where + ".previousKeys must be a list of key UUIDs");
+        }
+        List<UUID> out = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            UUID id;
+            try {
+                id = UUID.fromString(String.valueOf(list.get(i)));
+            } catch (IllegalArgumentException ex) {
+                throw new ConfigException(where + ".previousKeys[" + i + "] must be a key UUID, not " + list.get(i));
+            }
+            if (id.equals(keyId)) {
+                throw new ConfigException(where + ".previousKeys lists " + id + ", which is the collection's key: "
+                        + "previous keys are the ones it was encrypted under before");
+            }
+            if (out.contains(id)) {
+                throw new ConfigException(where + ".previousKeys lists " + id + " twice");
+            }
+            out.add(id);
+        }
+        return out;
+    }
+
+    /**
+     * Only the two words: a YAML true/false (or yes/no, which YAML 1.1 also reads as booleans)
+     * would leave it unclear which way was meant.
+     */
+    private static boolean plaintextReads(Object node, String where) {
+        if (node == null || "deny".equals(node)) {
+            return false;
+        }
+        if ("allow".equals(node)) {
+            return true;
+        }
+        throw new ConfigException(where + ".plaintextReads must be allow or deny (default deny), not " + node);
     }
 
     private static void add(Map<String, FieldRule> rules, String path, Object opts, String where) {

@@ -1,0 +1,83 @@
+package dev.fleproxy.policy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fleproxy.config.ConfigException;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/** A collection's previousKeys and plaintextReads, as the parser reads them. */
+class PolicyParserTest {
+    static final String KEY = "89d6d529-a2fe-31dd-ae60-3cb35458dcc0";
+    static final String OLD = "da6fd698-4681-3bb5-88ad-d1d9d68b1df6";
+    static final String OLDER = "93a7f87f-458c-31be-ad16-d5dfa2fc1bae";
+
+    /** The YAML is read as the config loader reads it, so "true" or "yes" arrive as booleans. */
+    static Policy policy(String collectionBody) {
+        Object collections = new Yaml(new SafeConstructor(new LoaderOptions()))
+                .load("hr.people: { key: " + KEY + ", " + collectionBody + " }\n");
+        return PolicyParser.parse(collections, null, "proxy.yaml");
+    }
+
+    static String error(String collectionBody) {
+        return assertThrows(ConfigException.class, () -> policy(collectionBody)).getMessage();
+    }
+
+    @Test
+    void previousKeysAndPlaintextReadsDefaultToNoneAndDeny() {
+        CollectionPolicy cp = policy("fields: [ssn]").get("hr.people");
+        assertEquals(List.of(), cp.previousKeys());
+        assertFalse(cp.plaintextReads());
+        assertFalse(policy("fields: [ssn], plaintextReads: deny").get("hr.people").plaintextReads());
+    }
+
+    @Test
+    void readsPreviousKeysInOrderAndCountsThemAmongThePolicysKeys() {
+        Policy p = policy("fields: \"*\", previousKeys: [" + OLD + ", " + OLDER + "]");
+        CollectionPolicy cp = p.get("hr.people");
+        assertEquals(List.of(UUID.fromString(OLD), UUID.fromString(OLDER)), cp.previousKeys());
+        assertEquals(Set.of(UUID.fromString(KEY), UUID.fromString(OLD), UUID.fromString(OLDER)), p.keyIds());
+        assertTrue(cp.mayOpenWith(UUID.fromString(OLDER)));
+    }
+
+    @Test
+    void plaintextReadsAllow() {
+        assertTrue(policy("fields: [ssn], plaintextReads: allow").get("hr.people").plaintextReads());
+    }
+
+    @Test
+    void badPreviousKeysNameWhereAndWhy() {
+        String e = error("fields: [ssn], previousKeys: [" + OLD + ", not-a-uuid]");
+        assertTrue(e.contains("collections.hr.people.previousKeys[1] must be a key UUID, not not-a-uuid"), e);
+        e = error("fields: [ssn], previousKeys: [" + OLD + ", " + OLD.toUpperCase() + "]");
+        assertTrue(e.contains("collections.hr.people.previousKeys lists " + OLD + " twice"), e);
+        e = error("fields: [ssn], previousKeys: [" + KEY + "]");
+        assertTrue(e.contains("collections.hr.people.previousKeys lists " + KEY + ", which is the collection's key"), e);
+        e = error("fields: [ssn], previousKeys: " + OLD);
+        assertTrue(e.contains("collections.hr.people.previousKeys must be a list of key UUIDs"), e);
+        e = error("fields: [ssn], previousKeys: [" + OLD + ", ~]");
+        assertTrue(e.contains("previousKeys[1] must be a key UUID, not null"), e);
+    }
+
+    @Test
+    void plaintextReadsIsAllowOrDenyAndNothingElse() {
+        for (String v : List.of("true", "false", "yes", "Allow", "permit", "1", "[allow]")) {
+            String e = error("fields: [ssn], plaintextReads: " + v);
+            assertTrue(e.contains("collections.hr.people.plaintextReads must be allow or deny (default deny), not "), v + ": " + e);
+        }
+    }
+
+    @Test
+    void unknownKeysListTheNewOnes() {
+        String e = error("fields: [ssn], previousKey: [" + OLD + "]");
+        assertTrue(e.contains("unknown key(s) [previousKey]") && e.contains("previousKeys") && e.contains("plaintextReads"), e);
+    }
+}
