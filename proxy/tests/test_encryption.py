@@ -83,7 +83,7 @@ def every_type(i):
 
 def assert_envelope(value, key_id: str, suite: int):
     assert isinstance(value, bytes), f"stored as {type(value)}"
-    assert value[0] == 0x81, "format byte"
+    assert value[0] == 0x82, "format byte"
     assert value[1] & 0x3F == suite, f"suite {value[1]:#x}"
     assert value[2:18] == uuid.UUID(key_id).bytes, "key id"
 
@@ -419,10 +419,13 @@ def test_validators_on_encrypted_fields_are_refused(populated, raw):
     assert snapshot(raw) == before
 
 
-def test_values_stored_before_the_policy_are_returned_as_they_are(via, raw):
+def test_plaintext_in_a_policy_field_fails_the_read_by_default(via, raw):
     raw.people.delete_many({"_id": {"$gte": 200}})
     raw.people.insert_one({"_id": 200, "ssn": "plain-old", "address": {"street": "Old St"}})
-    assert via.people.find_one({"_id": 200}) == {"_id": 200, "ssn": "plain-old", "address": {"street": "Old St"}}
+    with pytest.raises(OperationFailure) as e:
+        via.people.find_one({"_id": 200})
+    assert e.value.code == 9720021 and "enc.people" in str(e.value) and "'ssn'" in str(e.value)
+    assert "plain-old" not in str(e.value)
     raw.people.delete_many({"_id": 200})
 
 

@@ -51,7 +51,7 @@ def assert_envelopes_only(doc, plaintexts):
         if field == "_id":
             continue
         # pymongo hands subtype 0 (what the embedded backend stores) back as bytes
-        assert isinstance(value, (bytes, Binary)) and value[0] == 0x81, f"{field} is stored as {type(value).__name__}"
+        assert isinstance(value, (bytes, Binary)) and value[0] == 0x82, f"{field} is stored as {type(value).__name__}"
         for p in plaintexts:
             assert p.encode() not in bytes(value)
 

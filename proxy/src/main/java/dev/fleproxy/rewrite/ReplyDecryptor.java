@@ -185,6 +185,8 @@ final class ReplyDecryptor {
             } else if (node.allFields && !EncryptedPaths.isId(buf, c.nameStart, c.nameEnd)) {
                 int len = topLevel.of(buf, c.nameStart, c.nameEnd);
                 changed |= field(c, null, topLevel.bytes(), len, out, depth + 1);
+            } else if (!node.allFields && EncryptedPaths.transparent(buf, c.nameStart, c.nameEnd)) {
+                changed |= element(c, node, out, depth + 1); // a name read as an array index, as writers read it
             } else {
                 OpMsgWriter.copyElement(out, c); // no policy field here: as stored, whatever it holds
             }

@@ -53,9 +53,13 @@ class EncryptionFilterTest {
     private static final UUID ARIA_KEY = UUID.fromString("66666666-7777-8888-9999-aaaaaaaaaaaa");
     private static final String SSN = "123-45-6789";
 
+    /** Every key the KMS was asked for. */
+    private static final java.util.Set<UUID> FETCHED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private static final KeyResolver RESOLVER = new KeyResolver(new KeySource() {
         @Override
         public ResolvedKey fetch(UUID id) {
+            FETCHED.add(id);
             CipherAlgorithm alg = id.equals(AES_KEY) ? CipherAlgorithm.AES
                     : id.equals(ARIA_KEY) ? CipherAlgorithm.ARIA : null;
             if (alg == null) {
@@ -115,7 +119,7 @@ class EncryptionFilterTest {
     private static byte[] envelope(BsonValue v) {
         byte[] env = EnvelopeBinary.unwrap(v);
         assertNotNull(env, "expected an envelope, got " + v);
-        assertEquals(0x81, env[0] & 0xFF, "format byte");
+        assertEquals(0x82, env[0] & 0xFF, "format byte");
         return env;
     }
 
@@ -462,6 +466,54 @@ class EncryptionFilterTest {
         assertTrue(err.getString("errmsg").getValue().contains("'ssn'"));
     }
 
+    private static OpMsg batch(String batchName, long id, BsonDocument... docs) {
+        return new OpMsg(0, new BsonDocument("cursor", new BsonDocument(batchName, new BsonArray(List.of(docs)))
+                .append("id", new BsonInt64(id)).append("ns", new BsonString("hr.people")))
+                .append("ok", new BsonInt32(1)));
+    }
+
+    @Test
+    void anEnvelopeUnderAKeyOutsideTheCollectionsKeysFailsWithoutAskingTheKms() {
+        UUID foreign = UUID.fromString("99999999-8888-7777-6666-555555555555");
+        byte[] env = envelope(rewritten(decide(command("{insert: 'people', $db: 'hr', documents: [{_id: 1, ssn: '"
+                + SSN + "'}]}"))).body().getArray("documents").get(0).asDocument().get("ssn"));
+        java.nio.ByteBuffer.wrap(env, 2, 16).putLong(foreign.getMostSignificantBits())
+                .putLong(foreign.getLeastSignificantBits());
+        Request find = Requests.of(command("{find: 'people', filter: {}, $db: 'hr'}"), filter);
+        filter.onRequest(find);
+        BsonDocument err = replied(filter.onReply(Requests.replyOf(batch("firstBatch", 0,
+                new BsonDocument("_id", new BsonInt32(1)).append("ssn", new BsonBinary((byte) 6, env)))),
+                Requests.replyStates(find).get(0)));
+        assertEquals(9720021, err.getInt32("code").getValue(), err.toJson());
+        assertTrue(err.getString("errmsg").getValue().contains("previousKeys"), err.toJson());
+        assertFalse(FETCHED.contains(foreign), "a forged header makes the proxy fetch nothing");
+    }
+
+    @Test
+    void aGetMoreReadsItsBatchWithTheShapeOfTheAggregateThatOpenedIt() {
+        BsonValue stored = rewritten(decide(command("{insert: 'people', $db: 'hr', documents: [{_id: 1, ssn: '"
+                + SSN + "'}]}"))).body().getArray("documents").get(0).asDocument().get("ssn");
+        Request agg = Requests.of(command("{aggregate: 'people', pipeline: [{$project: {who: '$ssn', ssn: "
+                + "{$literal: 1}}}], cursor: {batchSize: 0}, $db: 'hr'}"), filter);
+        filter.onRequest(agg);
+        assertFalse(replied(filter.onReply(Requests.replyOf(batch("firstBatch", 42,
+                new BsonDocument("_id", new BsonInt32(0)).append("who", stored))), Requests.replyStates(agg).get(0)))
+                .toJson().contains("$binary"));
+
+        Request more = Requests.of(command("{getMore: {$numberLong: '42'}, collection: 'people', $db: 'hr'}"), filter);
+        assertSame(RequestDecision.PASS, filter.onRequest(more));
+        BsonDocument doc = replied(filter.onReply(Requests.replyOf(batch("nextBatch", 0,
+                new BsonDocument("_id", new BsonInt32(1)).append("who", stored).append("ssn", stored))),
+                Requests.replyStates(more).get(0))).getDocument("cursor").getArray("nextBatch").get(0).asDocument();
+        assertEquals(SSN, doc.getString("who").getValue(), "the copy is decrypted where it landed");
+        assertEquals(stored, doc.get("ssn"), "ssn was given a computed value: whatever is there is returned as stored");
+
+        // exhausted: forgotten, and a cursor never seen is refused
+        BsonDocument err = refusal(decide(command("{getMore: {$numberLong: '42'}, collection: 'people', $db: 'hr'}")));
+        assertEquals(9720011, err.getInt32("code").getValue());
+        assertTrue(err.getString("errmsg").getValue().contains("did not open"), err.toJson());
+    }
+
     /** A find whose filter names ssn twice, as raw bytes (parsers keep only one of the two). */
     private static OpMsg findWithSsnTwice() {
         org.bson.io.BasicOutputBuffer out = new org.bson.io.BasicOutputBuffer();
@@ -483,7 +535,7 @@ class EncryptionFilterTest {
     @Test
     void aFieldGivenTwiceIsRefusedNotGuessed() {
         BsonDocument err = refusal(decide(findWithSsnTwice()));
-        assertEquals(9720011, err.getInt32("code").getValue());
+        assertEquals(9720010, err.getInt32("code").getValue());
         assertTrue(err.getString("errmsg").getValue().contains("'filter.ssn' is given twice"), err.toJson());
         assertFalse(err.toJson().contains(SSN), "the refusal never carries the value");
     }

@@ -136,7 +136,7 @@ class JavaDriverEncryptionTest {
                 }
                 BsonBinary b = stored.getBinary(field);
                 byte[] env = b.getData();
-                assertEquals(0x81, env[0] & 0xFF, field);
+                assertEquals(0x82, env[0] & 0xFF, field);
                 assertEquals(suite, env[1] & 0x3F, field);
                 assertArrayEquals(uuidBytes(keyId), Arrays.copyOfRange(env, 2, 18), field);
             }

@@ -161,10 +161,16 @@ class StreamingRewriteTest {
         assertEquals(doc, decryptReply(value, "hr.people").getDocument("value"));
 
         BsonValue e1 = c.encrypt(new dev.fleproxy.policy.FieldRule("ssn", false), new BsonString("x"));
-        BsonDocument distinct = new BsonDocument("values", new BsonArray(List.of(e1, new BsonString("plain"))))
+        BsonDocument distinct = new BsonDocument("values", new BsonArray(List.of(e1, e1)))
                 .append("ok", new BsonInt32(1));
-        assertEquals(new BsonArray(List.of(new BsonString("x"), new BsonString("plain"))),
+        assertEquals(new BsonArray(List.of(new BsonString("x"), new BsonString("x"))),
                 decryptReply(distinct, "hr.people").getArray("values"));
+        // a plaintext value of a policy field is not passed off as decrypted
+        BsonDocument plain = new BsonDocument("values", new BsonArray(List.of(e1, new BsonString("plain"))))
+                .append("ok", new BsonInt32(1));
+        Refusal r = assertThrows(Refusal.class, () -> decryptReply(plain, "hr.people"));
+        assertTrue(r.getMessage().contains("field 'ssn' of a returned document holds a value that is not an envelope"),
+                r.getMessage());
     }
 
     @Test

@@ -100,9 +100,12 @@ class WaitingForKeysTest {
         return new DataKey(id, CipherAlgorithm.AES, material);
     }
 
-    /** Policy: hr.fast under the cached key, hr.slow under the one held back; every field encrypted. */
+    /**
+     * Policy: hr.fast under the cached key (some of its values still under the one held back,
+     * its previous key), hr.slow under the one held back; every field encrypted.
+     */
     private static final Policy POLICY = PolicyParser.parse(Map.of(
-            "hr.fast", Map.of("key", CACHED.toString(), "fields", "*"),
+            "hr.fast", Map.of("key", CACHED.toString(), "previousKeys", List.of(SLOW.toString()), "fields", "*"),
             "hr.slow", Map.of("key", SLOW.toString(), "fields", "*")), 0, "test");
 
     private void start(FakeUpstream.Script script) throws Exception {
@@ -220,6 +223,12 @@ class WaitingForKeysTest {
         start((conn, request) -> {
             upstreamSaw.add(OpMsg.parse(request).body());
             int previous = request.requestId();
+            if (OpMsg.parse(request).body().containsKey("find")) { // opens the cursor the getMore continues
+                conn.send(new OpMsg(0, new BsonDocument("cursor", new BsonDocument("id", new BsonInt64(7))
+                        .append("ns", new BsonString("hr.fast")).append("firstBatch", new BsonArray()))
+                        .append("ok", new BsonInt32(1))), previous);
+                return;
+            }
             for (int i = 0; i < byReply.length; i++) {
                 BsonValueBytes v = BsonValueBytes.of(new BsonString("value " + i));
                 BsonDocument doc = new BsonDocument("_id", new BsonInt32(i)).append("name",
@@ -233,6 +242,9 @@ class WaitingForKeysTest {
             }
         });
         try (Socket client = connect()) {
+            client.getOutputStream().write(WireIO.encode(new OpMsg(0, new BsonDocument("find", new BsonString("fast"))
+                    .append("$db", new BsonString("hr"))), 76, 0));
+            assertEquals(76, read(new DataInputStream(client.getInputStream())).responseTo());
             BsonDocument getMore = new BsonDocument("getMore", new BsonInt64(7))
                     .append("collection", new BsonString("fast")).append("$db", new BsonString("hr"));
             client.getOutputStream().write(WireIO.encode(new OpMsg(OpMsg.EXHAUST_ALLOWED, getMore), 77, 0));
