@@ -285,3 +285,12 @@ def test_a_reload_that_removes_a_collection_is_not_applied(workdir, backend, kms
             assert c.iso.b.find_one({"_id": 99})["s"] == "still encrypted"
     finally:
         p.stop()
+
+
+def test_a_refused_projection_does_not_echo_its_constants(people):
+    with pytest.raises(OperationFailure) as e:
+        people.find_one({}, {"ssn": {"$eq": ["$ssn", SSN]}})
+    assert e.value.code == 9720010 and "'ssn'" in str(e.value) and SSN not in str(e.value)
+    with pytest.raises(OperationFailure) as e:  # a policy field given another field's value
+        people.find_one({}, {"ssn": "$name"})
+    assert e.value.code == 9720010 and "returns only its own value" in str(e.value)

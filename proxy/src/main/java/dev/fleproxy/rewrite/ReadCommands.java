@@ -135,8 +135,10 @@ final class ReadCommands {
                 throw Refusal.onField(ctx.ns(), field, "projecting '" + k + "' (inside the encrypted value)");
             }
             if (!(v.isNumber() || v.isBoolean() || Expressions.reference(v) != null)) {
-                throw Refusal.onField(ctx.ns(), field, "the projection " + v.toString().replaceAll("\"", "'")
-                        .replaceAll("\\s+", " "));
+                // named by its operator only: its arguments may hold a value of the field
+                String op = v.isDocument() && !v.asDocument().isEmpty() ? v.asDocument().getFirstKey() : v.getBsonType()
+                        .name().toLowerCase(java.util.Locale.ROOT);
+                throw Refusal.onField(ctx.ns(), field, "the projection '" + k + "': " + op);
             }
             String ref = Expressions.reference(v);
             if (ref != null && !EncryptedPaths.normalize(ref).equals(EncryptedPaths.normalize(k))) {
