@@ -32,7 +32,4 @@ final class OpenCursors<T> {
         byId.remove(id);
     }
 
-    synchronized int size() {
-        return byId.size();
-    }
 }
