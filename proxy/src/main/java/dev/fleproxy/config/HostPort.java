@@ -3,6 +3,16 @@ package dev.fleproxy.config;
 /** A "host:port" pair as written in the config file ("[::1]:27017" for IPv6 literals). */
 public record HostPort(String host, int port) {
 
+    /**
+     * True for a loopback host written literally (127.0.0.0/8, ::1, localhost): decided from the
+     * text, without a DNS lookup, so a name that resolves elsewhere is never taken for loopback.
+     */
+    public static boolean isLoopback(String host) {
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        return h.equals("localhost") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1")
+                || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+    }
+
     public static HostPort parse(String text, String what) {
         if (text == null || text.isBlank()) {
             throw new ConfigException(what + " is missing (expected HOST:PORT)");

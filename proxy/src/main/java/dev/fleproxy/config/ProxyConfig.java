@@ -20,26 +20,51 @@ import org.yaml.snakeyaml.error.YAMLException;
  * upstreamConnectTimeoutMs: 5000   # how long to wait for the upstream per client connection
  * transport: auto                  # sockets: auto (epoll where it loads, else nio), epoll, io_uring, nio
  * kmip: {…}                        # the KMS and key cache, see {@link KmipConfig}
+ * tls: {…}                         # TLS for clients, see {@link ListenerTls}
+ * allowPlaintextListen: false      # listen on a non-loopback address without tls: (refused unless true)
+ * upstreamTls: {…}                 # TLS to the upstream, see {@link UpstreamTls}
+ * clientReadTimeoutMs: 30000       # and maxIdleTimeMs, maxConnections, maxBufferedMessageBytes: {@link Limits}
  * envelopeSubtype: 6               # and collections: {…}, the encryption policy (policy.PolicyParser)
  * </pre>
  *
  * Unknown keys are an error, so a typo never silently leaves a setting at its default.
  */
 public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, String transport,
-                          KmipConfig kmip, PolicySection policySection) {
+                          KmipConfig kmip, PolicySection policySection, ListenerTls tls, boolean allowPlaintextListen,
+                          UpstreamTls upstreamTls, Limits limits) {
     public static final int DEFAULT_CONNECT_TIMEOUT_MS = 5000;
     /** The names {@code transport:} accepts (server.Transport maps them). */
     public static final Set<String> TRANSPORTS = Set.of("auto", "nio", "epoll", "io_uring");
     private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "transport",
-            "kmip", "collections", "envelopeSubtype");
+            "kmip", "collections", "envelopeSubtype", "tls", "allowPlaintextListen", "upstreamTls",
+            "clientReadTimeoutMs", "maxIdleTimeMs", "maxConnections", "maxBufferedMessageBytes");
 
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
         this(listen, upstream, upstreamConnectTimeoutMs, "auto", null, PolicySection.NONE);
     }
 
+    public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, String transport,
+                       KmipConfig kmip, PolicySection policySection) {
+        this(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, null, false, null,
+                Limits.DEFAULT);
+    }
+
     /** The same settings on another transport (benchmarks and tests compare them). */
     public ProxyConfig withTransport(String name) {
-        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, name, kmip, policySection);
+        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, name, kmip, policySection, tls,
+                allowPlaintextListen, upstreamTls, limits);
+    }
+
+    /** The same settings with other limits (tests). */
+    public ProxyConfig withLimits(Limits l) {
+        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, tls,
+                allowPlaintextListen, upstreamTls, l);
+    }
+
+    /** The same settings with TLS on either side (tests). */
+    public ProxyConfig withTls(ListenerTls listener, UpstreamTls upstreamSide) {
+        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, listener,
+                allowPlaintextListen, upstreamSide, limits);
     }
 
     public static ProxyConfig load(Path file) {
@@ -85,7 +110,27 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
         if (policy.present() && kmip == null) {
             throw new ConfigException(source + ": collections: needs a kmip: section (the keys come from the KMS)");
         }
-        return new ProxyConfig(listen, upstream, timeout, transport, kmip, policy);
+        ListenerTls tls = m.has("tls") ? ListenerTls.parse(m.child("tls")) : null;
+        Object plain = m.raw("allowPlaintextListen");
+        if (plain != null && !(plain instanceof Boolean)) {
+            throw new ConfigException(m.where("allowPlaintextListen") + " must be true or false");
+        }
+        UpstreamTls upstreamTls = m.has("upstreamTls") ? UpstreamTls.parse(m.child("upstreamTls")) : null;
+        return new ProxyConfig(listen, upstream, timeout, transport, kmip, policy, tls, Boolean.TRUE.equals(plain),
+                upstreamTls, Limits.parse(m));
+    }
+
+    /**
+     * Why the proxy must not start as configured, or null: a listener off loopback carries
+     * decrypted values and credentials, so it needs tls: unless allowPlaintextListen says so.
+     */
+    public String plaintextListenProblem() {
+        if (tls != null || allowPlaintextListen || HostPort.isLoopback(listen.host())) {
+            return null;
+        }
+        return "listen: " + listen + " is not a loopback address and there is no tls: section; clients would send "
+                + "credentials and receive decrypted values in clear. Add tls: (cert, key) or, on a network you trust, "
+                + "allowPlaintextListen: true";
     }
 
     private static String str(Object o) {

@@ -1,0 +1,31 @@
+package dev.fleproxy.config;
+
+/**
+ * What a peer that has proved nothing can make the proxy hold (top-level keys):
+ *
+ * <pre>
+ * clientReadTimeoutMs: 30000            # a message begun must be complete within this; 0 = no limit
+ * maxIdleTimeMs: 0                      # idle between messages; 0 (default) = no limit (drivers pool connections)
+ * maxConnections: 10000                 # client connections at once; more are closed at once
+ * maxBufferedMessageBytes: 536870912    # bytes of partial messages held for all clients together
+ * </pre>
+ */
+public record Limits(int clientReadTimeoutMs, int maxIdleTimeMs, int maxConnections, long maxBufferedMessageBytes) {
+    public static final Limits DEFAULT = new Limits(30_000, 0, 10_000, 512L * 1024 * 1024);
+
+    static Limits parse(YamlMap m) {
+        int read = m.integer("clientReadTimeoutMs", DEFAULT.clientReadTimeoutMs(), 0, Integer.MAX_VALUE);
+        int idle = m.integer("maxIdleTimeMs", DEFAULT.maxIdleTimeMs(), 0, Integer.MAX_VALUE);
+        int conns = m.integer("maxConnections", DEFAULT.maxConnections(), 1, Integer.MAX_VALUE);
+        Object b = m.raw("maxBufferedMessageBytes");
+        long bytes = DEFAULT.maxBufferedMessageBytes();
+        if (b != null) {
+            if (!(b instanceof Number n) || n.longValue() < 48_000_000L || b instanceof Double) {
+                throw new ConfigException(m.where("maxBufferedMessageBytes") + " must be an integer of at least "
+                        + "48000000 (one whole message), not " + b);
+            }
+            bytes = n.longValue();
+        }
+        return new Limits(read, idle, conns, bytes);
+    }
+}
