@@ -1,5 +1,6 @@
 package dev.fleproxy;
 
+import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeyResolvers;
@@ -42,6 +43,10 @@ public final class ProxyRuntime implements AutoCloseable {
     /** Starts from a config file; a definitive policy error (unknown key, wrong suite) fails the start. */
     public static ProxyRuntime start(Path configFile) throws Exception {
         ProxyConfig config = ProxyConfig.load(configFile);
+        String plaintext = config.plaintextListenProblem();
+        if (plaintext != null) {
+            throw new ConfigException(configFile + ": " + plaintext);
+        }
         Policy startPolicy = PolicyParser.parse(config.policySection());
         KmipClient kmip = null;
         KeyResolver resolver = null;

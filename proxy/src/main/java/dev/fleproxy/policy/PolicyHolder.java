@@ -1,6 +1,7 @@
 package dev.fleproxy.policy;
 
 import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.config.Hangup;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.keys.KeyResolver;
 import java.io.IOException;
@@ -34,6 +35,7 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
     private final ScheduledExecutorService watcher;
     private volatile Policy current;
     private byte[] fingerprint;
+    private final Runnable onHangup = this::reloadOnHangup;
 
     public PolicyHolder(Path file, ProxyConfig started, Policy startedPolicy, KeyResolver resolver) {
         this.file = file;
@@ -51,12 +53,14 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
     /** Starts the file watch and the SIGHUP handler. */
     public PolicyHolder watch() {
         watcher.scheduleWithFixedDelay(this::checkFile, 2, 2, TimeUnit.SECONDS);
-        try {
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), sig -> watcher.execute(() -> reload("SIGHUP")));
-        } catch (IllegalArgumentException e) {
-            log.warn("SIGHUP is not available here ({}); the policy still reloads when {} changes", e.getMessage(), file);
+        if (!Hangup.onHangup(onHangup)) {
+            log.warn("the policy still reloads when {} changes", file);
         }
         return this;
+    }
+
+    private void reloadOnHangup() {
+        watcher.execute(() -> reload("SIGHUP"));
     }
 
     @Override
@@ -119,6 +123,7 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
 
     @Override
     public void close() {
+        Hangup.remove(onHangup);
         watcher.shutdownNow();
     }
 }

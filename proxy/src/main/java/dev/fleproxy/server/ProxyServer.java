@@ -2,6 +2,8 @@ package dev.fleproxy.server;
 
 import dev.fleproxy.config.KmipConfig;
 import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.tls.ListenerContext;
+import dev.fleproxy.tls.UpstreamContext;
 import dev.fleproxy.wire.FrameDecoder;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -25,6 +27,8 @@ public final class ProxyServer implements AutoCloseable {
     private final EventLoopGroup workers;
     private final Channel listener;
     private final AtomicInteger activeSessions = new AtomicInteger();
+    /** The client-facing TLS context, reloaded when its files change; null without tls:. */
+    private final ListenerContext tls;
 
     private ProxyServer(ProxyConfig config, List<MessageFilter> filters) throws InterruptedException {
         Transport transport = Transport.choose(config.transport());
@@ -34,6 +38,9 @@ public final class ProxyServer implements AutoCloseable {
                     + unavailable);
         }
         int keyWaitMs = config.kmip() != null ? config.kmip().kmsWaitMs() : KmipConfig.DEFAULT_KMS_WAIT_MS;
+        tls = config.tls() != null ? ListenerContext.start(config.tls()) : null;
+        UpstreamContext upstreamTls = config.upstreamTls() != null
+                ? UpstreamContext.of(config.upstreamTls(), config.upstream()) : null;
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
         ProxySession.SessionListener counter = new ProxySession.SessionListener() {
@@ -57,7 +64,10 @@ public final class ProxyServer implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             ProxySession session = new ProxySession(ch, transport, config.upstream(),
-                                    config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter);
+                                    config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter, upstreamTls);
+                            if (tls != null) {
+                                ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                            }
                             ch.pipeline().addLast(new FrameDecoder(), new SessionHandler(session, SessionHandler.Side.CLIENT));
                         }
                     })
@@ -66,9 +76,13 @@ public final class ProxyServer implements AutoCloseable {
                     .channel();
         } catch (RuntimeException | InterruptedException e) {
             shutdownGroups();
+            if (tls != null) {
+                tls.close();
+            }
             throw e;
         }
-        log.info("mongo-fle-proxy listening on {}, upstream {}, transport {}", address(), config.upstream(),
+        log.info("mongo-fle-proxy listening on {}{}, upstream {}{}, transport {}", address(), tls != null ? " (TLS)" : "",
+                config.upstream(), upstreamTls != null ? " (TLS, verifying " + upstreamTls.verifiedName() + ")" : "",
                 transport.configName());
     }
 
@@ -91,10 +105,18 @@ public final class ProxyServer implements AutoCloseable {
         return activeSessions.get();
     }
 
+    /** The listener's TLS context (reloaded on its own; tests reload it at once), or null. */
+    public ListenerContext tls() {
+        return tls;
+    }
+
     @Override
     public void close() {
         listener.close().syncUninterruptibly();
         shutdownGroups();
+        if (tls != null) {
+            tls.close();
+        }
     }
 
     private void shutdownGroups() {

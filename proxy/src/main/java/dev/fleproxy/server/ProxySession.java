@@ -1,6 +1,10 @@
 package dev.fleproxy.server;
 
 import dev.fleproxy.config.HostPort;
+import dev.fleproxy.tls.TlsFailures;
+import dev.fleproxy.tls.UpstreamContext;
+import io.netty.handler.ssl.SslHandler;
+import javax.net.ssl.SSLException;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.wire.Frame;
@@ -68,6 +72,8 @@ final class ProxySession {
     private Channel upstream;
     private String upstreamFailure;
     private boolean closed;
+    /** TLS to the upstream, or null. */
+    private final UpstreamContext upstreamTls;
 
     /** Lets the server count sessions and tests wait for them. */
     interface SessionListener {
@@ -77,7 +83,8 @@ final class ProxySession {
     }
 
     ProxySession(Channel client, Transport transport, HostPort upstreamAddress, int connectTimeoutMs,
-                 int keyWaitMs, List<MessageFilter> filters, SessionListener listener) {
+                 int keyWaitMs, List<MessageFilter> filters, SessionListener listener, UpstreamContext upstreamTls) {
+        this.upstreamTls = upstreamTls;
         this.client = client;
         this.keyWaitNanos = TimeUnit.MILLISECONDS.toNanos(keyWaitMs);
         this.transport = transport;
@@ -101,30 +108,56 @@ final class ProxySession {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (upstreamTls != null) {
+                            ch.pipeline().addLast(upstreamTls.newHandler(ch.alloc()));
+                        }
                         ch.pipeline().addLast(new FrameDecoder(),
                                 new SessionHandler(ProxySession.this, SessionHandler.Side.UPSTREAM));
                     }
                 })
                 .connect(upstreamAddress.host(), upstreamAddress.port())
                 .addListener((ChannelFutureListener) f -> {
-                    if (f.isSuccess()) {
-                        upstream = f.channel();
-                        upstreamToClient = new Flow(upstream, this::writeFailed);
-                        if (closed) {
-                            upstream.close();
-                        } else {
-                            log.debug("{}: connected to upstream {}", who, upstreamAddress);
-                            upstream.read();
-                            client.read();
-                        }
+                    if (!f.isSuccess()) {
+                        upstreamUnavailable("upstream " + upstreamAddress + " is unreachable: " + describe(f.cause()));
+                    } else if (upstreamTls == null) {
+                        upstreamReady(f.channel());
                     } else {
-                        upstreamFailure = "upstream " + upstreamAddress + " is unreachable: " + describe(f.cause());
-                        log.warn("{}: {}", who, upstreamFailure);
-                        // Read the client's first request so it gets an error reply, not just a reset.
-                        client.read();
-                        client.eventLoop().schedule(() -> close(null), UNAVAILABLE_GRACE_SECONDS, TimeUnit.SECONDS);
+                        // usable once its certificate is checked; a failed check is the client's 9720001
+                        f.channel().pipeline().get(SslHandler.class).handshakeFuture().addListener(h -> {
+                            if (h.isSuccess()) {
+                                upstreamReady(f.channel());
+                            } else {
+                                f.channel().close();
+                                upstreamUnavailable("TLS to upstream " + upstreamAddress + " (verifying "
+                                        + upstreamTls.verifiedName() + ") failed: " + TlsFailures.describe(h.cause()));
+                            }
+                        });
+                        f.channel().read(); // the handshake needs reads; AUTO_READ is off
                     }
                 });
+    }
+
+    private void upstreamReady(Channel ch) {
+        upstream = ch;
+        upstreamToClient = new Flow(upstream, this::writeFailed);
+        if (closed) {
+            upstream.close();
+        } else {
+            log.debug("{}: connected to upstream {}", who, upstreamAddress);
+            upstream.read();
+            client.read();
+        }
+    }
+
+    private void upstreamUnavailable(String why) {
+        if (upstreamFailure != null || closed) {
+            return;
+        }
+        upstreamFailure = why;
+        log.warn("{}: {}", who, upstreamFailure);
+        // Read the client's first request so it gets an error reply, not just a reset.
+        client.read();
+        client.eventLoop().schedule(() -> close(null), UNAVAILABLE_GRACE_SECONDS, TimeUnit.SECONDS);
     }
 
     void received(SessionHandler.Side side, Frame frame) {
@@ -415,6 +448,9 @@ final class ProxySession {
     // ---- closing ----------------------------------------------------------------------------
 
     void closedBy(SessionHandler.Side side) {
+        if (side == SessionHandler.Side.UPSTREAM && upstream == null) {
+            return; // an upstream connection that never became usable (its TLS failed): upstreamUnavailable answers
+        }
         if (side == SessionHandler.Side.UPSTREAM && !closed) {
             log.info("{}: upstream {} closed the connection", who, upstreamAddress);
         }
@@ -423,8 +459,8 @@ final class ProxySession {
 
     /** An exception on either side: one log line that says why, then both connections close. */
     void failed(SessionHandler.Side side, Throwable cause) {
-        if (closed) {
-            return;
+        if (closed || side == SessionHandler.Side.UPSTREAM && upstream == null) {
+            return; // as in closedBy: the handshake's own listener reports it
         }
         Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
         String from = side.name().toLowerCase(java.util.Locale.ROOT);
@@ -436,6 +472,10 @@ final class ProxySession {
             // BSON decoding recurses per nesting level; a message nested deeply enough (a 48 MB
             // message holds millions of levels) overflows the stack: bad input, one line, not a trace.
             close("closed: malformed BSON from " + from + ": documents nested too deeply to decode");
+        } else if (root instanceof SSLException) {
+            // a peer that cannot complete the handshake (no or an untrusted client certificate, no
+            // common protocol) or that breaks a record: bad input, one line, no trace
+            close("closed: TLS with " + from + " failed: " + TlsFailures.describe(root));
         } else if (root instanceof IOException) {
             log.debug("{}: {} connection error: {}", who, from, root.toString());
             close(null);
