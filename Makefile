@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead
+.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead mongosh
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -41,10 +41,18 @@ $(VENV)/.installed: $(PY_REQUIREMENTS)
 	$(VENV)/bin/pip install -q $(addprefix -r ,$(PY_REQUIREMENTS))
 	touch $@
 
+## mongosh: the MongoDB shell (npm, pinned) in .tools/, for the TLS test that connects with it
+MONGOSH := .tools/node_modules/.bin/mongosh
+MONGOSH_VERSION := 2.12.0
+mongosh: $(MONGOSH)
+
+$(MONGOSH):
+	npm install --prefix .tools --no-audit --no-fund --loglevel=error mongosh@$(MONGOSH_VERSION)
+
 ## test: every test: Java unit and integration tests (JUnit; the KMS ones start PyKMIP), pytest
 ## (proxy, KMS, benchmark lab, Compose stacks; proxy/tests also smoke-tests fle-bench.jar), node
 ## (the cluster init script)
-test: build bench-jar venv
+test: build bench-jar venv mongosh
 	cd proxy && $(MVN) test
 	$(VENV)/bin/python -m pytest -q proxy/tests
 	$(VENV)/bin/python -m pytest -q kms/tests
@@ -68,4 +76,4 @@ clean:
 	cd proxy && $(MVN) -q clean
 	cd ycsb-workloads/binding && $(MVN) -q clean
 	cd proxy/bench && $(MVN) -q clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) .tools

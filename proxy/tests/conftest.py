@@ -68,12 +68,13 @@ class JavaProcess:
 
 
 class ProxyProcess(JavaProcess):
-    def __init__(self, tmp: Path, upstream_port: int, name="proxy"):
+    def __init__(self, tmp: Path, upstream_port: int, name="proxy", extra=""):
+        """extra: more lines for its config file (tls:, upstreamTls:, limits)."""
         self.upstream_port = upstream_port
         port = free_port()
         config = tmp / f"{name}.yaml"
         config.write_text(f"listen: 127.0.0.1:{port}\nupstream: 127.0.0.1:{upstream_port}\n"
-                          "upstreamConnectTimeoutMs: 2000\n")
+                          "upstreamConnectTimeoutMs: 2000\n" + extra)
         super().__init__(["proxy", "--config", str(config)], tmp / f"{name}.log", port)
         self._mark = 0
 

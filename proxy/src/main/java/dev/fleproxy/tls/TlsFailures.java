@@ -28,6 +28,10 @@ public final class TlsFailures {
                 return "its certificate does not name this host (" + m + ")";
             }
         }
+        if (all.contains("PEER_DID_NOT_RETURN_A_CERTIFICATE") || all.contains("Empty client certificate chain")
+                || all.contains("certificate_required")) {
+            return "the peer presented no certificate, and one is required";
+        }
         if (all.contains("expired")) {
             return "its certificate has expired";
         }
