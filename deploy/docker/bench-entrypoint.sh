@@ -2,7 +2,19 @@
 # The benchmark runner container: deploy/bench/matrix.py against this stack's mongos (direct) and
 # proxy; every argument goes to the runner (see README, "The YCSB lab"), e.g.
 #   docker compose run --rm bench --topology rs3 --out results/mine --records 100000 --workloads a,c
+# The proxy's port speaks TLS with a certificate from the KMS's CA (ca.pem, mounted from the
+# credentials volume): pymongo takes it as tlsCAFile, YCSB's Java driver from a trust store made here.
 set -euo pipefail
 cd /fle
+CA=${FLE_PROXY_CA:-/kms-credentials/ca.pem}
+PROXY_URL=${FLE_PROXY_URL:-mongodb://proxy:27018/?tls=true&tlsCAFile=$CA}
+if [ -f "$CA" ]; then
+  # a JKS store loads without its store password (which only guards integrity; it holds one public certificate)
+  store=/tmp/fle-proxy-ca.jks
+  rm -f "$store"
+  keytool -importcert -noprompt -alias fle-kms-ca -file "$CA" -keystore "$store" -storetype JKS \
+    -storepass fle-proxy-ca >/dev/null 2>&1
+  export JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:-} -Djavax.net.ssl.trustStore=$store -Djavax.net.ssl.trustStoreType=JKS"
+fi
 exec /opt/venv/bin/python deploy/bench/matrix.py \
-  --direct "${FLE_DIRECT_URL:-mongodb://mongos:27017}" --proxy "${FLE_PROXY_URL:-mongodb://proxy:27018}" "$@"
+  --direct "${FLE_DIRECT_URL:-mongodb://mongos:27017}" --proxy "$PROXY_URL" "$@"

@@ -5,8 +5,9 @@
 #   2. PyKMIP over mutual TLS;
 #   3. the bootstrap keys (idempotent): the source paper's AES-256, ARIA-256 and 3DES under their
 #      UUIDs, plus SEED, LEA, AES-128 and ARIA-128;
-#   4. the proxy's credentials (the CA certificate, its client certificate and key; not the CA key,
-#      not the admin's) copied into their own volume, readable by the proxy's user only;
+#   4. the proxy's credentials (the CA certificate, its KMIP client certificate and key, its TLS
+#      listener certificate and key for the names proxy, localhost and 127.0.0.1; not the CA key,
+#      not the admin's) copied into their own volume, the keys readable by the proxy's user only;
 #   5. a ready file for the healthcheck; then waits on PyKMIP, passing SIGTERM on.
 # Paths and ports come from the environment so the tests can run this script outside a container.
 set -euo pipefail
@@ -23,6 +24,7 @@ say() { echo "kms-entrypoint: $*"; }
 rm -f "$READY"
 
 "$KMS" init --dir "$KMS_DIR" --bind "$BIND" --port "$PORT"
+"$KMS" proxy-tls --dir "$KMS_DIR" --name proxy --name localhost --name 127.0.0.1
 "$KMS" serve --dir "$KMS_DIR" --port "$PORT" &
 server=$!
 stop() {
@@ -42,8 +44,10 @@ mkdir -p "$CREDENTIALS"
 install -m 0644 "$KMS_DIR/ca.pem" "$CREDENTIALS/ca.pem"
 install -m 0644 "$KMS_DIR/proxy.pem" "$CREDENTIALS/proxy.pem"
 install -m 0600 "$KMS_DIR/proxy.key" "$CREDENTIALS/proxy.key"
-chown "$PROXY_UID" "$CREDENTIALS/proxy.key"
-say "proxy credentials in $CREDENTIALS (ca.pem, proxy.pem, proxy.key for uid $PROXY_UID)"
+install -m 0644 "$KMS_DIR/proxy-tls.pem" "$CREDENTIALS/proxy-tls.pem"
+install -m 0600 "$KMS_DIR/proxy-tls.key" "$CREDENTIALS/proxy-tls.key"
+chown "$PROXY_UID" "$CREDENTIALS/proxy.key" "$CREDENTIALS/proxy-tls.key"
+say "proxy credentials in $CREDENTIALS (ca.pem, proxy.pem, proxy.key, proxy-tls.pem, proxy-tls.key for uid $PROXY_UID)"
 touch "$READY"
 say "ready on $BIND:$PORT"
 

@@ -121,8 +121,10 @@ def test_the_proxys_upstream_is_mongos_and_its_port_is_published(stack):
     listen_port = cfg["listen"].rsplit(":", 1)[1]
     assert proxy["ports"] == [f"127.0.0.1:27018:{listen_port}/tcp"], "published on the host's loopback by default"
     assert cfg["kmip"]["host"] == "kms" and "kms" in config["services"]
-    for path in (cfg["kmip"]["ca"], cfg["kmip"]["clientCert"], cfg["kmip"]["clientKey"]):
+    for path in (cfg["kmip"]["ca"], cfg["kmip"]["clientCert"], cfg["kmip"]["clientKey"], cfg["tls"]["cert"],
+                 cfg["tls"]["key"]):
         assert os.path.dirname(path) in mounts and mounts[os.path.dirname(path)] == "proxy-credentials"
+    assert "allowPlaintextListen" not in cfg, "the published port speaks TLS"
     assert {c["key"] for c in cfg["collections"].values()} == PAPER_KEYS
     assert set(cfg["collections"]) == {"ycsb.usertable_aes", "ycsb.usertable_aria", "ycsb.usertable_3des"}
     assert "envelopeSubtype" not in cfg, "real mongod stores subtype 6, the default"

@@ -10,6 +10,7 @@ against the keys that entrypoint bootstrapped.
 import os
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cryptography import x509
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRYPOINT = ROOT / "deploy" / "docker" / "kms-entrypoint.sh"
@@ -78,9 +80,16 @@ def entrypoint(tmp_path_factory):
 def test_first_start_makes_certificates_keys_and_hands_over_only_the_proxys_credentials(entrypoint):
     for name in ("ca.pem", "ca.key", "server.pem", "admin.pem", "proxy.pem", "proxy.key"):
         assert (entrypoint.kms_dir / name).exists(), name
-    assert sorted(p.name for p in entrypoint.credentials.iterdir()) == ["ca.pem", "proxy.key", "proxy.pem"]
-    assert stat.S_IMODE((entrypoint.credentials / "proxy.key").stat().st_mode) == 0o600
-    assert (entrypoint.credentials / "proxy.key").read_bytes() == (entrypoint.kms_dir / "proxy.key").read_bytes()
+    assert sorted(p.name for p in entrypoint.credentials.iterdir()) == ["ca.pem", "proxy-tls.key", "proxy-tls.pem",
+                                                                        "proxy.key", "proxy.pem"]
+    for key in ("proxy.key", "proxy-tls.key"):
+        assert stat.S_IMODE((entrypoint.credentials / key).stat().st_mode) == 0o600
+        assert (entrypoint.credentials / key).read_bytes() == (entrypoint.kms_dir / key).read_bytes()
+    # the listener certificate names the stack's proxy service and the host's loopback
+    tls = x509.load_pem_x509_certificate((entrypoint.credentials / "proxy-tls.pem").read_bytes())
+    names = tls.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert set(names.get_values_for_type(x509.DNSName)) == {"proxy", "localhost"}
+    assert [str(ip) for ip in names.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
     out = entrypoint.output()
     for uuid, alg in [("89d6d529-a2fe-31dd-ae60-3cb35458dcc0", "AES"), ("da6fd698-4681-3bb5-88ad-d1d9d68b1df6", "ARIA"),
                       ("93a7f87f-458c-31be-ad16-d5dfa2fc1bae", "3DES")]:
@@ -96,6 +105,8 @@ def stack_proxy_config(entrypoint, tmp: Path) -> Path:
     cfg["kmip"]["host"], cfg["kmip"]["port"] = "127.0.0.1", entrypoint.port
     for k in ("ca", "clientCert", "clientKey"):
         cfg["kmip"][k] = str(entrypoint.credentials / Path(cfg["kmip"][k]).name)
+    for k in ("cert", "key"):
+        cfg["tls"][k] = str(entrypoint.credentials / Path(cfg["tls"][k]).name)
     path = tmp / "proxy.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -124,6 +135,11 @@ def test_the_stacks_policy_starts_a_proxy_on_the_bootstrapped_keys(entrypoint, t
         wait_for("the proxy listening (its policy validated against the KMS)", listening, proxy, timeout=60)
         text = log.read_text()
         assert "encrypting 3 collection(s)" in text and "3DES" in text, text
+        # its listener speaks TLS with the certificate the kms service issued, trusted through its CA
+        ctx = ssl.create_default_context(cafile=str(entrypoint.credentials / "ca.pem"))
+        with socket.create_connection(("127.0.0.1", port)) as raw, \
+                ctx.wrap_socket(raw, server_hostname="localhost") as s:
+            assert s.version() in ("TLSv1.3", "TLSv1.2")
     finally:
         proxy.terminate()
         proxy.wait(timeout=15)

@@ -82,3 +82,9 @@ def write_pkcs12(path: Path, name: str, key, cert, ca_cert, password: bytes) -> 
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+
+
+def load_ca(key_path: Path, cert_path: Path):
+    """The CA made by make_ca, read back from its files."""
+    key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
+    return key, x509.load_pem_x509_certificate(cert_path.read_bytes())

@@ -1,4 +1,4 @@
-"""kms: init, serve, bootstrap, list, create, activate, revoke, destroy (see README, "The KMS")."""
+"""kms: init, proxy-tls, serve, bootstrap, list, create, activate, revoke, destroy (see README, "The KMS")."""
 import argparse
 import json
 import os
@@ -50,6 +50,24 @@ def cmd_init(a) -> int:
     write_policy(d)
     print(f"kms: initialized {d.root}: CA, server certificate ({', '.join(names)}), client certificates "
           f"admin.pem (CN fle-kms-admin) and proxy.pem/proxy.p12 (CN fle-proxy); server on {a.bind}:{a.port}")
+    return 0
+
+
+def cmd_proxy_tls(a) -> int:
+    """The proxy's listener certificate (serverAuth), issued by this KMS's CA, so one CA file serves
+    clients of the proxy and the proxy's view of the KMS alike."""
+    d = KmsDir(Path(a.dir))
+    if not d.initialized():
+        raise SystemExit(f"kms: {d.root} is not initialized (run `kms init` first)")
+    if d.proxy_tls_cert.exists() and not a.force:
+        print(f"kms: {d.proxy_tls_cert} exists (use --force to issue a new one)")
+        return 0
+    names = list(a.name or ["proxy", "localhost", "127.0.0.1"])
+    ca_key, ca = certs.load_ca(d.ca_key, d.ca_cert)
+    k, c = certs.issue(ca_key, ca, names[0], server_names=names)
+    certs.write_key(d.proxy_tls_key, k)
+    certs.write_cert(d.proxy_tls_cert, c)
+    print(f"kms: issued {d.proxy_tls_cert} and {d.proxy_tls_key} for {', '.join(names)} (clients trust {d.ca_cert})")
     return 0
 
 
@@ -203,6 +221,11 @@ def main(argv=None) -> int:
     sp.add_argument("--san", action="append", help="another DNS name or IP for the server certificate (repeatable)")
     sp.add_argument("--force", action="store_true", help="replace existing certificates")
     sp.set_defaults(func=cmd_init)
+    sp = with_dir(sub.add_parser("proxy-tls", help="issue the proxy's TLS certificate (proxy-tls.pem/.key) from the CA"))
+    sp.add_argument("--name", action="append", help="a DNS name or IP it is for (repeatable); default proxy, localhost, "
+                                                   "127.0.0.1")
+    sp.add_argument("--force", action="store_true", help="replace an existing one")
+    sp.set_defaults(func=cmd_proxy_tls)
     sp = with_dir(sub.add_parser("serve", help="run pykmip-server in the foreground (SIGTERM stops it)"))
     sp.add_argument("--port", type=int, help="listen on this port instead (remembered)")
     sp.set_defaults(func=cmd_serve)

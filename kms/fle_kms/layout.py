@@ -27,6 +27,12 @@ class KmsDir:
     @property
     def proxy_key(self): return self.root / "proxy.key"
     @property
+    def proxy_tls_cert(self): return self.root / "proxy-tls.pem"
+
+    @property
+    def proxy_tls_key(self): return self.root / "proxy-tls.key"
+
+    @property
     def proxy_p12(self): return self.root / "proxy.p12"
     @property
     def proxy_p12_password(self): return self.root / "proxy.p12.password"
