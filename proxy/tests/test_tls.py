@@ -60,9 +60,13 @@ def test_pymongo_runs_crud_over_tls_and_a_plaintext_client_is_refused(tls_proxy,
     ca, _ = pki
     with client(tls_proxy.uri(), tls=True, tlsCAFile=str(ca.ca_file)) as c:
         crud(c)
+    tls_proxy.mark_log()
     with client(tls_proxy.uri(), serverSelectionTimeoutMS=1500) as plain:
         with pytest.raises(ServerSelectionTimeoutError):
             plain.admin.command("ping")
+    lines = tls_proxy.new_log_lines("does not speak TLS")
+    # what a plaintext client sent (Netty's message holds a hex dump of it) is never logged
+    assert lines and not any("not an SSL/TLS record" in l for l in tls_proxy.new_log_lines("TLS", timeout=0)), lines
     with client(tls_proxy.uri(), tls=True, tlsCAFile=str(ca.ca_file)) as c:
         assert c.admin.command("ping")["ok"] == 1.0  # and it goes on serving
     assert "TLS by BoringSSL" in tls_proxy.log_text() or "TLS by the JDK" in tls_proxy.log_text()

@@ -10,6 +10,12 @@ public final class TlsFailures {
     }
 
     public static String describe(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof io.netty.handler.ssl.NotSslRecordException) {
+                // its message holds a hex dump of what arrived: a plaintext client's credentials, maybe
+                return "the peer does not speak TLS (a client without tls=true?)";
+            }
+        }
         String all = "";
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
             if (c instanceof CertificateExpiredException) {
