@@ -35,6 +35,41 @@ class ProxyConfigTest {
     }
 
     @Test
+    void readsTlsOnBothSidesAndTheLimits() {
+        ProxyConfig c = parse("listen: 0.0.0.0:1\nupstream: b:2\ntls:\n  cert: p.pem\n  key: p.key\n  clientCA: ca.pem\n"
+                + "  clientAuth: required\nupstreamTls:\n  ca: m.pem\n  serverName: mongos.internal\n"
+                + "clientReadTimeoutMs: 500\nmaxConnections: 7\nmaxBufferedMessageBytes: 100000000\n");
+        assertEquals(ListenerTls.ClientAuth.REQUIRED, c.tls().clientAuth());
+        assertEquals("mongos.internal", c.upstreamTls().serverName());
+        assertEquals(new Limits(500, 0, 7, 100_000_000L), c.limits());
+        assertEquals(null, c.plaintextListenProblem(), "TLS on the listener");
+        assertEquals(Limits.DEFAULT, parse("listen: a:1\nupstream: b:2\n").limits());
+
+        assertTrue(error("listen: a:1\nupstream: b:2\ntls:\n  cert: p\n  key: k\n  clientAuth: required\n")
+                .contains("tls.clientAuth required needs clientCA"));
+        assertTrue(error("listen: a:1\nupstream: b:2\ntls:\n  cert: p\n  key: k\n  clientAuth: maybe\n")
+                .contains("must be none, optional or required"));
+        assertTrue(error("listen: a:1\nupstream: b:2\ntls:\n  cert: p\n").contains("tls.key is missing"));
+        assertTrue(error("listen: a:1\nupstream: b:2\nupstreamTls:\n  ca: c\n  cert: x\n")
+                .contains("upstreamTls.key is missing"));
+        assertTrue(error("listen: a:1\nupstream: b:2\nmaxBufferedMessageBytes: 1000\n").contains("at least 48000000"));
+        assertTrue(error("listen: a:1\nupstream: b:2\nallowPlaintextListen: yes please\n").contains("true or false"));
+    }
+
+    @Test
+    void aListenerOffLoopbackNeedsTlsOrAnExplicitAllowance() {
+        for (String host : new String[] {"127.0.0.1", "127.3.4.5", "localhost", "[::1]"}) {
+            assertEquals(null, parse("listen: '" + host + ":1'\nupstream: b:2\n").plaintextListenProblem(), host);
+        }
+        for (String host : new String[] {"0.0.0.0", "10.0.0.5", "proxy.internal", "[::]", "127.0.0.1.example"}) {
+            String problem = parse("listen: '" + host + ":1'\nupstream: b:2\n").plaintextListenProblem();
+            assertTrue(problem != null && problem.contains("is not a loopback address and there is no tls: section"), host);
+            assertEquals(null, parse("listen: '" + host + ":1'\nupstream: b:2\nallowPlaintextListen: true\n")
+                    .plaintextListenProblem(), host);
+        }
+    }
+
+    @Test
     void readsTheKmipSectionWithPathsRelativeToTheFile() {
         ProxyConfig c = ProxyConfig.parse(new ByteArrayInputStream(("listen: a:1\nupstream: b:2\nkmip:\n"
                 + "  host: kms\n  ca: certs/ca.pem\n  clientCert: certs/proxy.pem\n  clientKey: /abs/proxy.key\n"
