@@ -41,6 +41,11 @@ import picocli.CommandLine.Option;
             "                 no target says, it records the first AES_GCM target's insert",
             "                 and read, and the read of the plain proxy and of the relay",
             "                 on its transport.",
+            "  tls=true|false  the client connects over TLS (default false; a uri saying",
+            "                 tls=true needs it too). TLS targets are never judged nor",
+            "                 a baseline: the report sets each beside its plaintext twin",
+            "                 (same kind, transport and suite) and the cost of field",
+            "                 encryption.",
             "",
             "N threads insert YCSB-sized documents (10 fields x 100 bytes) for --seconds,",
             "then read them by _id, on every target in turn, in --rounds of alternating",
@@ -199,14 +204,14 @@ final class OverheadCommand implements Callable<Integer> {
             return chosen;
         }
         Target aes = targets.stream()
-                .filter(t -> t.kind() == Target.Kind.ENCRYPTED && t.suite().equals("AES_GCM") && t.measured())
+                .filter(t -> t.kind() == Target.Kind.ENCRYPTED && t.suite().equals("AES_GCM") && t.measured() && !t.tls())
                 .findFirst().orElse(null);
         if (aes == null) {
             return chosen;
         }
         chosen.put(aes, Target.Alloc.BOTH);
         for (Target.Kind k : List.of(Target.Kind.PROXY_PLAIN, Target.Kind.RELAY)) {
-            targets.stream().filter(t -> t.kind() == k && aes.transport().equals(t.transport()) && t.measured())
+            targets.stream().filter(t -> t.kind() == k && aes.transport().equals(t.transport()) && t.measured() && !t.tls())
                     .findFirst().ifPresent(t -> chosen.put(t, Target.Alloc.READ));
         }
         return chosen;
