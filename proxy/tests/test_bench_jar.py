@@ -4,6 +4,7 @@ the byte relay carries a driver's traffic to the real backend, and the overhead 
 import csv
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -19,10 +20,18 @@ def bench_jar():
     return BENCH_JAR
 
 
-def transport_of(log_text: str) -> str:
-    """The transport a relay's or proxy's start line names ("... listening on ..., transport epoll")."""
-    m = re.search(r"listening on .*, transport (\w+)", log_text)
-    assert m, f"no start line with a transport in:\n{log_text}"
+def transport_of(read_log, timeout: float = 10.0) -> str:
+    """The transport a relay's or proxy's start line names ("... listening on ..., transport epoll").
+    read_log() returns the log's text; it is read again until the line is there, since the port
+    accepts connections a moment before the line is written."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = read_log()
+        m = re.search(r"listening on .*, transport (\w+)", text)
+        if m or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert m, f"no start line with a transport in:\n{text}"
     return m.group(1)
 
 
@@ -96,8 +105,8 @@ def test_the_proxy_jar_no_longer_carries_the_benchmark():
 
 def test_overhead_reports_cpu_per_operation_of_the_relay_and_the_proxy(bench_jar, backend, relay, proxy, tmp_path):
     relay_proc, relay_port, relay_log = relay
-    relay_transport = transport_of(relay_log.read_text())
-    proxy_transport = transport_of(proxy.log_text())
+    relay_transport = transport_of(relay_log.read_text)
+    proxy_transport = transport_of(proxy.log_text)
     out = tmp_path / "out"
     r = subprocess.run(
         ["java", "-jar", str(bench_jar), "overhead",
