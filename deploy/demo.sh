@@ -6,8 +6,9 @@
 # results/embedded/ (report.md, results.csv, plots/); stop everything.
 # DEMO_JOB=overhead (make bench-overhead) runs the overhead benchmark instead: the same policy in
 # one proxy per transport (nio, epoll, io_uring where it starts) and a byte relay per transport in
-# front of the backend (proxy/bench/target/fle-bench.jar relay); the benchmark (fle-bench.jar
-# overhead) reads each relay's and proxy's CPU per operation and probes allocation with JFR.
+# front of the backend (proxy/bench/target/fle-bench.jar relay), and on epoll one more proxy with a
+# TLS listener (certificate from the KMS CA: kms proxy-tls); the benchmark (fle-bench.jar overhead)
+# reads each relay's and proxy's CPU per operation and probes allocation with JFR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -109,8 +110,12 @@ if [ "$JOB" = overhead ]; then
   # runs close in time: the relay, the proxy without policy, AES-GCM, and on epoll every other
   # suite. A transport whose relay or proxy does not start here is left out, with a line. The
   # allocation probe records AES-GCM on epoll (insert and read) and, for contrast, the reads of
-  # the proxy without policy and of the relay on epoll.
+  # the proxy without policy and of the relay on epoll. On epoll only (to keep the run short), a
+  # second proxy with the same configuration plus a `tls:` listener gives the proxy without policy
+  # and AES-GCM over TLS (tls=true targets: reported beside their plaintext twins, never judged);
+  # its certificate is issued from the KMS CA for localhost and 127.0.0.1, which the client trusts.
   targets=(--target "kind=direct,uri=mongodb://127.0.0.1:$BACKEND_PORT")
+  tls_args=() tls_note=()
   for transport in nio epoll io_uring; do
     relay_port=$(free_port)
     java -jar "$BENCH_JAR" relay --listen "127.0.0.1:$relay_port" --upstream "127.0.0.1:$BACKEND_PORT" \
@@ -137,6 +142,27 @@ if [ "$JOB" = overhead ]; then
               --target "kind=proxy-plain,uri=$uri,$common$read_probe"
               --target "kind=encrypted,uri=$uri,$common,suite=AES_GCM,collection=aes$both_probe")
     if [ "$transport" = epoll ]; then
+      kms/kms proxy-tls --dir "$KMS_DIR" --name localhost --name 127.0.0.1 --force >/dev/null
+      tls_port=$(free_port)
+      { sed -e "s/^listen: .*/listen: 127.0.0.1:$tls_port/" "$RUN/proxy-$transport.yaml"
+        printf 'tls:\n  cert: %s\n  key: %s\n' "$KMS_DIR/proxy-tls.pem" "$KMS_DIR/proxy-tls.key"
+      } >"$RUN/proxy-$transport-tls.yaml"
+      java -jar "$JAR" proxy --config "$RUN/proxy-$transport-tls.yaml" >"$RUN/proxy-$transport-tls.log" 2>&1 &
+      tls_pid=$!
+      pids+=($tls_pid)
+      if wait_started "$tls_pid" "$tls_port"; then
+        echo "demo: $transport: proxy with a TLS listener on 127.0.0.1:$tls_port (pid $tls_pid)"
+        tls_uri="mongodb://127.0.0.1:$tls_port/?tls=true"
+        tls_common="pid=$tls_pid,transport=$transport,tls=true"
+        targets+=(--target "kind=proxy-plain,uri=$tls_uri,$tls_common"
+                  --target "kind=encrypted,uri=$tls_uri,$tls_common,suite=AES_GCM,collection=aes")
+        tls_args=(--tls-ca "$KMS_DIR/ca.pem")
+        provider=$(grep -o 'TLS by .*' "$RUN/proxy-$transport-tls.log" | head -n 1 || true)
+        tls_note=(--note "TLS targets: the proxy on $transport with a \`tls:\` listener (certificate from the KMS CA for localhost and 127.0.0.1), the client trusting that CA${provider:+; its log: $provider}.")
+      else
+        echo "demo: TLS on $transport left out: $(tail -n 1 "$RUN/proxy-$transport-tls.log")"
+        kill "$tls_pid" 2>/dev/null || true
+      fi
       targets+=(--target "kind=encrypted,uri=$uri,$common,suite=ARIA_GCM,collection=aria"
                 --target "kind=encrypted,uri=$uri,$common,suite=LEA_GCM,collection=lea"
                 --target "kind=encrypted,uri=$uri,$common,suite=SEED_CBC_HMAC,collection=seed"
@@ -146,8 +172,9 @@ if [ "$JOB" = overhead ]; then
   echo "demo: overhead benchmark, $THREADS threads, ${SECONDS_PER_PHASE}s per phase, $ROUNDS rounds, ${WARMUP}s warm-up"
   java -jar "$BENCH_JAR" overhead "${targets[@]}" \
     --threads "$THREADS" --seconds "$SECONDS_PER_PHASE" --rounds "$ROUNDS" --warmup "$WARMUP" --out "$OUT" \
-    --crypto-results results/crypto/results.csv \
-    --note "Embedded backend (mongo-java-server, in memory), KMS, a relay and a proxy per transport (one policy) and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-overhead\`)."
+    --crypto-results results/crypto/results.csv ${tls_args[@]+"${tls_args[@]}"} \
+    --note "Embedded backend (mongo-java-server, in memory), KMS, a relay and a proxy per transport (one policy) and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-overhead\`)." \
+    ${tls_note[@]+"${tls_note[@]}"}
   echo "demo: wrote $OUT/overhead.md and $OUT/overhead.csv"
   exit 0
 fi

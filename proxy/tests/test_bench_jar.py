@@ -1,13 +1,16 @@
 """Smoke test of proxy/bench/target/fle-bench.jar, the benchmark tools apart from the proxy's jar:
 the byte relay carries a driver's traffic to the real backend, and the overhead benchmark runs
-(tiny phases) against the backend, the relay and the real proxy, reporting their CPU per operation."""
+(tiny phases) against the backend, the relay and the real proxy, reporting their CPU per operation,
+and against a real proxy with a TLS listener, set beside the plaintext one."""
 import csv
 import re
 import subprocess
+import time
 
 import pytest
 
-from conftest import JAR, ROOT, client, free_port, wait_for_port
+from conftest import JAR, ROOT, ProxyProcess, client, free_port, wait_for_port
+from pki import Pki
 
 BENCH_JAR = ROOT / "proxy" / "bench" / "target" / "fle-bench.jar"
 
@@ -19,10 +22,18 @@ def bench_jar():
     return BENCH_JAR
 
 
-def transport_of(log_text: str) -> str:
-    """The transport a relay's or proxy's start line names ("... listening on ..., transport epoll")."""
-    m = re.search(r"listening on .*, transport (\w+)", log_text)
-    assert m, f"no start line with a transport in:\n{log_text}"
+def transport_of(read_log, timeout: float = 10.0) -> str:
+    """The transport a relay's or proxy's start line names ("... listening on ..., transport epoll").
+    read_log() returns the log's text; it is read again until the line is there, since the port
+    accepts connections a moment before the line is written."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = read_log()
+        m = re.search(r"listening on .*, transport (\w+)", text)
+        if m or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert m, f"no start line with a transport in:\n{text}"
     return m.group(1)
 
 
@@ -96,8 +107,8 @@ def test_the_proxy_jar_no_longer_carries_the_benchmark():
 
 def test_overhead_reports_cpu_per_operation_of_the_relay_and_the_proxy(bench_jar, backend, relay, proxy, tmp_path):
     relay_proc, relay_port, relay_log = relay
-    relay_transport = transport_of(relay_log.read_text())
-    proxy_transport = transport_of(proxy.log_text())
+    relay_transport = transport_of(relay_log.read_text)
+    proxy_transport = transport_of(proxy.log_text)
     out = tmp_path / "out"
     r = subprocess.run(
         ["java", "-jar", str(bench_jar), "overhead",
@@ -138,3 +149,50 @@ def test_overhead_reports_cpu_per_operation_of_the_relay_and_the_proxy(bench_jar
         assert int(p["ops"]) > 0
         assert (p["cpu_ms_per_1000_ops"] == "") == (p["target"] == "direct")
     assert [(p["target"], p["operation"]) for p in phases if p["round"] == "probe"] == [("proxy", "read")]
+
+
+def test_overhead_sets_a_tls_target_beside_its_plaintext_twin(bench_jar, backend, proxy, workdir, tmp_path):
+    ca = Pki(workdir / "pki-bench", "bench CA")
+    ca.issue("proxy-tls", "proxy", names=["127.0.0.1", "localhost"])
+    tls_proxy = ProxyProcess(workdir, backend.port, name="bench-proxy-tls",
+                             extra=f"tls:\n  cert: {ca.dir}/proxy-tls.pem\n  key: {ca.dir}/proxy-tls.key\n").start()
+    try:
+        transport = transport_of(proxy.log_text)
+        tls_transport = transport_of(tls_proxy.log_text)
+        assert "(TLS)" in tls_proxy.log_text()
+        out = tmp_path / "out"
+        r = subprocess.run(
+            ["java", "-jar", str(bench_jar), "overhead",
+             "--target", f"kind=direct,uri=mongodb://127.0.0.1:{backend.port}",
+             "--target", f"kind=proxy-plain,uri={proxy.uri()},pid={proxy.proc.pid},transport={transport},name=proxy",
+             "--target", f"kind=proxy-plain,uri={tls_proxy.uri()}/?tls=true,pid={tls_proxy.proc.pid},"
+                         f"transport={tls_transport},tls=true,name=proxy-tls",
+             "--tls-ca", str(ca.ca_file), "--no-alloc",
+             "--threads", "2", "--seconds", "0.5", "--rounds", "1", "--warmup", "0", "--out", str(out)],
+            capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert r.returncode == 0, r.stdout + r.stderr
+    finally:
+        tls_proxy.stop()
+
+    section = r.stdout.split("## TLS on the client side", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.split("### TLS beside field encryption", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 8 and cells[3] in ("proxy", "proxy-tls"):
+            rows[cells[3]] = cells
+    assert rows["proxy-tls"][:3] == [tls_transport, "none", "TLS"], rows
+    assert re.fullmatch(r"\d+\.\d", rows["proxy-tls"][6]), rows
+    if transport == tls_transport:
+        assert rows["proxy"][:3] == [transport, "none", "plaintext"], rows
+        assert re.fullmatch(r"[+-]\d+\.\d \([+-]\d+ %\)", rows["proxy-tls"][7]), rows
+    assert "### TLS beside field encryption" in section
+    # A TLS target is never judged: the targets' section does not name it.
+    assert "proxy-tls" not in r.stdout.split("## The targets", 1)[1].split("## TLS on the client side", 1)[0]
+    assert "| proxy-tls | proxy-plain, TLS | " in r.stdout
+
+    with open(out / "overhead.csv") as f:
+        phases = [p for p in csv.DictReader(f) if p["round"] == "1"]
+    assert [(p["target"], p["operation"], p["tls"]) for p in phases] == [
+        ("direct", "insert", "false"), ("direct", "read", "false"), ("proxy", "insert", "false"),
+        ("proxy", "read", "false"), ("proxy-tls", "insert", "true"), ("proxy-tls", "read", "true")]
+    assert all(int(p["ops"]) > 0 for p in phases)

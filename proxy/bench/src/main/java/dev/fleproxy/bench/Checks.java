@@ -17,6 +17,8 @@ import java.util.Optional;
  * <li>allocation on the AES-GCM read path ≤ {@value #ALLOC_LIMIT_BYTES} bytes (10 KB) per
  *     operation (JFR's allocation samples).</li>
  * </ol>
+ * Targets reached over TLS ({@code tls=true}) are neither judged nor taken as the baseline of a
+ * check: the report sets them beside their plaintext twins instead.
  */
 public final class Checks {
     public static final double PLAIN_OVER_RELAY = 1.05;
@@ -101,7 +103,7 @@ public final class Checks {
                                        List<AllocationProbe.Allocation> allocations, String allocationNote) {
         List<Check> checks = new ArrayList<>();
         for (Target p : targets) {
-            if (p.kind() == Target.Kind.PROXY_PLAIN) {
+            if (p.kind() == Target.Kind.PROXY_PLAIN && !p.tls()) {
                 Optional<Target> relay = peer(targets, Target.Kind.RELAY, p.transport());
                 checks.add(relay.map(r -> ratio(1, p.name(), r.name(), "both", figures.get(p.name()).cpuBoth().median(),
                                 figures.get(r.name()).cpuBoth().median(), PLAIN_OVER_RELAY))
@@ -109,7 +111,7 @@ public final class Checks {
             }
         }
         for (Target e : targets) {
-            if (e.kind() == Target.Kind.ENCRYPTED && e.suite().equals("AES_GCM")) {
+            if (e.kind() == Target.Kind.ENCRYPTED && !e.tls() && e.suite().equals("AES_GCM")) {
                 Optional<Target> plain = peer(targets, Target.Kind.PROXY_PLAIN, e.transport());
                 checks.add(plain.map(p -> ratio(2, e.name(), p.name(), "both", figures.get(e.name()).cpuBoth().median(),
                                 figures.get(p.name()).cpuBoth().median(), AES_OVER_PLAIN))
@@ -117,7 +119,7 @@ public final class Checks {
             }
         }
         for (Target e : targets) {
-            if (e.kind() != Target.Kind.ENCRYPTED) {
+            if (e.kind() != Target.Kind.ENCRYPTED || e.tls()) {
                 continue;
             }
             Optional<Target> plain = peer(targets, Target.Kind.PROXY_PLAIN, e.transport());
@@ -131,7 +133,8 @@ public final class Checks {
         boolean aesRead = false;
         for (AllocationProbe.Allocation a : allocations) {
             Target t = byName(targets, a.target());
-            if (t != null && t.kind() == Target.Kind.ENCRYPTED && t.suite().equals("AES_GCM") && a.operation().equals("read")) {
+            if (t != null && t.kind() == Target.Kind.ENCRYPTED && !t.tls() && t.suite().equals("AES_GCM")
+                    && a.operation().equals("read")) {
                 checks.add(ceiling(4, a.target(), "read", a.sampledBytesPerOp(), ALLOC_LIMIT_BYTES, a.note()));
                 aesRead = true;
             }
@@ -148,8 +151,9 @@ public final class Checks {
                 Verdict.NOT_EVALUATED, why);
     }
 
+    /** The first plaintext target of that kind on that transport (TLS targets are never a baseline). */
     private static Optional<Target> peer(List<Target> targets, Target.Kind kind, String transport) {
-        return targets.stream().filter(t -> t.kind() == kind && transport.equals(t.transport())).findFirst();
+        return targets.stream().filter(t -> t.kind() == kind && !t.tls() && transport.equals(t.transport())).findFirst();
     }
 
     private static Target byName(List<Target> targets, String name) {

@@ -19,6 +19,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import javax.net.ssl.SSLContext;
 import org.bson.Document;
 
 /**
@@ -60,11 +61,21 @@ public final class OverheadBenchmark {
     private final int threads;
     private final double seconds;
     private final PrintStream progress;
+    private final SSLContext tlsContext;
 
     public OverheadBenchmark(int threads, double seconds, PrintStream progress) {
+        this(threads, seconds, progress, null);
+    }
+
+    /**
+     * @param tlsContext  what clients of tls=true targets trust (TlsTrust), null for the JVM's
+     *                    default trust store
+     */
+    public OverheadBenchmark(int threads, double seconds, PrintStream progress, SSLContext tlsContext) {
         this.threads = threads;
         this.seconds = seconds;
         this.progress = progress;
+        this.tlsContext = tlsContext;
     }
 
     /**
@@ -73,19 +84,19 @@ public final class OverheadBenchmark {
      * of (insert, read) per target, odd rounds in the given order, even rounds reversed; then
      * the allocation probe of the chosen targets under JFR.
      *
-     * @param checkUri  the backend itself, to check what each target stored; null to skip the check
+     * @param checkTarget  the backend itself (a direct target), to check what each target stored; null to skip
      * @param probes    target → phases to record allocation on (after the rounds, not in the figures)
      */
-    public Result run(List<Target> targets, String checkUri, int rounds, double warmupSeconds,
+    public Result run(List<Target> targets, Target checkTarget, int rounds, double warmupSeconds,
                       Map<Target, Target.Alloc> probes, AllocationProbe probe, double probeSeconds)
             throws InterruptedException {
         List<Phase> phases = new ArrayList<>();
         List<AllocationProbe.Allocation> allocations = new ArrayList<>();
         Map<String, MongoClient> clients = new LinkedHashMap<>();
         try {
-            MongoClient check = checkUri == null ? null : clients.computeIfAbsent(checkUri, OverheadBenchmark::client);
+            MongoClient check = checkTarget == null ? null : client(clients, checkTarget);
             for (Target t : targets) {
-                clients.computeIfAbsent(t.uri(), OverheadBenchmark::client);
+                client(clients, t);
             }
             if (warmupSeconds > 0) {
                 Map<String, List<Target>> processes = byProcess(targets);
@@ -94,7 +105,7 @@ public final class OverheadBenchmark {
                         processes.size());
                 for (List<Target> group : processes.values()) {
                     for (Target t : group) {
-                        target(t, clients.get(t.uri()), check, 0, perProcess / 2 / group.size(), new ArrayList<>());
+                        target(t, client(clients, t), check, 0, perProcess / 2 / group.size(), new ArrayList<>());
                     }
                 }
             }
@@ -104,7 +115,7 @@ public final class OverheadBenchmark {
                     Collections.reverse(order);
                 }
                 for (Target t : order) {
-                    target(t, clients.get(t.uri()), check, round, seconds, phases);
+                    target(t, client(clients, t), check, round, seconds, phases);
                 }
             }
             String note = null;
@@ -112,7 +123,7 @@ public final class OverheadBenchmark {
                 note = probe.unavailable();
                 if (note == null) {
                     for (Map.Entry<Target, Target.Alloc> e : probes.entrySet()) {
-                        allocations.addAll(probeTarget(e.getKey(), e.getValue(), clients.get(e.getKey().uri()), check,
+                        allocations.addAll(probeTarget(e.getKey(), e.getValue(), client(clients, e.getKey()), check,
                                 probe, probeSeconds, phases));
                     }
                 } else {
@@ -236,11 +247,28 @@ public final class OverheadBenchmark {
         }
     }
 
-    private static MongoClient client(String uri) {
-        return MongoClients.create(MongoClientSettings.builder()
+    /** One client per URI and TLS setting, shared by the targets that name them. */
+    private MongoClient client(Map<String, MongoClient> clients, Target t) {
+        return clients.computeIfAbsent((t.tls() ? "tls " : "") + t.uri(), k -> client(t.uri(), t.tls()));
+    }
+
+    /**
+     * A client of one URI; with tls, over TLS trusting tlsContext (or the JVM's default trust),
+     * the server's host name verified against its certificate (the driver's default).
+     */
+    private MongoClient client(String uri, boolean tls) {
+        MongoClientSettings.Builder b = MongoClientSettings.builder()
                 .applyConnectionString(new ConnectionString(uri))
-                .applyToConnectionPoolSettings(p -> p.maxSize(100))
-                .build());
+                .applyToConnectionPoolSettings(p -> p.maxSize(100));
+        if (tls) {
+            b.applyToSslSettings(s -> {
+                s.enabled(true).invalidHostNameAllowed(false);
+                if (tlsContext != null) {
+                    s.context(tlsContext);
+                }
+            });
+        }
+        return MongoClients.create(b.build());
     }
 
     static Document document(long id) {

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import javax.net.ssl.SSLContext;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -41,6 +42,12 @@ import picocli.CommandLine.Option;
             "                 no target says, it records the first AES_GCM target's insert",
             "                 and read, and the read of the plain proxy and of the relay",
             "                 on its transport.",
+            "  tls=true|false  the client connects over TLS (default false; a uri saying",
+            "                 tls=true needs it too). TLS targets are never judged nor",
+            "                 a baseline: the report sets each beside its plaintext twin",
+            "                 (same kind, transport and suite) and the cost of field",
+            "                 encryption. Their client trusts --tls-ca (else the JVM's",
+            "                 trust store) and verifies the host name.",
             "",
             "N threads insert YCSB-sized documents (10 fields x 100 bytes) for --seconds,",
             "then read them by _id, on every target in turn, in --rounds of alternating",
@@ -97,6 +104,11 @@ final class OverheadCommand implements Callable<Integer> {
             description = "the ciphers' own speed (make bench-crypto), for target 3; default ${DEFAULT-VALUE}")
     Path cryptoResults;
 
+    @Option(names = "--tls-ca", paramLabel = "FILE",
+            description = "PEM certificate(s) the client trusts on tls=true targets (e.g. the KMS's ca.pem, which "
+                    + "`kms proxy-tls` issues the proxy's certificate from); default the JVM's trust store")
+    Path tlsCa;
+
     @Option(names = "--out", paramLabel = "DIR", description = "write overhead.md and overhead.csv here")
     Path out;
 
@@ -105,15 +117,23 @@ final class OverheadCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<Target> targets = new ArrayList<>();
+        List<Target> targets;
+        SSLContext tlsContext = null;
         try {
             targets = targets();
         } catch (IllegalArgumentException e) {
             System.err.println("fle-bench overhead: " + e.getMessage());
             return 2;
         }
-        String checkUri = targets.stream().filter(t -> t.kind() == Target.Kind.DIRECT).map(Target::uri).findFirst()
-                .orElse(null);
+        if (tlsCa != null) {
+            try {
+                tlsContext = TlsTrust.trusting(tlsCa);
+            } catch (IllegalArgumentException e) {
+                System.err.println("fle-bench overhead: --tls-ca: " + e.getMessage());
+                return 2;
+            }
+        }
+        Target checkTarget = targets.stream().filter(t -> t.kind() == Target.Kind.DIRECT).findFirst().orElse(null);
 
         CryptoCosts crypto;
         try {
@@ -129,8 +149,8 @@ final class OverheadCommand implements Callable<Integer> {
         double probeSeconds = allocSeconds == null ? seconds : allocSeconds;
         OverheadBenchmark.Result result;
         try {
-            result = new OverheadBenchmark(threads, seconds, System.err)
-                    .run(targets, checkUri, rounds, warmup, probes, probe, probeSeconds);
+            result = new OverheadBenchmark(threads, seconds, System.err, tlsContext)
+                    .run(targets, checkTarget, rounds, warmup, probes, probe, probeSeconds);
         } finally {
             probe.cleanUp();
         }
@@ -199,14 +219,14 @@ final class OverheadCommand implements Callable<Integer> {
             return chosen;
         }
         Target aes = targets.stream()
-                .filter(t -> t.kind() == Target.Kind.ENCRYPTED && t.suite().equals("AES_GCM") && t.measured())
+                .filter(t -> t.kind() == Target.Kind.ENCRYPTED && t.suite().equals("AES_GCM") && t.measured() && !t.tls())
                 .findFirst().orElse(null);
         if (aes == null) {
             return chosen;
         }
         chosen.put(aes, Target.Alloc.BOTH);
         for (Target.Kind k : List.of(Target.Kind.PROXY_PLAIN, Target.Kind.RELAY)) {
-            targets.stream().filter(t -> t.kind() == k && aes.transport().equals(t.transport()) && t.measured())
+            targets.stream().filter(t -> t.kind() == k && aes.transport().equals(t.transport()) && t.measured() && !t.tls())
                     .findFirst().ifPresent(t -> chosen.put(t, Target.Alloc.READ));
         }
         return chosen;

@@ -4,14 +4,17 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Writes a run as Markdown (overhead.md) and CSV (overhead.csv): the project's targets judged on
- * this run's figures, a table per target (throughput; CPU per 1,000 operations of the target's
+ * this run's figures, TLS on the client side beside the cost of field encryption (when the run has
+ * tls=true targets), a table per target (throughput; CPU per 1,000 operations of the target's
  * process), allocation per operation from JFR, how it was measured, and every phase in run order.
  */
 public final class OverheadReport {
@@ -89,12 +92,14 @@ public final class OverheadReport {
         rule3(md, checks, info.cryptoSource());
         rule4(md, checks, result.allocations());
 
+        tls(md, targets, figures);
+
         md.append("## Per target\n\n| target | kind | transport | insert ops/s | read ops/s | CPU ms/1,000 inserts "
                 + "| CPU ms/1,000 reads | CPU ms/1,000 ops (both) |\n|---|---|---|---:|---:|---:|---:|---:|\n");
         for (Target t : targets) {
             Figures f = figures.get(t.name());
             md.append("| ").append(t.name()).append(" | ").append(t.kind().label())
-                    .append(t.suite() == null ? "" : " (" + t.suite() + ")").append(" | ")
+                    .append(t.suite() == null ? "" : " (" + t.suite() + ")").append(t.tls() ? ", TLS" : "").append(" | ")
                     .append(t.transport() == null ? "" : t.transport()).append(" | ")
                     .append(spread(f.insertOps(), false)).append(" | ").append(spread(f.readOps(), false)).append(" | ")
                     .append(spread(f.cpuInsert(), true)).append(" | ").append(spread(f.cpuRead(), true)).append(" | ")
@@ -155,6 +160,134 @@ public final class OverheadReport {
                     p.opsPerSecond(), p.meanLatencyMs(), f1(p.cpuMsPer1000Ops())));
         }
         return md.toString();
+    }
+
+    /**
+     * A target reached over TLS and its plaintext twin (same kind, transport and suite; the first
+     * such in the order given), null when the run has none.
+     */
+    public record TlsPair(Target plain, Target tls) {
+    }
+
+    /**
+     * The TLS targets of the run without policy or encrypted, each with its twin, grouped by
+     * transport (in order of first appearance), the proxy without policy first.
+     */
+    public static List<TlsPair> tlsPairs(List<Target> targets) {
+        List<String> transports = new ArrayList<>();
+        List<TlsPair> pairs = new ArrayList<>();
+        for (Target t : targets) {
+            if (!t.tls() || (t.kind() != Target.Kind.PROXY_PLAIN && t.kind() != Target.Kind.ENCRYPTED)) {
+                continue;
+            }
+            if (!transports.contains(t.transport())) {
+                transports.add(t.transport());
+            }
+            Target twin = targets.stream().filter(u -> !u.tls() && u.kind() == t.kind()
+                    && Objects.equals(u.transport(), t.transport()) && Objects.equals(u.suite(), t.suite()))
+                    .findFirst().orElse(null);
+            pairs.add(new TlsPair(twin, t));
+        }
+        pairs.sort(Comparator.comparingInt((TlsPair p) -> transports.indexOf(p.tls().transport()))
+                .thenComparingInt(p -> p.tls().kind() == Target.Kind.PROXY_PLAIN ? 0 : 1));
+        return pairs;
+    }
+
+    /** "+4.2", the sign always shown; "–" when either side is missing. */
+    static String diff(double a, double b) {
+        double d = a - b;
+        return Double.isNaN(d) ? "–" : String.format(Locale.ROOT, "%+.1f", d);
+    }
+
+    /** The section "TLS on the client side", when the run has TLS targets without policy or encrypted. */
+    private static void tls(StringBuilder md, List<Target> targets, Map<String, Figures> figures) {
+        List<TlsPair> pairs = tlsPairs(targets);
+        if (pairs.isEmpty()) {
+            return;
+        }
+        md.append("## TLS on the client side\n\n");
+        md.append("Targets marked TLS are reached with `tls=true`, the client verifying the proxy's certificate "
+                + "and host name (in `make bench-overhead`, a proxy process of its own with the same configuration "
+                + "plus a `tls:` listener); each is set beside its plaintext twin (same kind, transport and suite). "
+                + "CPU is still the proxy's alone, "
+                + "inserts and reads together (CPU ms per 1,000 operations = µs per operation): the client's side "
+                + "of TLS is not counted, though on a shared machine it takes cores from every process, which "
+                + "throughput shows and CPU per operation does not. The driver keeps its pooled connections open "
+                + "(the proxy closes no idle connection by default), so the figures are the cost of TLS records "
+                + "(each message encrypted and authenticated in both directions), not of handshakes, which happen "
+                + "when a connection opens (in the warm-up, when there is one). *TLS − plaintext* is the difference of the medians, in "
+                + "ms per 1,000 operations and as a share of the plaintext figure.\n\n");
+        md.append("| transport | policy | listener | target | insert ops/s | read ops/s | CPU ms/1,000 ops (both) "
+                + "| TLS − plaintext |\n|---|---|---|---|---:|---:|---:|---:|\n");
+        for (TlsPair p : pairs) {
+            String policy = p.tls().suite() == null ? "none" : p.tls().suite();
+            Figures t = figures.get(p.tls().name());
+            String change;
+            if (p.plain() == null) {
+                change = "– (no plaintext " + (p.tls().suite() == null ? "proxy without policy" : p.tls().suite())
+                        + " target on " + p.tls().transport() + ")";
+            } else {
+                Figures f = figures.get(p.plain().name());
+                tlsRow(md, p.plain(), policy, "plaintext", f, "");
+                double plain = f.cpuBoth().median();
+                double over = t.cpuBoth().median();
+                change = diff(over, plain);
+                if (!change.equals("–") && plain > 0) {
+                    change += String.format(Locale.ROOT, " (%+.0f %%)", (over - plain) / plain * 100);
+                }
+            }
+            tlsRow(md, p.tls(), policy, "TLS", t, change);
+        }
+        md.append('\n');
+
+        List<TlsPair> encrypted = pairs.stream().filter(p -> p.tls().kind() == Target.Kind.ENCRYPTED).toList();
+        List<String> transports = new ArrayList<>();
+        pairs.forEach(p -> {
+            if (!transports.contains(p.tls().transport())) {
+                transports.add(p.tls().transport());
+            }
+        });
+        md.append("### TLS beside field encryption\n\n");
+        md.append("CPU ms per 1,000 operations (µs per operation) of the proxy, inserts and reads together, from the "
+                + "medians above. *TLS* is a policy's figure over TLS minus the same on the plaintext listener; "
+                + "*field encryption* is the suite's figure minus the proxy without policy, both on the plaintext "
+                + "listener (every field of the documents encrypted, as target 2 measures it); *both* is the suite "
+                + "over TLS minus the proxy without policy on the plaintext listener.\n\n");
+        md.append("| transport | suite | TLS, no policy | TLS, with the suite | field encryption (plaintext listener) "
+                + "| both: the suite over TLS |\n|---|---|---:|---:|---:|---:|\n");
+        for (String transport : transports) {
+            double plain = cpu(figures, firstPlain(targets, Target.Kind.PROXY_PLAIN, transport, null));
+            double plainTls = pairs.stream().filter(p -> p.tls().kind() == Target.Kind.PROXY_PLAIN
+                            && transport.equals(p.tls().transport())).findFirst()
+                    .map(p -> cpu(figures, p.tls())).orElse(Double.NaN);
+            List<TlsPair> here = encrypted.stream().filter(p -> transport.equals(p.tls().transport())).toList();
+            if (here.isEmpty()) {
+                md.append(String.format(Locale.ROOT, "| %s | – | %s | – | – | – |%n", transport, diff(plainTls, plain)));
+            }
+            for (TlsPair p : here) {
+                double suite = cpu(figures, p.plain());
+                double suiteTls = cpu(figures, p.tls());
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", transport, p.tls().suite(),
+                        diff(plainTls, plain), diff(suiteTls, suite), diff(suite, plain), diff(suiteTls, plain)));
+            }
+        }
+        md.append('\n');
+    }
+
+    private static void tlsRow(StringBuilder md, Target t, String policy, String listener, Figures f, String change) {
+        md.append("| ").append(t.transport()).append(" | ").append(policy).append(" | ").append(listener).append(" | ")
+                .append(t.name()).append(" | ").append(spread(f.insertOps(), false)).append(" | ")
+                .append(spread(f.readOps(), false)).append(" | ").append(spread(f.cpuBoth(), true)).append(" | ")
+                .append(change).append(" |\n");
+    }
+
+    private static Target firstPlain(List<Target> targets, Target.Kind kind, String transport, String suite) {
+        return targets.stream().filter(u -> !u.tls() && u.kind() == kind && transport.equals(u.transport())
+                && Objects.equals(u.suite(), suite)).findFirst().orElse(null);
+    }
+
+    private static double cpu(Map<String, Figures> figures, Target t) {
+        return t == null ? Double.NaN : figures.get(t.name()).cpuBoth().median();
     }
 
     private static String trim(double v) {
@@ -244,14 +377,14 @@ public final class OverheadReport {
         targets.forEach(t -> byName.put(t.name(), t));
         Map<String, AllocationProbe.Allocation> alloc = new LinkedHashMap<>();
         result.allocations().forEach(a -> alloc.put(a.target() + "/" + a.operation(), a));
-        StringBuilder csv = new StringBuilder("round,target,kind,transport,suite,operation,ops,seconds,ops_per_second,"
+        StringBuilder csv = new StringBuilder("round,target,kind,transport,suite,tls,operation,ops,seconds,ops_per_second,"
                 + "mean_latency_ms,cpu_ms,cpu_ms_per_1000_ops,alloc_sampled_bytes_per_op,alloc_exact_bytes_per_op\n");
         for (OverheadBenchmark.Phase p : result.phases()) {
             Target t = byName.get(p.target());
             AllocationProbe.Allocation a = p.probe() ? alloc.get(p.target() + "/" + p.operation()) : null;
-            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s%n",
+            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s%n",
                     p.probe() ? "probe" : Integer.toString(p.round()), csvField(p.target()), t.kind().label(),
-                    t.transport() == null ? "" : t.transport(), t.suite() == null ? "" : t.suite(), p.operation(),
+                    t.transport() == null ? "" : t.transport(), t.suite() == null ? "" : t.suite(), t.tls(), p.operation(),
                     p.ops(), p.seconds(), p.opsPerSecond(), p.meanLatencyMs(), num(p.cpuMs(), "%.0f"),
                     num(p.cpuMsPer1000Ops(), "%.3f"), a == null ? "" : num(a.sampledBytesPerOp(), "%.0f"),
                     a == null ? "" : num(a.exactBytesPerOp(), "%.0f")));

@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -18,9 +19,11 @@ import java.util.regex.Pattern;
  *                   compared with the ones on the same transport; null for direct
  * @param suite      the cipher suite of an encrypted collection (AES_GCM, …), null otherwise
  * @param alloc      which phases the allocation probe records; null when not said
+ * @param tls        the client connects over TLS; such targets are reported beside their
+ *                   plaintext twins ("TLS on the client side") and never take part in the checks
  */
 public record Target(String name, Kind kind, String uri, String collection, long pid, String transport, String suite,
-                     Alloc alloc) {
+                     Alloc alloc, boolean tls) {
 
     public enum Kind {
         DIRECT("direct"), RELAY("relay"), PROXY_PLAIN("proxy-plain"), ENCRYPTED("encrypted");
@@ -62,16 +65,19 @@ public record Target(String name, Kind kind, String uri, String collection, long
     /** The proxy's cipher suites (crypto.CipherSuite), as results/crypto/results.csv names them. */
     public static final List<String> SUITES = List.of("AES_GCM", "ARIA_GCM", "LEA_GCM", "AES_CBC_HMAC", "ARIA_CBC_HMAC",
             "SEED_CBC_HMAC", "TDES_CBC_HMAC");
-    static final List<String> KEYS = List.of("kind", "uri", "collection", "pid", "transport", "suite", "name", "alloc");
+    static final List<String> KEYS = List.of("kind", "uri", "collection", "pid", "transport", "suite", "name", "alloc",
+            "tls");
     /** Commas start a new pair only before WORD=, so a URI may list several hosts (a:1,b:2). */
     private static final Pattern SPLIT = Pattern.compile(",(?=[A-Za-z_-]+=)");
+    /** The URI's own tls= or ssl= option, if it has one. */
+    private static final Pattern URI_TLS = Pattern.compile("[?&](?:tls|ssl)=(true|false)(?:&|$)", Pattern.CASE_INSENSITIVE);
 
     public boolean measured() {
         return pid > 0;
     }
 
     /**
-     * Parses {@code kind=K,uri=U[,collection=C][,pid=N][,transport=T][,suite=S][,name=L][,alloc=A]};
+     * Parses {@code kind=K,uri=U[,collection=C][,pid=N][,transport=T][,suite=S][,name=L][,alloc=A][,tls=B]};
      * throws IllegalArgumentException naming what is wrong.
      */
     public static Target parse(String spec) {
@@ -145,6 +151,19 @@ public record Target(String name, Kind kind, String uri, String collection, long
                 throw new IllegalArgumentException("alloc must be none, insert, read or both, not '" + kv.get("alloc") + "'");
             }
         }
+        boolean tls = false;
+        if (kv.containsKey("tls")) {
+            String b = kv.get("tls").toLowerCase(Locale.ROOT);
+            if (!b.equals("true") && !b.equals("false")) {
+                throw new IllegalArgumentException("tls must be true or false, not '" + kv.get("tls") + "'");
+            }
+            tls = b.equals("true");
+        }
+        Matcher m = URI_TLS.matcher(uri);
+        if (m.find() && Boolean.parseBoolean(m.group(1).toLowerCase(Locale.ROOT)) != tls) {
+            throw new IllegalArgumentException(tls ? "tls=true, but the uri says tls=false"
+                    : "the uri asks for TLS: say tls=true too (TLS targets are reported apart from the others)");
+        }
         String name = kv.get("name");
         if (name == null || name.isBlank()) {
             name = switch (kind) {
@@ -152,8 +171,8 @@ public record Target(String name, Kind kind, String uri, String collection, long
                 case RELAY -> "relay " + transport;
                 case PROXY_PLAIN -> "proxy " + transport + ", no policy";
                 case ENCRYPTED -> suite + " " + transport;
-            };
+            } + (tls ? ", TLS" : "");
         }
-        return new Target(name.trim(), kind, uri, collection, pid, transport, suite, alloc);
+        return new Target(name.trim(), kind, uri, collection, pid, transport, suite, alloc, tls);
     }
 }

@@ -133,6 +133,42 @@ class ChecksTest {
         assertTrue(last.note().contains("jcmd missing"));
     }
 
+    @Test
+    void tlsTargetsAreNeitherJudgedNorBaselines() {
+        Target relay = Target.parse("kind=relay,uri=mongodb://h:1,pid=1,transport=epoll");
+        Target plainTls = Target.parse("kind=proxy-plain,uri=mongodb://h:4/?tls=true,pid=4,transport=epoll,tls=true");
+        Target aesTls = Target.parse("kind=encrypted,uri=mongodb://h:4,pid=4,transport=epoll,suite=AES_GCM,collection=aes,"
+                + "tls=true");
+        Target plain = Target.parse("kind=proxy-plain,uri=mongodb://h:3,pid=3,transport=epoll");
+        Target aes = Target.parse("kind=encrypted,uri=mongodb://h:3,pid=3,transport=epoll,suite=AES_GCM,collection=aes");
+        // The TLS twins come first, so a peer search that did not skip them would pick them.
+        List<Target> targets = List.of(relay, plainTls, aesTls, plain, aes);
+        List<OverheadBenchmark.Phase> phases = new ArrayList<>();
+        cpu(phases, relay, 20, 20);
+        cpu(phases, plainTls, 30, 30);   // 1.5 × the relay: would be "not met"
+        cpu(phases, aesTls, 40, 40);
+        cpu(phases, plain, 21, 21);      // 1.05 × the relay: met
+        cpu(phases, aes, 24, 24);        // 24 / 21 = 1.14: met; against the TLS no-policy figure it would be 0.8
+        CryptoCosts costs = CryptoCosts.parse(List.of("table,subject,size_bytes,variant,operation,ops_per_s",
+                "suite,AES_GCM,100,random,encrypt,1000000", "suite,AES_GCM,100,random,decrypt,1000000"), "t");
+        List<AllocationProbe.Allocation> alloc = List.of(
+                new AllocationProbe.Allocation(aesTls.name(), "read", 1000, 1, 99_000, 50, 99_000, 1, null));
+        List<Checks.Check> checks = Checks.evaluate(targets, OverheadReport.figures(targets, phases), costs, alloc, null);
+
+        List<String> got = new ArrayList<>();
+        for (Checks.Check c : checks) {
+            got.add(c.rule() + " " + c.subject() + " " + c.phase() + " vs " + c.against() + ": " + c.verdict());
+        }
+        assertEquals(List.of(
+                "1 proxy epoll, no policy both vs relay epoll: met",
+                "2 AES_GCM epoll both vs proxy epoll, no policy: met",
+                "3 AES_GCM epoll insert vs proxy epoll, no policy: met",
+                "3 AES_GCM epoll read vs proxy epoll, no policy: met",
+                "4 AES_GCM read vs null: not evaluated"), got);
+        assertEquals(21, checks.get(0).figure(), EPS);
+        assertEquals(21, checks.get(1).baseline(), EPS);
+    }
+
     private static void cpu(List<OverheadBenchmark.Phase> phases, Target t, double insertMs, double readMs) {
         phases.add(phase(t, "insert", 1, 1000, insertMs));
         phases.add(phase(t, "read", 1, 1000, readMs));

@@ -11,7 +11,7 @@ class TargetTest {
     @Test
     void defaultsAndNames() {
         Target d = Target.parse("kind=direct,uri=mongodb://127.0.0.1:27017");
-        assertEquals(new Target("direct", Target.Kind.DIRECT, "mongodb://127.0.0.1:27017", "plain", 0, null, null, null), d);
+        assertEquals(new Target("direct", Target.Kind.DIRECT, "mongodb://127.0.0.1:27017", "plain", 0, null, null, null, false), d);
         Target r = Target.parse("kind=relay,uri=mongodb://h:1,pid=42,transport=EPOLL");
         assertEquals("relay epoll", r.name());
         assertEquals(42, r.pid());
@@ -25,6 +25,22 @@ class TargetTest {
         assertEquals("3DES", Target.parse("kind=encrypted,name=3DES,uri=mongodb://h:1,transport=epoll,suite=TDES_CBC_HMAC,"
                 + "collection=tdes").name());
         assertNull(r.alloc());
+    }
+
+    @Test
+    void tlsTargetsAreNamedApart() {
+        Target p = Target.parse("kind=proxy-plain,uri=mongodb://127.0.0.1:1/?tls=true,pid=3,transport=epoll,tls=true");
+        assertTrue(p.tls());
+        assertEquals("proxy epoll, no policy, TLS", p.name());
+        assertEquals("mongodb://127.0.0.1:1/?tls=true", p.uri());
+        Target e = Target.parse("kind=encrypted,uri=mongodb://h:1/?appName=x&tls=TRUE,transport=epoll,suite=AES_GCM,"
+                + "collection=aes,tls=TRUE");
+        assertEquals("AES_GCM epoll, TLS", e.name());
+        assertTrue(e.tls());
+        // tls=true alone is enough: the client turns TLS on whatever the URI says.
+        assertTrue(Target.parse("kind=proxy-plain,uri=mongodb://h:1,transport=nio,tls=true").tls());
+        assertEquals(false, Target.parse("kind=proxy-plain,uri=mongodb://h:1,transport=nio,tls=false").tls());
+        assertEquals(false, Target.parse("kind=proxy-plain,uri=mongodb://h:1/?tls=false,transport=nio").tls());
     }
 
     @Test
@@ -60,6 +76,10 @@ class TargetTest {
         assertMessage("given twice", "kind=relay,kind=relay,uri=mongodb://h:1,transport=nio");
         assertMessage("alloc must be", "kind=relay,uri=mongodb://h:1,transport=nio,alloc=all");
         assertMessage("is not one of", "kind=relay,uri=mongodb://h:1,transport=nio,colour=red");
+        assertMessage("tls must be true or false", "kind=relay,uri=mongodb://h:1,transport=nio,tls=yes");
+        assertMessage("say tls=true too", "kind=proxy-plain,uri=mongodb://h:1/?tls=true,transport=nio");
+        assertMessage("say tls=true too", "kind=proxy-plain,uri=mongodb://h:1/?ssl=true&w=1,transport=nio");
+        assertMessage("the uri says tls=false", "kind=proxy-plain,uri=mongodb://h:1/?tls=false,transport=nio,tls=true");
     }
 
     private static void assertMessage(String expected, String spec) {
