@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Log lines about peers that have proved nothing, rate-limited so that a flood of bad input
@@ -18,6 +19,8 @@ import org.slf4j.Logger;
  *
  * <p>Summaries are written by a task scheduled on the event loop of the connection that was
  * counted (no thread of its own). Thread-safe: one instance serves every event loop of a server.
+ * The environment variable FLE_PROXY_BAD_INPUT_LOG_WINDOW_MS sets the window (0: every line in
+ * full, as tests that check each bad input's own line want).
  */
 final class BadInputLog {
     static final long WINDOW_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -50,8 +53,22 @@ final class BadInputLog {
         String latestText;
     }
 
+    /** The window from FLE_PROXY_BAD_INPUT_LOG_WINDOW_MS (default 10 s; 0 writes every line in full). */
     BadInputLog(Logger log) {
-        this(log, WINDOW_NANOS, System::nanoTime);
+        this(log, windowFromEnvironment(System.getenv("FLE_PROXY_BAD_INPUT_LOG_WINDOW_MS")), System::nanoTime);
+    }
+
+    static long windowFromEnvironment(String ms) {
+        if (ms == null || ms.isBlank()) {
+            return WINDOW_NANOS;
+        }
+        try {
+            return TimeUnit.MILLISECONDS.toNanos(Math.max(0, Long.parseLong(ms.trim())));
+        } catch (NumberFormatException e) {
+            LoggerFactory.getLogger(BadInputLog.class).warn("FLE_PROXY_BAD_INPUT_LOG_WINDOW_MS={} is not a number of "
+                    + "milliseconds; using 10000", ms);
+            return WINDOW_NANOS;
+        }
     }
 
     BadInputLog(Logger log, long windowNanos, LongSupplier clock) {
@@ -140,5 +157,39 @@ final class BadInputLog {
         } else {
             log.warn(line);
         }
+    }
+
+    /** Runtime exceptions that reading a message whose lengths or types lie throws, and our bugs rarely do. */
+    static boolean isMalformedInputSymptom(Throwable t) {
+        if (t instanceof io.netty.util.IllegalReferenceCountException) {
+            return false; // an IllegalStateException, but a buffer released twice is always ours
+        }
+        return t instanceof IllegalArgumentException // NumberFormatException included
+                || t instanceof IllegalStateException
+                || t instanceof IndexOutOfBoundsException
+                || t instanceof ArithmeticException
+                || t instanceof ClassCastException
+                || t instanceof NegativeArraySizeException
+                || t instanceof java.nio.BufferUnderflowException
+                || t instanceof java.nio.BufferOverflowException;
+    }
+
+    /**
+     * " in RawBsonDocument.containsKey via CollectionDefinitions.collectionOptions": the call out of
+     * our code that threw, and our method that made it (or just ours, or just the top frame).
+     */
+    static String thrownAt(Throwable t) {
+        StackTraceElement[] st = t.getStackTrace();
+        for (int i = 0; i < st.length; i++) {
+            if (st[i].getClassName().startsWith("dev.fleproxy.")) {
+                return i == 0 ? " in " + frame(st[0]) : " in " + frame(st[i - 1]) + " via " + frame(st[i]);
+            }
+        }
+        return st.length == 0 ? "" : " in " + frame(st[0]);
+    }
+
+    private static String frame(StackTraceElement e) {
+        String c = e.getClassName();
+        return c.substring(c.lastIndexOf('.') + 1) + "." + e.getMethodName();
     }
 }

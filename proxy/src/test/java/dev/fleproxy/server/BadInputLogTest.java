@@ -110,6 +110,18 @@ class BadInputLogTest {
     }
 
     @Test
+    void aWindowOfZeroWritesEveryLine() {
+        BadInputLog everything = new BadInputLog(logger, BadInputLog.windowFromEnvironment("0"), clock::get);
+        for (int i = 0; i < 3; i++) {
+            everything.report(BadInputLog.Reason.PROTOCOL_ERROR, "conn#" + i, "p", null, scheduler);
+        }
+        assertEquals(List.of("conn#0: p", "conn#1: p", "conn#2: p"), messages());
+        assertEquals(WINDOW, BadInputLog.windowFromEnvironment(null));
+        assertEquals(WINDOW, BadInputLog.windowFromEnvironment("ten"));
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(250), BadInputLog.windowFromEnvironment("250"));
+    }
+
+    @Test
     void theSummaryIsWrittenByTheSchedulerWhenTheWindowEnds() throws Exception {
         BadInputLog shortWindow = new BadInputLog(logger, TimeUnit.MILLISECONDS.toNanos(200), System::nanoTime);
         shortWindow.report(BadInputLog.Reason.OVER_BUDGET, "conn#1", "o", null, scheduler);
