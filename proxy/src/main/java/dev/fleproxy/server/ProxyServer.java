@@ -25,6 +25,7 @@ public final class ProxyServer implements AutoCloseable {
     private final EventLoopGroup workers;
     private final Channel listener;
     private final AtomicInteger activeSessions = new AtomicInteger();
+    private final ClientBounds bounds;
 
     private ProxyServer(ProxyConfig config, List<MessageFilter> filters) throws InterruptedException {
         Transport transport = Transport.choose(config.transport());
@@ -34,6 +35,7 @@ public final class ProxyServer implements AutoCloseable {
                     + unavailable);
         }
         int keyWaitMs = config.kmip() != null ? config.kmip().kmsWaitMs() : KmipConfig.DEFAULT_KMS_WAIT_MS;
+        bounds = new ClientBounds(config.limits(), new BadInputLog(LoggerFactory.getLogger(ProxySession.class)));
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
         ProxySession.SessionListener counter = new ProxySession.SessionListener() {
@@ -56,9 +58,14 @@ public final class ProxyServer implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (!bounds.admit(ch)) {
+                                return; // over maxConnections: closed already, no upstream connection made
+                            }
                             ProxySession session = new ProxySession(ch, transport, config.upstream(),
-                                    config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter);
-                            ch.pipeline().addLast(new FrameDecoder(), new SessionHandler(session, SessionHandler.Side.CLIENT));
+                                    config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter, bounds.log());
+                            FrameDecoder frames = new FrameDecoder();
+                            ch.pipeline().addLast(bounds.guard(frames, session::closeNow), frames,
+                                    new SessionHandler(session, SessionHandler.Side.CLIENT));
                         }
                     })
                     .bind(config.listen().host(), config.listen().port())
@@ -89,6 +96,20 @@ public final class ProxyServer implements AutoCloseable {
     /** Client connections currently open. */
     public int activeSessions() {
         return activeSessions.get();
+    }
+
+    /** Bytes of incomplete client messages held now, counted against maxBufferedMessageBytes. */
+    public long bufferedMessageBytes() {
+        return bounds.buffered();
+    }
+
+    /** Client connections admitted and not yet closed, counted against maxConnections. */
+    public int clientConnections() {
+        return bounds.connections();
+    }
+
+    ClientBounds bounds() {
+        return bounds;
     }
 
     @Override
