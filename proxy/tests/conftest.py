@@ -12,6 +12,10 @@ from pymongo import MongoClient
 ROOT = Path(__file__).resolve().parents[2]
 JAR = ROOT / "proxy" / "target" / "fle-proxy.jar"
 
+# The proxy rate-limits its lines about bad input (one per reason per 10 s, then a count); tests
+# that check each bad input's own line run it with every line in full. test_bounds.py sets it back.
+os.environ.setdefault("FLE_PROXY_BAD_INPUT_LOG_WINDOW_MS", "0")
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -29,6 +29,7 @@ public final class ProxyServer implements AutoCloseable {
     private final AtomicInteger activeSessions = new AtomicInteger();
     /** The client-facing TLS context, reloaded when its files change; null without tls:. */
     private final ListenerContext tls;
+    private final ClientBounds bounds;
 
     private ProxyServer(ProxyConfig config, List<MessageFilter> filters) throws InterruptedException {
         Transport transport = Transport.choose(config.transport());
@@ -38,9 +39,10 @@ public final class ProxyServer implements AutoCloseable {
                     + unavailable);
         }
         int keyWaitMs = config.kmip() != null ? config.kmip().kmsWaitMs() : KmipConfig.DEFAULT_KMS_WAIT_MS;
-        tls = config.tls() != null ? ListenerContext.start(config.tls()) : null;
         UpstreamContext upstreamTls = config.upstreamTls() != null
                 ? UpstreamContext.of(config.upstreamTls(), config.upstream()) : null;
+        tls = config.tls() != null ? ListenerContext.start(config.tls()) : null;
+        bounds = new ClientBounds(config.limits(), new BadInputLog(LoggerFactory.getLogger(ProxySession.class)));
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
         ProxySession.SessionListener counter = new ProxySession.SessionListener() {
@@ -63,12 +65,18 @@ public final class ProxyServer implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (!bounds.admit(ch)) {
+                                return; // over maxConnections: closed already, no upstream connection made
+                            }
                             ProxySession session = new ProxySession(ch, transport, config.upstream(),
-                                    config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter, upstreamTls);
+                                    config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter, bounds.log(),
+                                    upstreamTls);
                             if (tls != null) {
                                 ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                             }
-                            ch.pipeline().addLast(new FrameDecoder(), new SessionHandler(session, SessionHandler.Side.CLIENT));
+                            FrameDecoder frames = new FrameDecoder();
+                            ch.pipeline().addLast(bounds.guard(frames, session::closeNow), frames,
+                                    new SessionHandler(session, SessionHandler.Side.CLIENT));
                         }
                     })
                     .bind(config.listen().host(), config.listen().port())
@@ -108,6 +116,20 @@ public final class ProxyServer implements AutoCloseable {
     /** The listener's TLS context (reloaded on its own; tests reload it at once), or null. */
     public ListenerContext tls() {
         return tls;
+    }
+
+    /** Bytes of incomplete client messages held now, counted against maxBufferedMessageBytes. */
+    public long bufferedMessageBytes() {
+        return bounds.buffered();
+    }
+
+    /** Client connections admitted and not yet closed, counted against maxConnections. */
+    public int clientConnections() {
+        return bounds.connections();
+    }
+
+    ClientBounds bounds() {
+        return bounds;
     }
 
     @Override

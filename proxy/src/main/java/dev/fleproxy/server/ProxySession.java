@@ -60,6 +60,8 @@ final class ProxySession {
     private final int connectTimeoutMs;
     private final List<MessageFilter> filters;
     private final SessionListener listener;
+    /** Where lines about this client's bad input go, rate-limited (shared by the server's sessions). */
+    private final BadInputLog badInput;
     private final PendingReplies pending = new PendingReplies();
     /** How long a message may wait for keys before it is answered with what is missing. */
     private final long keyWaitNanos;
@@ -83,7 +85,8 @@ final class ProxySession {
     }
 
     ProxySession(Channel client, Transport transport, HostPort upstreamAddress, int connectTimeoutMs,
-                 int keyWaitMs, List<MessageFilter> filters, SessionListener listener, UpstreamContext upstreamTls) {
+                 int keyWaitMs, List<MessageFilter> filters, SessionListener listener, BadInputLog badInput,
+                 UpstreamContext upstreamTls) {
         this.upstreamTls = upstreamTls;
         this.client = client;
         this.keyWaitNanos = TimeUnit.MILLISECONDS.toNanos(keyWaitMs);
@@ -93,6 +96,7 @@ final class ProxySession {
         this.connectTimeoutMs = connectTimeoutMs;
         this.filters = filters;
         this.listener = listener;
+        this.badInput = badInput;
         this.clientToUpstream = new Flow(client, this::writeFailed);
     }
 
@@ -229,7 +233,7 @@ final class ProxySession {
                     request.release();
                     return;
                 } else if (decision instanceof RequestDecision.Close c) {
-                    close("closed: " + c.reason());
+                    close(BadInputLog.Reason.REFUSED, "closed: " + c.reason());
                     request.release();
                     return;
                 } else if (decision instanceof RequestDecision.Await await) {
@@ -328,7 +332,8 @@ final class ProxySession {
         if (OpMsg.isMoreToCome(request)) {
             // The client asked for no reply (w:0), so an error cannot be delivered on this connection:
             // closing it is how a server reports a refused unacknowledged write.
-            close("refused a request sent with moreToCome (unacknowledged); closing the connection");
+            close(BadInputLog.Reason.REFUSED,
+                    "refused a request sent with moreToCome (unacknowledged); closing the connection");
             return;
         }
         clientToUpstream.write(client,
@@ -457,31 +462,60 @@ final class ProxySession {
         close(null);
     }
 
-    /** An exception on either side: one log line that says why, then both connections close. */
+    /**
+     * An exception on either side: one log line that says why, then both connections close. What
+     * a client's bad input causes is logged as a WARN without a stack trace, rate-limited (a peer
+     * that proved nothing must not be able to fill the disk); only what looks like our own bug
+     * keeps an ERROR with its stack trace, and that too at most once per window.
+     */
     void failed(SessionHandler.Side side, Throwable cause) {
         if (closed || side == SessionHandler.Side.UPSTREAM && upstream == null) {
             return; // as in closedBy: the handshake's own listener reports it
         }
         Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
         String from = side.name().toLowerCase(java.util.Locale.ROOT);
+        boolean fromClient = side == SessionHandler.Side.CLIENT;
         if (root instanceof WireProtocolException) {
-            close("closed: protocol error from " + from + ": " + root.getMessage());
+            closeBad(fromClient, BadInputLog.Reason.PROTOCOL_ERROR,
+                    "closed: protocol error from " + from + ": " + root.getMessage());
         } else if (root instanceof BSONException || root instanceof BsonInvalidOperationException) {
-            close("closed: malformed BSON from " + from + ": " + root.getMessage());
+            closeBad(fromClient, BadInputLog.Reason.MALFORMED_BSON,
+                    "closed: malformed BSON from " + from + ": " + root.getMessage());
         } else if (root instanceof StackOverflowError) {
             // BSON decoding recurses per nesting level; a message nested deeply enough (a 48 MB
             // message holds millions of levels) overflows the stack: bad input, one line, not a trace.
-            close("closed: malformed BSON from " + from + ": documents nested too deeply to decode");
+            closeBad(fromClient, BadInputLog.Reason.MALFORMED_BSON,
+                    "closed: malformed BSON from " + from + ": documents nested too deeply to decode");
         } else if (root instanceof SSLException) {
             // a peer that cannot complete the handshake (no or an untrusted client certificate, no
             // common protocol) or that breaks a record: bad input, one line, no trace
-            close("closed: TLS with " + from + " failed: " + TlsFailures.describe(root));
+            closeBad(fromClient, BadInputLog.Reason.TLS, "closed: TLS with " + from + " failed: "
+                    + TlsFailures.describe(root));
         } else if (root instanceof IOException) {
             log.debug("{}: {} connection error: {}", who, from, root.toString());
             close(null);
+        } else if (fromClient && BadInputLog.isMalformedInputSymptom(root)) {
+            // The driver's RawBsonDocument, ByteBuffer/ByteBuf bounds checks and our rewriters throw
+            // these on lengths and types that lie (e.g. an IllegalArgumentException "newPosition >
+            // limit" from RawBsonDocument.containsKey): the client's bad input. Where it was thrown
+            // is kept in the line, so a bug of ours hiding here can still be found.
+            close(BadInputLog.Reason.MALFORMED_BSON, "closed: malformed message from client ("
+                    + root.getClass().getSimpleName() + BadInputLog.thrownAt(root) + ": " + root.getMessage() + ")");
         } else {
-            log.error("{}: closed after an unexpected error handling a message from {}", who, from, root);
+            // NullPointerException, IllegalReferenceCountException, UnsupportedOperationException, any
+            // Error, anything from the upstream side: ours to fix, so the stack trace is kept.
+            badInput.report(BadInputLog.Reason.UNEXPECTED_ERROR, who,
+                    "closed after an unexpected error handling a message from " + from, root, client.eventLoop());
             close(null);
+        }
+    }
+
+    /** A client's bad input is rate-limited; the upstream's (rare, and a server we trust) is always logged. */
+    private void closeBad(boolean fromClient, BadInputLog.Reason reason, String text) {
+        if (fromClient) {
+            close(reason, text);
+        } else {
+            close(text);
         }
     }
 
@@ -497,12 +531,34 @@ final class ProxySession {
         if (closed) {
             return;
         }
-        closed = true;
         if (reason != null) {
             log.warn("{}: {}", who, reason);
         } else {
             log.debug("{}: closed", who);
         }
+        shutDown();
+    }
+
+    /** Closes both sides after flushing, with a line about the client's bad input (rate-limited). */
+    void close(BadInputLog.Reason reason, String text) {
+        if (closed) {
+            return;
+        }
+        badInput.report(reason, who, text, null, client.eventLoop());
+        shutDown();
+    }
+
+    /**
+     * Closes at once, without waiting for writes to the client to flush: for a client that holds
+     * resources without proving anything (read timeout, over budget), which may not read either.
+     */
+    void closeNow(BadInputLog.Reason reason, String text) {
+        close(reason, text);
+        client.close();
+    }
+
+    private void shutDown() {
+        closed = true;
         closeAfterFlush(client);
         if (upstream != null) {
             closeAfterFlush(upstream);

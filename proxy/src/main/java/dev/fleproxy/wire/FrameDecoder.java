@@ -13,6 +13,26 @@ import java.util.List;
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
     private boolean failed;
+    private long framesDecoded;
+
+    /**
+     * Bytes of the message being assembled that this decoder holds (0 between messages). Call on
+     * the channel's event loop; after a read, that is exactly what the next read must add to.
+     */
+    public int partialBytes() {
+        return internalBuffer().readableBytes();
+    }
+
+    /** The declared length of the message being assembled, or -1 while fewer than 4 of its bytes are in. */
+    public int partialDeclaredLength() {
+        ByteBuf in = internalBuffer();
+        return in.readableBytes() >= 4 ? in.getIntLE(in.readerIndex()) : -1;
+    }
+
+    /** How many whole messages this decoder has emitted; a change between two reads means one completed. */
+    public long framesDecoded() {
+        return framesDecoded;
+    }
 
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
@@ -35,6 +55,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             return;
         }
         out.add(new Frame(in.readRetainedSlice(declared)));
+        framesDecoded++;
     }
 
     @Override

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.config.KmipConfig;
+import dev.fleproxy.config.Limits;
 import dev.fleproxy.config.PolicySection;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.crypto.CipherAlgorithm;
@@ -93,6 +94,7 @@ class WaitingForKeysTest {
     private FakeUpstream upstream;
     private KeyResolver resolver;
     private ProxyServer proxy;
+    private Limits limits = Limits.DEFAULT;
 
     private static DataKey key(UUID id) {
         byte[] material = new byte[32];
@@ -116,7 +118,7 @@ class WaitingForKeysTest {
         KmipConfig kmip = new KmipConfig("127.0.0.1", 1, Path.of("ca.pem"), null, null, Path.of("p.p12"), "",
                 Duration.ofMinutes(5), Duration.ofMinutes(5), Duration.ofSeconds(1), KEY_WAIT_MS, 2, 1000, 1000);
         ProxyConfig config = new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", upstream.port()),
-                2000, "auto", kmip, PolicySection.NONE);
+                2000, "auto", kmip, PolicySection.NONE).withLimits(limits);
         proxy = ProxyServer.start(config, List.of(new HandshakeFilter(() -> true),
                 new EncryptionFilter(() -> POLICY, resolver, KEY_WAIT_MS)));
     }
@@ -190,6 +192,32 @@ class WaitingForKeysTest {
             assertEquals(List.of("plain", "fast", "slow", "fast", "plain"), collectionsSeen());
             BsonDocument slow = upstreamSaw.get(2).getArray("documents").get(0).asDocument();
             assertTrue(slow.isBinary("name"), "the waiting insert went out encrypted: " + slow);
+        }
+    }
+
+    @Test
+    void aMessageBegunBehindOneWaitingForItsKeyIsNotTimedOutWhileTheProxyIsNotReading() throws Exception {
+        // clientReadTimeoutMs measures the client's slowness only: while a request waits for its
+        // key the proxy reads nothing from that connection, so the clock of the incomplete
+        // message behind it stands still, however long the KMS takes (here 4 timeouts' worth).
+        limits = new Limits(300, 0, 10_000, 512L * 1024 * 1024);
+        start(this::acknowledge);
+        try (Socket client = connect()) {
+            byte[] next = insert("plain", 2, 302);
+            ByteArrayOutputStream oneWrite = new ByteArrayOutputStream();
+            oneWrite.write(insert("slow", 1, 301)); // its key is not in memory
+            oneWrite.write(next, 0, 10);              // and 10 bytes of the next request
+            client.getOutputStream().write(oneWrite.toByteArray());
+            Thread.sleep(200);
+            assertEquals(10, proxy.bufferedMessageBytes(), "the proxy holds the incomplete message");
+            Thread.sleep(1000);
+
+            gates.get(SLOW).countDown();
+            DataInputStream in = new DataInputStream(client.getInputStream());
+            assertEquals(301, read(in).responseTo());
+            client.getOutputStream().write(next, 10, next.length - 10);
+            assertEquals(302, read(in).responseTo(), "the connection was not closed");
+            assertEquals(List.of("slow", "plain"), collectionsSeen());
         }
     }
 

@@ -59,6 +59,7 @@ public final class FakeUpstream implements AutoCloseable {
     private final Script script;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicLong bytesSent = new AtomicLong();
+    private final AtomicInteger accepted = new AtomicInteger();
     private final int sendBufferSize;
 
     public FakeUpstream(Script script) throws IOException {
@@ -83,10 +84,16 @@ public final class FakeUpstream implements AutoCloseable {
         return bytesSent.get();
     }
 
+    /** Connections accepted so far. */
+    public int connectionsAccepted() {
+        return accepted.get();
+    }
+
     private void acceptLoop() {
         while (!server.isClosed()) {
             try {
                 Socket s = server.accept();
+                accepted.incrementAndGet();
                 if (sendBufferSize > 0) {
                     s.setSendBufferSize(sendBufferSize);
                 }

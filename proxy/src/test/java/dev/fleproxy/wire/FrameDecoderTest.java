@@ -52,6 +52,38 @@ class FrameDecoderTest {
     }
 
     @Test
+    void saysHowMuchOfTheMessageBeingAssembledItHolds() {
+        byte[] a = ping(1);
+        FrameDecoder decoder = new FrameDecoder();
+        EmbeddedChannel ch = new EmbeddedChannel(decoder);
+        assertEquals(0, decoder.partialBytes());
+        assertEquals(-1, decoder.partialDeclaredLength());
+
+        ch.writeInbound(Unpooled.wrappedBuffer(a, 0, 3));
+        assertEquals(3, decoder.partialBytes());
+        assertEquals(-1, decoder.partialDeclaredLength(), "the length is not in yet");
+        ch.writeInbound(Unpooled.wrappedBuffer(a, 3, 10));
+        assertEquals(13, decoder.partialBytes());
+        assertEquals(a.length, decoder.partialDeclaredLength());
+        assertEquals(0, decoder.framesDecoded());
+
+        // the rest of it and 5 bytes of the next one, in one read
+        byte[] rest = new byte[a.length - 13 + 5];
+        System.arraycopy(a, 13, rest, 0, a.length - 13);
+        System.arraycopy(a, 0, rest, a.length - 13, 5);
+        ch.writeInbound(Unpooled.wrappedBuffer(rest));
+        assertEquals(1, decoder.framesDecoded());
+        assertEquals(5, decoder.partialBytes(), "only the next message's bytes are held");
+        ((Frame) ch.readInbound()).release();
+
+        ch.writeInbound(Unpooled.wrappedBuffer(a, 5, a.length - 5));
+        assertEquals(2, decoder.framesDecoded());
+        assertEquals(0, decoder.partialBytes());
+        ((Frame) ch.readInbound()).release();
+        assertFalse(ch.finish());
+    }
+
+    @Test
     void splitsSeveralMessagesArrivingInOneRead() {
         byte[] a = ping(7);
         EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());

@@ -1,0 +1,571 @@
+package dev.fleproxy.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import dev.fleproxy.config.HostPort;
+import dev.fleproxy.config.Limits;
+import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.crypto.CipherAlgorithm;
+import dev.fleproxy.crypto.DataKey;
+import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.keys.KeySource;
+import dev.fleproxy.keys.KeyState;
+import dev.fleproxy.keys.ResolvedKey;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.rewrite.EncryptionFilter;
+import dev.fleproxy.testing.FakeUpstream;
+import dev.fleproxy.testing.WireIO;
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.OpMsg;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import io.netty.buffer.Unpooled;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The bounds on what peers that have proved nothing can make the proxy hold (issue 13): the real
+ * proxy over TCP in front of a scripted upstream that answers every request with ok: 1. Read
+ * timeout for incomplete messages (not for idle connections), the budget of buffered bytes, the
+ * connection limit, and rate-limited lines about bad input.
+ */
+class BoundsTest {
+    private static final long MB = 1_000_000;
+
+    private FakeUpstream upstream;
+    private ProxyServer proxy;
+    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    private final List<Socket> sockets = new ArrayList<>();
+
+    @BeforeEach
+    void captureTheLog() {
+        logged.start();
+        root.addAppender(logged);
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        root.detachAppender(logged);
+        for (Socket s : sockets) {
+            s.close();
+        }
+        if (proxy != null) {
+            proxy.close();
+        }
+        if (upstream != null) {
+            upstream.close();
+        }
+    }
+
+    private void start(Limits limits, List<MessageFilter> filters) throws Exception {
+        upstream = new FakeUpstream((conn, request) ->
+                conn.send(new OpMsg(0, new BsonDocument("ok", new BsonInt32(1))), request.requestId()));
+        proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", upstream.port()),
+                2000).withLimits(limits), filters);
+    }
+
+    private void start(Limits limits) throws Exception {
+        start(limits, List.of(new HandshakeFilter()));
+    }
+
+    private Socket connect() throws IOException {
+        Socket s = new Socket();
+        sockets.add(s);
+        s.connect(new InetSocketAddress("127.0.0.1", proxy.address().getPort()));
+        s.setTcpNoDelay(true);
+        s.setSoTimeout(10_000);
+        return s;
+    }
+
+    private static byte[] ping(int requestId) {
+        return WireIO.encode(new OpMsg(0, new BsonDocument("ping", new BsonInt32(1))
+                .append("$db", new BsonString("admin"))), requestId, 0);
+    }
+
+    /** A ping padded to exactly length bytes. */
+    private static byte[] paddedPing(int requestId, int length) {
+        int overhead = ping(requestId).length + 1 + 4 + 4 + 1; // the "pad" element: type, name, length, NUL
+        char[] pad = new char[length - overhead];
+        Arrays.fill(pad, 'x');
+        byte[] m = WireIO.encode(new OpMsg(0, new BsonDocument("ping", new BsonInt32(1))
+                .append("$db", new BsonString("admin")).append("pad", new BsonString(new String(pad)))), requestId, 0);
+        assertEquals(length, m.length);
+        return m;
+    }
+
+    /** Sends a ping and checks that its answer comes back. */
+    private static void assertAnswered(Socket s, int requestId) throws IOException {
+        s.getOutputStream().write(ping(requestId));
+        assertEquals(requestId, reply(s).responseTo());
+    }
+
+    private static Frame reply(Socket s) throws IOException {
+        return new Frame(Unpooled.wrappedBuffer(WireIO.readMessage(new DataInputStream(s.getInputStream()))));
+    }
+
+    /** Whether the proxy closed this connection within the time (EOF or reset). */
+    private static boolean closedByProxy(Socket s, long timeoutMs) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        try {
+            while (System.nanoTime() < deadline) {
+                s.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                if (s.getInputStream().read() < 0) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (SocketTimeoutException e) {
+            return false;
+        } catch (SocketException e) {
+            return true; // reset
+        } finally {
+            s.setSoTimeout(10_000);
+        }
+    }
+
+    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting: " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    private List<ILoggingEvent> lines(String containing) {
+        synchronized (logged) {
+            return new ArrayList<>(logged.list).stream()
+                    .filter(e -> e.getFormattedMessage().contains(containing)).toList();
+        }
+    }
+
+    private List<ILoggingEvent> warnings() {
+        synchronized (logged) {
+            return new ArrayList<>(logged.list).stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN)).toList();
+        }
+    }
+
+    // ---- clientReadTimeoutMs -----------------------------------------------------------------
+
+    @Test
+    void aSlowlorisIsClosedAfterTheReadTimeoutWhileAnIdlePooledConnectionStaysOpen() throws Exception {
+        start(new Limits(500, 0, 10_000, 512 * MB));
+        Socket pooled = connect();
+        assertAnswered(pooled, 1);
+        long idleSince = System.nanoTime();
+
+        // A header that declares 1,000 bytes, then one byte every 100 ms: every read is answered
+        // well within the timeout, the message never completes.
+        Socket slow = connect();
+        OutputStream out = slow.getOutputStream();
+        byte[] header = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putInt(1000).putInt(7).putInt(0)
+                .putInt(2013).array();
+        long t0 = System.nanoTime();
+        out.write(header);
+        int trickled = 0;
+        boolean closed = false;
+        try {
+            while (!closed && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5)) {
+                closed = closedByProxy(slow, 100);
+                if (!closed) {
+                    out.write('x');
+                    trickled++;
+                }
+            }
+        } catch (SocketException writeToClosed) {
+            closed = true;
+        }
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(closed, "the slowloris was closed");
+        assertTrue(tookMs >= 450 && tookMs < 2500, "closed after about clientReadTimeoutMs, not " + tookMs + " ms");
+        assertTrue(trickled >= 3, "it was closed although bytes kept coming: " + trickled);
+        List<ILoggingEvent> warned = lines("message incomplete after 500 ms");
+        assertEquals(1, warned.size(), String.valueOf(warned));
+        assertEquals(Level.WARN, warned.get(0).getLevel());
+        assertTrue(warned.get(0).getFormattedMessage().matches(".*\\(got \\d+ of 1000 bytes; clientReadTimeoutMs\\)"),
+                warned.get(0).getFormattedMessage());
+
+        // Idle between messages for three times the timeout: a pooled connection, not a slow client.
+        Thread.sleep(Math.max(0, 1500 - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - idleSince)));
+        assertAnswered(pooled, 2);
+        assertEquals(warned, warnings(), "one line in all");
+    }
+
+    @Test
+    void aMessageArrivingSlowlyButWithinTheTimeoutIsServed() throws Exception {
+        start(new Limits(800, 0, 10_000, 512 * MB));
+        Socket s = connect();
+        byte[] m = ping(5);
+        for (int i = 0; i < m.length; i += m.length / 4) { // in four parts, 100 ms apart: 300 ms in all
+            s.getOutputStream().write(m, i, Math.min(m.length / 4, m.length - i));
+            Thread.sleep(100);
+        }
+        assertEquals(5, reply(s).responseTo());
+        // and the clock starts afresh for each message
+        for (int i = 0; i < m.length; i += m.length / 4) {
+            s.getOutputStream().write(m, i, Math.min(m.length / 4, m.length - i));
+            Thread.sleep(100);
+        }
+        assertEquals(5, reply(s).responseTo());
+        assertEquals(List.of(), lines("closed"));
+    }
+
+    @Test
+    void maxIdleTimeClosesAConnectionIdleBetweenMessagesWhenSet() throws Exception {
+        start(new Limits(30_000, 400, 10_000, 512 * MB));
+        Socket s = connect();
+        assertAnswered(s, 1);
+        Thread.sleep(200);
+        assertAnswered(s, 2); // activity restarts the clock
+        long t0 = System.nanoTime();
+        assertTrue(closedByProxy(s, 3000), "closed when idle for maxIdleTimeMs");
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(tookMs >= 300 && tookMs < 2000, tookMs + " ms");
+        assertEquals(1, lines("closed: idle for 400 ms (maxIdleTimeMs)").size());
+    }
+
+    // ---- maxBufferedMessageBytes -------------------------------------------------------------
+
+    @Test
+    void overTheBudgetTheLargestIncompleteMessageIsClosedAndTheOthersGoOn() throws Exception {
+        start(new Limits(30_000, 0, 10_000, 3 * MB));
+        byte[] a = paddedPing(1, 2_000_000);
+        byte[] b = paddedPing(2, 2_000_000);
+        byte[] c = paddedPing(3, 2_000_000);
+        Socket sa = connect();
+        Socket sb = connect();
+        Socket sc = connect();
+        sa.getOutputStream().write(a, 0, 1_400_000);
+        await(() -> proxy.bufferedMessageBytes() == 1_400_000, "A's bytes accounted");
+        sb.getOutputStream().write(b, 0, 1_000_000);
+        await(() -> proxy.bufferedMessageBytes() == 2_400_000, "B's bytes accounted");
+        // C's read takes the total to 3.1 MB: the largest, A, is closed, not C that was reading
+        sc.getOutputStream().write(c, 0, 700_000);
+
+        assertTrue(closedByProxy(sa, 5000), "the largest was closed");
+        await(() -> proxy.bufferedMessageBytes() == 1_700_000, "A's bytes left the budget");
+        List<ILoggingEvent> warned = lines("maxBufferedMessageBytes");
+        assertEquals(1, warned.size(), String.valueOf(warned));
+        assertEquals(Level.WARN, warned.get(0).getLevel());
+        assertTrue(warned.get(0).getFormattedMessage().contains("closed: it held 1400000 bytes of an incomplete message "
+                + "(of 2000000), the largest when the incomplete messages of all clients passed "
+                + "maxBufferedMessageBytes (3000000 bytes)"), warned.get(0).getFormattedMessage());
+
+        // the others complete their messages and are answered
+        sb.getOutputStream().write(b, 1_000_000, b.length - 1_000_000);
+        assertEquals(2, reply(sb).responseTo());
+        sc.getOutputStream().write(c, 700_000, c.length - 700_000);
+        assertEquals(3, reply(sc).responseTo());
+        assertEquals(0, proxy.bufferedMessageBytes());
+
+        // a connection that goes away in the middle of a message gives its bytes back
+        Socket sd = connect();
+        sd.getOutputStream().write(a, 0, 500_000);
+        await(() -> proxy.bufferedMessageBytes() == 500_000, "D's bytes accounted");
+        sd.close();
+        await(() -> proxy.bufferedMessageBytes() == 0, "the total back to 0");
+        assertAnswered(sb, 4);
+        assertAnswered(sc, 5);
+        assertEquals(1, lines("maxBufferedMessageBytes").size());
+    }
+
+    @Test
+    void aBudgetHeldByManyPeersAtOnceIsKeptAndAccountedBackToZero() throws Exception {
+        // Ten peers push 1.5 MB each of a 2 MB message at the same time, against a 4 MB budget.
+        start(new Limits(30_000, 0, 10_000, 4 * MB));
+        byte[] m = paddedPing(1, 2_000_000);
+        ExecutorService pool = Executors.newFixedThreadPool(10);
+        try {
+            List<Socket> peers = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                peers.add(connect());
+            }
+            List<Future<Boolean>> sent = new ArrayList<>();
+            for (Socket p : peers) {
+                sent.add(pool.submit(() -> {
+                    try {
+                        for (int off = 0; off < 1_500_000; off += 64 * 1024) {
+                            p.getOutputStream().write(m, off, Math.min(64 * 1024, 1_500_000 - off));
+                        }
+                        return true;
+                    } catch (IOException closedUnderUs) {
+                        return false;
+                    }
+                }));
+            }
+            for (Future<Boolean> f : sent) {
+                f.get(20, TimeUnit.SECONDS);
+            }
+            // Settled: every byte sent is read, and the survivors hold their 1.5 MB each.
+            java.util.Set<Socket> closed = new java.util.HashSet<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (proxy.bufferedMessageBytes() != (peers.size() - closed.size()) * 1_500_000L) {
+                assertTrue(System.nanoTime() < deadline, "settled: " + proxy.bufferedMessageBytes());
+                for (Socket p : peers) {
+                    if (!closed.contains(p) && closedByProxy(p, 20)) {
+                        closed.add(p);
+                    }
+                }
+            }
+            // at most two 1.5 MB messages fit in 4 MB: at least eight peers are closed
+            assertTrue(closed.size() >= 8, "closed: " + closed.size());
+            System.out.println("10 peers x 1.5 MB against 4 MB: " + closed.size() + " closed, highest total "
+                    + proxy.bounds().peakOverBudget());
+            assertTrue(proxy.bufferedMessageBytes() <= 4 * MB, proxy.bufferedMessageBytes() + " bytes held");
+            // Past the budget by what one read adds, plus what connections already condemned still
+            // hold until their own event loop has closed them (their bytes count until freed, and a
+            // condemned connection takes no more): on a loaded machine one or two such messages.
+            long peak = proxy.bounds().peakOverBudget();
+            assertTrue(peak > 4 * MB && peak < 4 * MB + 3 * 1_500_000, "the highest total: " + peak);
+            for (Socket p : peers) {
+                p.close();
+            }
+            await(() -> proxy.bufferedMessageBytes() == 0, "the total back to 0");
+            await(() -> proxy.clientConnections() == 0, "every connection gone");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // ---- maxConnections -----------------------------------------------------------------------
+
+    @Test
+    void beyondMaxConnectionsANewConnectionIsClosedAtOnceUntilASlotFrees() throws Exception {
+        start(new Limits(30_000, 0, 3, 512 * MB));
+        Socket c1 = connect();
+        Socket c2 = connect();
+        Socket c3 = connect();
+        assertAnswered(c1, 1);
+        assertAnswered(c2, 2);
+        assertAnswered(c3, 3);
+        Socket c4 = connect();
+        long t0 = System.nanoTime();
+        assertTrue(closedByProxy(c4, 2000), "the fourth is closed");
+        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 1000, "at once");
+        assertEquals(3, upstream.connectionsAccepted(), "no upstream connection for the refused one");
+        List<ILoggingEvent> warned = lines("client connections are open (maxConnections)");
+        assertEquals(1, warned.size());
+        assertTrue(warned.get(0).getFormattedMessage().matches("connection from /127\\.0\\.0\\.1:\\d+: closed at once: 3 "
+                + "client connections are open \\(maxConnections\\)"), warned.get(0).getFormattedMessage());
+
+        c1.close();
+        await(() -> proxy.clientConnections() == 2, "a slot freed");
+        Socket c5 = connect();
+        assertAnswered(c5, 5);
+        assertAnswered(c2, 6);
+        assertEquals(4, upstream.connectionsAccepted());
+    }
+
+    // ---- rate-limited lines about bad input --------------------------------------------------
+
+    private static final Pattern SUMMARY = Pattern.compile("… and ([0-9,]+) more like it in the last 10 s$");
+
+    @Test
+    void tenThousandMalformedFramesWriteABoundedNumberOfLines() throws Exception {
+        // An upstream that accepts and reads nothing back: each bad connection still makes the
+        // proxy connect upstream first, and FakeUpstream's thread per connection would dominate.
+        io.netty.channel.EventLoopGroup sinkLoop = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
+                io.netty.channel.nio.NioIoHandler.newFactory());
+        try {
+            io.netty.channel.Channel sink = new io.netty.bootstrap.ServerBootstrap().group(sinkLoop)
+                    .channel(io.netty.channel.socket.nio.NioServerSocketChannel.class)
+                    .childHandler(new io.netty.channel.ChannelInboundHandlerAdapter() {
+                        @Override
+                        public boolean isSharable() {
+                            return true;
+                        }
+                    })
+                    .bind("127.0.0.1", 0).sync().channel();
+            proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
+                    ((InetSocketAddress) sink.localAddress()).getPort()), 2000), List.of(new HandshakeFilter()));
+            sendTenThousandMalformedFrames();
+        } finally {
+            sinkLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+    }
+
+    private void sendTenThousandMalformedFrames() throws Exception {
+        byte[] overSize = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putInt(48_000_001).putInt(1).putInt(0)
+                .putInt(2013).array();
+        // a hello whose $db string declares more bytes than the document has: malformed BSON
+        byte[] badHello = WireIO.encode(new OpMsg(0, new BsonDocument("hello", new BsonInt32(1))
+                .append("$db", new BsonString("admin"))), 1, 0);
+        int at = indexOf(badHello, "$db\0".getBytes(StandardCharsets.US_ASCII)) + 4;
+        badHello[at] = 100;
+        int n = 10_000;
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        long t0 = System.nanoTime();
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    for (int i = thread; i < n; i += 4) {
+                        try (Socket s = new Socket("127.0.0.1", proxy.address().getPort())) {
+                            s.getOutputStream().write(i % 2 == 0 ? overSize : badHello);
+                            s.setSoTimeout(10_000);
+                            while (s.getInputStream().read() >= 0) {
+                                // until the proxy closes it
+                            }
+                        } catch (IOException reset) {
+                            // closed by the proxy
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        await(() -> proxy.clientConnections() == 0, "every bad connection closed");
+        int during = warnings().size();
+        // what the windows' summaries would say at their end, now
+        proxy.bounds().log().flush(BadInputLog.Reason.PROTOCOL_ERROR);
+        proxy.bounds().log().flush(BadInputLog.Reason.MALFORMED_BSON);
+
+        List<ILoggingEvent> all = warnings();
+        long windows = tookMs / 10_000 + 1;
+        assertTrue(during <= 2 * (1 + windows), during + " lines for " + n + " bad frames in " + tookMs + " ms: " + all);
+        long counted = 0;
+        for (ILoggingEvent e : all) {
+            assertEquals(Level.WARN, e.getLevel(), e.getFormattedMessage());
+            assertNull(e.getThrowableProxy(), "no stack trace");
+            Matcher m = SUMMARY.matcher(e.getFormattedMessage());
+            counted += m.find() ? Long.parseLong(m.group(1).replace(",", "")) : 1;
+        }
+        assertEquals(n, counted, "every bad frame is in a line or a count: " + all);
+        assertTrue(all.stream().anyMatch(e -> e.getFormattedMessage().contains("closed: protocol error from client: "
+                + "declared message length 48000001 exceeds the maximum")));
+        assertTrue(all.stream().anyMatch(e -> e.getFormattedMessage().contains("closed: malformed BSON from client")));
+        System.out.println(n + " bad frames in " + tookMs + " ms: " + during + " log lines (" + all.size()
+                + " with the summaries flushed): " + all.stream().map(ILoggingEvent::getFormattedMessage).toList());
+    }
+
+    private static int indexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= hay.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError("not found");
+    }
+
+    // ---- exceptions from bad input that are not BSONExceptions -------------------------------
+
+    private static final UUID KEY = UUID.fromString("11111111-2222-3333-4444-555555555555");
+
+    @Test
+    void anIllegalArgumentExceptionFromAMalformedBodyIsBadInputNotAnError() throws Exception {
+        KeyResolver resolver = new KeyResolver(new KeySource() {
+            @Override
+            public ResolvedKey fetch(UUID id) {
+                return new ResolvedKey(new DataKey(id, CipherAlgorithm.AES, new byte[32]), KeyState.ACTIVE, "1",
+                        Instant.now());
+            }
+
+            @Override
+            public String describe() {
+                return "test keys";
+            }
+        }, KeyResolver.Settings.DEFAULT);
+        try {
+            resolver.prefetch(List.of(KEY));
+            Policy policy = PolicyParser.parse(Map.of("hr.people", Map.of("key", KEY.toString(), "fields",
+                    Map.of("ssn", Map.of()))), 6, "test");
+            start(new Limits(30_000, 0, 10_000, 512 * MB),
+                    List.of(new HandshakeFilter(), new EncryptionFilter(() -> policy, resolver, 5000)));
+            // create on an encrypted collection, its comment a string that declares 1.3 GB: the
+            // message's own lengths hold, RawBsonDocument.containsKey("viewOn") throws
+            // IllegalArgumentException("newPosition > limit") from ByteBuffer.position
+            byte[] m = WireIO.encode(new OpMsg(0, new BsonDocument("create", new BsonString("people"))
+                    .append("$db", new BsonString("hr")).append("comment", new BsonString("abcdef"))), 9, 0);
+            m[indexOf(m, "comment\0".getBytes(StandardCharsets.US_ASCII)) + 8 + 3] = 0x50;
+            for (int i = 0; i < 20; i++) {
+                Socket s = connect();
+                s.getOutputStream().write(m);
+                assertTrue(closedByProxy(s, 5000));
+            }
+            Socket bystander = connect();
+            assertAnswered(bystander, 1);
+
+            List<ILoggingEvent> warned = lines("closed: malformed message from client");
+            assertEquals(1, warned.size(), "rate-limited: " + warned);
+            ILoggingEvent e = warned.get(0);
+            assertEquals(Level.WARN, e.getLevel());
+            assertNull(e.getThrowableProxy(), "no stack trace");
+            assertTrue(e.getFormattedMessage().contains("(IllegalArgumentException in RawBsonDocument.containsKey via "
+                    + "CollectionDefinitions.collectionOptions: newPosition > limit"), e.getFormattedMessage());
+            assertEquals(List.of(), logged.list.stream().filter(x -> x.getLevel() == Level.ERROR).toList());
+        } finally {
+            resolver.close();
+        }
+    }
+
+    @Test
+    void aBugOfOursStaysAnErrorWithItsStackTraceAtMostOncePerWindow() throws Exception {
+        MessageFilter buggy = request -> {
+            throw new NullPointerException("a bug of ours");
+        };
+        start(new Limits(30_000, 0, 10_000, 512 * MB), List.of(buggy));
+        for (int i = 0; i < 5; i++) {
+            Socket s = connect();
+            s.getOutputStream().write(ping(1));
+            assertTrue(closedByProxy(s, 5000));
+        }
+        await(() -> proxy.clientConnections() == 0, "closed");
+        proxy.bounds().log().flush(BadInputLog.Reason.UNEXPECTED_ERROR);
+        List<ILoggingEvent> errors = logged.list.stream().filter(x -> x.getLevel() == Level.ERROR).toList();
+        assertEquals(2, errors.size(), String.valueOf(errors));
+        assertTrue(errors.get(0).getFormattedMessage().endsWith("closed after an unexpected error handling a message "
+                + "from client"));
+        assertEquals("java.lang.NullPointerException", errors.get(0).getThrowableProxy().getClassName());
+        assertNull(errors.get(1).getThrowableProxy());
+        assertTrue(errors.get(1).getFormattedMessage().endsWith("… and 4 more like it in the last 10 s"));
+        assertFalse(BadInputLog.isMalformedInputSymptom(new io.netty.util.IllegalReferenceCountException(0)));
+        assertTrue(BadInputLog.isMalformedInputSymptom(new NumberFormatException()));
+    }
+}
