@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyFactory;
@@ -19,14 +18,42 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The client's trust for TLS targets, against a TLS server in this JVM whose certificate (for
- * 127.0.0.1, in src/test/resources/tls, valid for 100 years) is issued by ca.pem.
+ * 127.0.0.1) is issued by ca.pem. The certificates are made by `openssl` for this run (none is
+ * committed), as the proxy's crypto tests use it too.
  */
 class TlsTrustTest {
+    @TempDir
+    static Path pki;
+
+    @BeforeAll
+    static void certificates() throws Exception {
+        for (String ca : new String[] {"ca", "other-ca"}) {
+            openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", ca + ".key");
+            openssl("req", "-x509", "-new", "-key", ca + ".key", "-subj", "/CN=" + ca, "-days", "2", "-out", ca + ".pem");
+        }
+        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "server.key");
+        openssl("req", "-new", "-key", "server.key", "-subj", "/CN=server", "-out", "server.csr");
+        Files.writeString(pki.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
+        openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+                "-extfile", "san.ext", "-out", "server.pem");
+    }
+
+    private static void openssl(String... args) throws Exception {
+        String[] cmd = new String[args.length + 1];
+        cmd[0] = "openssl";
+        System.arraycopy(args, 0, cmd, 1, args.length);
+        Process p = new ProcessBuilder(cmd).directory(pki.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("openssl " + String.join(" ", args) + " failed: " + out);
+        }
+    }
 
     @Test
     void theGivenCaIsTrustedAndNoOther() throws Exception {
@@ -73,8 +100,8 @@ class TlsTrustTest {
         return assertThrows(IllegalArgumentException.class, () -> TlsTrust.trusting(file)).getMessage();
     }
 
-    private static Path resource(String name) throws URISyntaxException {
-        return Path.of(TlsTrustTest.class.getResource("/tls/" + name).toURI());
+    private static Path resource(String name) {
+        return pki.resolve(name);
     }
 
     private static SSLServerSocket server() throws Exception {
