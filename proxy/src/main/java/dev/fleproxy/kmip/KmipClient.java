@@ -18,12 +18,12 @@ import javax.net.ssl.SSLSocket;
 /**
  * A small KMIP client over TLS (1.3 or 1.2, {@link KmipTls#PROTOCOLS}) with mutual authentication;
  * the KMS's certificate must name the host connected to, or the configured server name. It is safe
- * for several threads: up to
- * {@code maxConnections} requests run at once, each on a connection of its own, and idle
- * connections are kept for the next request. Calls block, so they run on the key resolver's
- * threads, never on an event loop (a call from one is refused: it would stall every connection of
- * that loop). A reused connection that turns out broken (the KMS closed it meanwhile) is replaced
- * once; a timeout is not retried, since a KMS that hangs would only make the caller wait twice.
+ * for several threads: up to {@code maxConnections} requests run at once, each on a connection of
+ * its own, and idle connections are kept for the next request. Calls block, so they run on the key
+ * resolver's threads, never on an event loop (a call from one is refused: it would stall every
+ * connection of that loop). A reused connection that turns out broken (the KMS closed it
+ * meanwhile) is replaced once; a timeout is not retried, since a KMS that hangs would only make the
+ * caller wait twice.
  */
 public final class KmipClient implements AutoCloseable {
     /** Largest response accepted; key responses are a few hundred bytes. */
