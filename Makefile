@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead mongosh
+.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -71,6 +71,13 @@ bench-overhead: build bench-jar venv
 ## bench-crypto: JMH benchmark of every cipher suite next to `openssl speed`, writes results/crypto/ (~15 min)
 bench-crypto:
 	cd proxy && $(MVN) -q test-compile exec:exec@crypto-bench
+
+## fuzz: coverage-guided fuzzing (Jazzer) of each fuzz target in proxy/src/test/java/dev/fleproxy/fuzz
+## for FUZZ_SECONDS (default 60) each; executions, coverage and crashes per target in results/fuzz/summary.md
+## (`make test` only replays the committed inputs)
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) MVN="$(MVN)" proxy/fuzz.sh
 
 clean:
 	cd proxy && $(MVN) -q clean

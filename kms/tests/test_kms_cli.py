@@ -36,6 +36,24 @@ def test_init_is_idempotent_and_keeps_secrets_private(kms_server):
     assert "logging_level=INFO" in conf and "auth_suite=TLS1.2" in conf and "enable_tls_client_auth=True" in conf
 
 
+def test_the_server_certificate_names_every_address_the_proxy_connects_to(tmp_path):
+    """The proxy checks the KMS's certificate against kmip.host: the tests connect to 127.0.0.1
+    (an IP SAN), the Compose stack to the host `kms` (deploy/proxy/proxy.yaml); --san adds more."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    kms("init", "--dir", tmp_path, "--port", free_port(), "--san", "kms.internal", "--san", "10.1.2.3")
+    cert = x509.load_pem_x509_certificate((tmp_path / "server.pem").read_bytes())
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert set(san.get_values_for_type(x509.DNSName)) == {"localhost", "kms", "kms.internal"}
+    assert set(san.get_values_for_type(x509.IPAddress)) == {ipaddress.ip_address("127.0.0.1"),
+                                                            ipaddress.ip_address("10.1.2.3")}
+    eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert ExtendedKeyUsageOID.SERVER_AUTH in eku
+
+
 def test_bootstrap_twice_creates_the_keys_once(kms_server):
     d = kms_server.dir
     first = rows(kms("bootstrap", "--dir", d).stdout)

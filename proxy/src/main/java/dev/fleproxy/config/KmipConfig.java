@@ -1,5 +1,6 @@
 package dev.fleproxy.config;
 
+import dev.fleproxy.kmip.KmipTls;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
@@ -11,6 +12,8 @@ import java.util.Set;
  * kmip:
  *   host: 127.0.0.1
  *   port: 5696
+ *   # serverName: kms.internal     # optional: the name the KMS's certificate must carry instead of
+ *                                  # host (a DNS SAN, also sent as SNI; or an IP SAN for an address)
  *   ca: kms/ca.pem                 # the CA that signed the KMS's certificate
  *   clientCert: kms/proxy.pem      # the proxy's certificate (extendedKeyUsage clientAuth) …
  *   clientKey: kms/proxy.key       # … and its unencrypted PKCS#8 key; or instead:
@@ -24,19 +27,30 @@ import java.util.Set;
  *   readTimeoutMs: 10000
  * </pre>
  *
- * Relative paths are relative to the config file's directory.
+ * Relative paths are relative to the config file's directory. The KMS's certificate is always
+ * checked against {@code host} (an IP address SAN for an IP address, a DNS SAN for a name), or
+ * against {@code serverName} when it is given.
  */
 public record KmipConfig(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
                          String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
                          Duration negativeCache, int kmsWaitMs, int connections,
-                         int connectTimeoutMs, int readTimeoutMs) {
+                         int connectTimeoutMs, int readTimeoutMs, String serverName) {
     public static final Duration DEFAULT_NEGATIVE_CACHE = Duration.ofSeconds(10);
     public static final int DEFAULT_KMS_WAIT_MS = 5000;
     public static final int DEFAULT_CONNECTIONS = 4;
 
     static final Set<String> KEYS = Set.of("host", "port", "ca", "clientCert", "clientKey", "clientPkcs12",
             "clientPkcs12Password", "cacheTtlSeconds", "outageWindowSeconds", "negativeCacheSeconds", "kmsWaitMs",
-            "connections", "connectTimeoutMs", "readTimeoutMs");
+            "connections", "connectTimeoutMs", "readTimeoutMs", "serverName");
+
+    /** Without {@code serverName}: the KMS's certificate must name {@code host}. */
+    public KmipConfig(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
+                      String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
+                      Duration negativeCache, int kmsWaitMs, int connections,
+                      int connectTimeoutMs, int readTimeoutMs) {
+        this(host, port, ca, clientCert, clientKey, clientPkcs12, clientPkcs12Password, cacheTtl, outageWindow,
+                negativeCache, kmsWaitMs, connections, connectTimeoutMs, readTimeoutMs, null);
+    }
 
     /** The settings of a test or tool that does not care about the cache details. */
     public static KmipConfig of(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
@@ -69,12 +83,26 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
                 m.integer("kmsWaitMs", DEFAULT_KMS_WAIT_MS, 1, 600_000),
                 m.integer("connections", DEFAULT_CONNECTIONS, 1, 64),
                 m.integer("connectTimeoutMs", 3000, 1, 600_000),
-                m.integer("readTimeoutMs", 10_000, 1, 600_000));
+                m.integer("readTimeoutMs", 10_000, 1, 600_000),
+                serverName(m));
+    }
+
+    private static String serverName(YamlMap m) {
+        if (!m.has("serverName")) {
+            return null;
+        }
+        String name = m.string("serverName").trim();
+        if (!KmipTls.isIpLiteral(name) && !KmipTls.isDnsName(name)) {
+            throw new ConfigException(m.where("serverName") + " must be a DNS name or an IP address (the name the KMS's "
+                    + "certificate carries), not '" + m.string("serverName") + "'");
+        }
+        return name.startsWith("[") ? name.substring(1, name.length() - 1) : name;
     }
 
     @Override
     public String toString() {
-        return "KmipConfig(" + host + ":" + port + ", ca " + ca + ", cache TTL " + cacheTtl.toSeconds() + " s, outage window "
+        return "KmipConfig(" + host + ":" + port + (serverName == null ? "" : ", server name " + serverName)
+                + ", ca " + ca + ", cache TTL " + cacheTtl.toSeconds() + " s, outage window "
                 + outageWindow.toSeconds() + " s, negative cache " + negativeCache.toSeconds() + " s, waits " + kmsWaitMs
                 + " ms, " + connections + " connection(s))";
     }

@@ -20,8 +20,8 @@ public final class KeyResolvers {
         } else {
             tls = KmipTls.fromPem(c.ca(), c.clientCert(), c.clientKey());
         }
-        return new KmipClient(c.host(), c.port(), tls, c.connectTimeoutMs(), c.readTimeoutMs(), c.connections(),
-                KmipMessages.Version.V1_2);
+        return new KmipClient(c.host(), c.port(), c.serverName(), tls, c.connectTimeoutMs(), c.readTimeoutMs(),
+                c.connections(), KmipMessages.Version.V1_2);
     }
 
     public static KeyResolver resolver(KmipConfig c, KmipClient client) {

@@ -16,12 +16,14 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 
 /**
- * A small KMIP client over TLS 1.2 with mutual authentication, safe for several threads: up to
- * {@code maxConnections} requests run at once, each on a connection of its own, and idle
- * connections are kept for the next request. Calls block, so they run on the key resolver's
- * threads, never on an event loop (a call from one is refused: it would stall every connection of
- * that loop). A reused connection that turns out broken (the KMS closed it meanwhile) is replaced
- * once; a timeout is not retried, since a KMS that hangs would only make the caller wait twice.
+ * A small KMIP client over TLS (1.3 or 1.2, {@link KmipTls#PROTOCOLS}) with mutual authentication;
+ * the KMS's certificate must name the host connected to, or the configured server name. It is safe
+ * for several threads: up to {@code maxConnections} requests run at once, each on a connection of
+ * its own, and idle connections are kept for the next request. Calls block, so they run on the key
+ * resolver's threads, never on an event loop (a call from one is refused: it would stall every
+ * connection of that loop). A reused connection that turns out broken (the KMS closed it
+ * meanwhile) is replaced once; a timeout is not retried, since a KMS that hangs would only make the
+ * caller wait twice.
  */
 public final class KmipClient implements AutoCloseable {
     /** Largest response accepted; key responses are a few hundred bytes. */
@@ -29,6 +31,8 @@ public final class KmipClient implements AutoCloseable {
 
     private final String host;
     private final int port;
+    /** The name the KMS's certificate must carry (and the SNI, for a DNS name). */
+    private final String serverName;
     private final SSLContext tls;
     private final int connectTimeoutMs;
     private final int readTimeoutMs;
@@ -38,10 +42,16 @@ public final class KmipClient implements AutoCloseable {
     private final AtomicLong roundTrips = new AtomicLong();
     private volatile boolean closed;
 
-    public KmipClient(String host, int port, SSLContext tls, int connectTimeoutMs, int readTimeoutMs,
-                      int maxConnections, KmipMessages.Version version) {
+    /**
+     * @param serverName the name the KMS's certificate must carry instead of {@code host} (an IP
+     *     address SAN for an IP address, a DNS SAN for a name, which is also sent as SNI); null for
+     *     {@code host}
+     */
+    public KmipClient(String host, int port, String serverName, SSLContext tls, int connectTimeoutMs,
+                      int readTimeoutMs, int maxConnections, KmipMessages.Version version) {
         this.host = host;
         this.port = port;
+        this.serverName = serverName == null ? host : serverName;
         this.tls = tls;
         this.connectTimeoutMs = connectTimeoutMs;
         this.readTimeoutMs = readTimeoutMs;
@@ -50,8 +60,13 @@ public final class KmipClient implements AutoCloseable {
     }
 
     public KmipClient(String host, int port, SSLContext tls, int connectTimeoutMs, int readTimeoutMs,
+                      int maxConnections, KmipMessages.Version version) {
+        this(host, port, null, tls, connectTimeoutMs, readTimeoutMs, maxConnections, version);
+    }
+
+    public KmipClient(String host, int port, SSLContext tls, int connectTimeoutMs, int readTimeoutMs,
                       KmipMessages.Version version) {
-        this(host, port, tls, connectTimeoutMs, readTimeoutMs, 1, version);
+        this(host, port, null, tls, connectTimeoutMs, readTimeoutMs, 1, version);
     }
 
     /** Requests sent to the KMS so far (each one a network round trip). */
@@ -117,8 +132,9 @@ public final class KmipClient implements AutoCloseable {
         }
         SSLSocket fresh;
         try {
-            fresh = (SSLSocket) tls.getSocketFactory().createSocket(raw, host, port, true);
-            fresh.setEnabledProtocols(new String[] {"TLSv1.2"});
+            // the peer host given here is the name endpoint identification checks
+            fresh = (SSLSocket) tls.getSocketFactory().createSocket(raw, serverName, port, true);
+            KmipTls.configure(fresh, serverName);
             fresh.startHandshake();
         } catch (IOException e) {
             closeQuietly(raw);
@@ -153,8 +169,8 @@ public final class KmipClient implements AutoCloseable {
      */
     private KmipException unreachable(IOException e, boolean connected) {
         if (e instanceof javax.net.ssl.SSLException) {
-            return new KmipException("TLS with the KMS at " + address() + " failed (check the CA and the client "
-                    + "certificate and key): " + describe(e), e);
+            return new KmipException("TLS with the KMS at " + address() + " failed (" + tlsAdvice(e) + "): "
+                    + describe(e), e);
         }
         if (connected && !(e instanceof SocketTimeoutException)) {
             return new KmipException("the KMS at " + address() + " closed the connection right after the TLS "
@@ -165,6 +181,25 @@ public final class KmipClient implements AutoCloseable {
             return new KmipException("KMS " + address() + " did not answer within " + readTimeoutMs + " ms", e);
         }
         return new KmipException("KMS " + address() + " unreachable: " + describe(e), e);
+    }
+
+    /** What to check after a failed handshake, from the certificate problem behind it if any. */
+    private String tlsAdvice(IOException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.security.cert.CertificateException) {
+                String m = String.valueOf(t.getMessage());
+                if (m.contains("subject alternative") || m.contains("No name matching")) {
+                    return "host name mismatch: the KMS's certificate does not name " + serverName
+                            + (serverName.equals(host) ? " (kmip.host; set kmip.serverName if it carries another name)"
+                                    : " (kmip.serverName)");
+                }
+                if (m.contains("PKIX path") || t instanceof java.security.cert.CertificateExpiredException
+                        || t instanceof java.security.cert.CertificateNotYetValidException) {
+                    return "the KMS's certificate is not trusted: is it signed by the CA in kmip.ca, and valid now?";
+                }
+            }
+        }
+        return "check the CA and the client certificate and key";
     }
 
     private static String describe(IOException e) {

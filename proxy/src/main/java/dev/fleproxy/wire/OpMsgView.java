@@ -33,6 +33,9 @@ public final class OpMsgView {
     private RawBsonDocument body;
     private List<DocumentSequence> sequences;
     private OpMsg decoded;
+    /** Whether the body, and each sequence's documents, were checked well-formed (see {@link #wellFormed}). */
+    private boolean bodyChecked;
+    private boolean[] sequenceChecked;
 
     private OpMsgView(Frame frame, int flags, int bodyStart, int bodyLength, List<SequenceAt> sequenceSections) {
         this.frame = frame;
@@ -142,12 +145,48 @@ public final class OpMsgView {
         return bodyBytes;
     }
 
-    /** The body as a document (lazily decoded, over {@link #bodyBytes}). */
+    /** The body as a document (lazily decoded, over {@link #bodyBytes}), checked well-formed first. */
     public RawBsonDocument body() {
         if (body == null) {
+            checkBody();
             body = new RawBsonDocument(bodyBytes());
         }
         return body;
+    }
+
+    /** How deep documents may nest before the proxy decodes them (the server's own limit is far lower). */
+    static final int MAX_DEPTH = 1000;
+
+    /**
+     * Checks bytes[off, off + len) is one well-formed document all the way down, before any of it is
+     * handed to the driver's lazy documents: they answer a lying length inside with
+     * IllegalArgumentException or IndexOutOfBoundsException, not a BSON error. The framing check in
+     * {@link #of} looks at the outer lengths only, so a message that is never decoded costs nothing.
+     *
+     * @throws org.bson.BSONException if it is not
+     */
+    private static void wellFormed(byte[] bytes, int off, int len) {
+        BsonCursor.validate(BsonCursor.DOCUMENT, bytes, off, off + len, MAX_DEPTH);
+    }
+
+    private void checkBody() {
+        if (!bodyChecked) {
+            wellFormed(bodyBytes(), 0, bodyLength);
+            bodyChecked = true;
+        }
+    }
+
+    private void checkSequence(int i) {
+        if (sequenceChecked == null) {
+            sequenceChecked = new boolean[sequenceSections.size()];
+        }
+        if (!sequenceChecked[i]) {
+            byte[] bytes = sequenceBytes(i);
+            for (int at = 0; at < bytes.length; at += BsonCursor.int32(bytes, at)) {
+                wellFormed(bytes, at, BsonCursor.int32(bytes, at));
+            }
+            sequenceChecked[i] = true;
+        }
     }
 
     /** A top-level string field of the body ("$db", the collection), read without decoding the body; null if absent. */
@@ -193,6 +232,7 @@ public final class OpMsgView {
     }
 
     private List<BsonDocument> sequenceDocuments(int i) {
+        checkSequence(i);
         byte[] bytes = sequenceBytes(i);
         List<BsonDocument> docs = new ArrayList<>();
         for (int at = 0; at < bytes.length; ) {
@@ -217,8 +257,10 @@ public final class OpMsgView {
      */
     public OpMsg toOpMsg() {
         if (decoded == null) {
+            checkBody();
             List<DocumentSequence> seqs = new ArrayList<>(sequenceSections.size());
             for (int i = 0; i < sequenceSections.size(); i++) {
+                checkSequence(i);
                 byte[] bytes = sequenceBytes(i);
                 List<BsonDocument> docs = new ArrayList<>();
                 for (int at = 0; at < bytes.length; at += BsonCursor.int32(bytes, at)) {

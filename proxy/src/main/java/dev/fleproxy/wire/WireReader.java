@@ -2,6 +2,7 @@ package dev.fleproxy.wire;
 
 import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
+import org.bson.BSONException;
 import org.bson.RawBsonDocument;
 
 /**
@@ -89,12 +90,24 @@ final class WireReader {
         return len;
     }
 
-    /** Reads one BSON document (copied; its elements are parsed lazily on access). */
+    /** How deep the documents of the legacy opcodes may nest (as deep as the proxy ever encrypts). */
+    static final int MAX_DEPTH = 1000;
+
+    /**
+     * Reads one BSON document (copied; its elements are parsed lazily on access), checked well-formed
+     * all the way down first: the driver's lazy reader answers a lying length inside a document with
+     * IllegalArgumentException or IndexOutOfBoundsException, not with a BSON error.
+     */
     RawBsonDocument document(String what) {
         int start = pos;
         int len = skipDocument(what);
         byte[] bytes = new byte[len];
         buf.getBytes(start, bytes);
+        try {
+            BsonCursor.validate(BsonCursor.DOCUMENT, bytes, 0, len, MAX_DEPTH);
+        } catch (BSONException e) {
+            throw new WireProtocolException(what + " is not well-formed BSON: " + e.getMessage(), e);
+        }
         return new RawBsonDocument(bytes);
     }
 

@@ -82,6 +82,16 @@ class ProxyConfigTest {
         assertEquals(60, k.cacheTtl().toSeconds());
         assertEquals(900, k.outageWindow().toSeconds());
         assertTrue(!k.toString().contains("Password"));
+        assertEquals(null, k.serverName(), "the certificate must name kmip.host");
+    }
+
+    @Test
+    void readsKmipServerName() {
+        assertEquals("kms.internal", parse(KMIP + "  serverName: kms.internal\n").kmip().serverName());
+        assertEquals("10.0.0.7", parse(KMIP + "  serverName: 10.0.0.7\n").kmip().serverName());
+        assertTrue(error(KMIP + "  serverName: 'not a name'\n").contains("kmip.serverName must be a DNS name or an IP "
+                + "address"), error(KMIP + "  serverName: 'not a name'\n"));
+        assertTrue(error(KMIP + "  serverName: ''\n").contains("kmip.serverName"));
     }
 
     @Test

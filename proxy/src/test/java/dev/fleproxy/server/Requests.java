@@ -20,6 +20,16 @@ public final class Requests {
         return r;
     }
 
+    /**
+     * A request for this frame, read as the session reads it (a malformed OP_MSG throws
+     * WireProtocolException here), entered into {@code filter}.
+     */
+    public static Request of(Frame frame, ByteBufAllocator alloc, MessageFilter filter) {
+        Request r = new Request(frame, alloc);
+        r.enter(filter);
+        return r;
+    }
+
     /** The same request asked again after its wait for keys ran out. */
     public static Request waitedOut(Request request) {
         request.keyWaitExpired(true);

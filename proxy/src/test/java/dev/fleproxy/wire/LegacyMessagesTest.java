@@ -52,6 +52,18 @@ class LegacyMessagesTest {
     }
 
     @Test
+    void anOpQueryWhoseQueryLiesAboutAnInnerLengthIsAProtocolError() {
+        // found by RequestRewriteFuzzTest#rawRequests: the driver's lazy document threw
+        // IllegalArgumentException from containsKey, which the session logs as an unexpected error
+        byte[] wire = Messages.bytes(new OpQuery(0, "h2.$cmd", 0, 0,
+                new BsonDocument("a", new org.bson.BsonString("xyz")), null), 9, 0);
+        int at = wire.length - 9; // the string's length, inside the query document
+        ByteBuffer.wrap(wire).order(ByteOrder.LITTLE_ENDIAN).putInt(at, 1000);
+        WireProtocolException e = assertThrows(WireProtocolException.class, () -> OpQuery.parse(Messages.frame(wire)));
+        assertTrue(e.getMessage().contains("OP_QUERY query is not well-formed BSON"), e.getMessage());
+    }
+
+    @Test
     void opReplyWithAWrongDocumentCountIsRejected() {
         byte[] wire = Messages.bytes(new OpReply(0, 0, 0, List.of(HELLO)), 1, 9);
         ByteBuffer.wrap(wire).order(ByteOrder.LITTLE_ENDIAN).putInt(32, 2);

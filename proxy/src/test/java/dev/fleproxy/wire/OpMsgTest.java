@@ -35,6 +35,39 @@ class OpMsgTest {
     }
 
     @Test
+    void aLyingLengthInsideTheBodyOrASequenceDocumentIsABsonErrorWhenDecoded() {
+        // found by RequestRewriteFuzzTest#rawRequests: a pipeline array whose element lies about its
+        // length made the driver's lazy RawBsonArray throw IllegalArgumentException
+        BsonDocument agg = BsonDocument.parse("{aggregate: 'c', pipeline: [{$match: {a: 'xyz'}}], $db: 'd'}");
+        byte[] wire = Messages.bytes(new OpMsg(0, agg), 1, 0);
+        int at = indexOf(wire, "xyz".getBytes(java.nio.charset.StandardCharsets.UTF_8)) - 4; // the string's length
+        ByteBuffer.wrap(wire).order(ByteOrder.LITTLE_ENDIAN).putInt(at, 486_539_354);
+        OpMsgView view = OpMsgView.of(Messages.frame(wire)); // the framing is intact
+        assertEquals("aggregate", view.commandName());
+        assertThrows(org.bson.BSONException.class, view::body);
+        assertThrows(org.bson.BSONException.class, () -> OpMsgView.of(Messages.frame(wire)).toOpMsg());
+
+        byte[] seq = Messages.bytes(new OpMsg(0, INSERT, List.of(new DocumentSequence("documents", DOCS))), 1, 0);
+        int name = indexOf(seq, new byte[] {2, 'n', 'a', 'm', 'e', 0}) + 6; // the first string's length
+        ByteBuffer.wrap(seq).order(ByteOrder.LITTLE_ENDIAN).putInt(name, 1000);
+        assertThrows(org.bson.BSONException.class, () -> OpMsgView.of(Messages.frame(seq)).sequences());
+        assertThrows(org.bson.BSONException.class, () -> OpMsgView.of(Messages.frame(seq)).toOpMsg());
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i <= haystack.length - needle.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError("not found");
+    }
+
+    @Test
     void acceptsASequenceBeforeTheBody() {
         byte[] bodyFirst = Messages.bytes(new OpMsg(0, INSERT, List.of(new DocumentSequence("documents", DOCS))), 1, 0);
         // Move the kind-1 section in front of the kind-0 section: sections may come in any order.

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `make fuzz`: coverage-guided fuzzing of every fuzz target (proxy/src/test/java/dev/fleproxy/fuzz)
+# with Jazzer, one Maven run per target (Jazzer fuzzes one @FuzzTest per JVM), FUZZ_SECONDS each
+# (default 60). The corpus grows in proxy/.cifuzz-corpus (kept between runs, not committed); a
+# crashing input is written to src/test/resources/dev/fleproxy/fuzz/<Class>Inputs/<method>/crash-…,
+# where `mvn test` replays it from then on (commit it with the fix). Raw logs go to
+# results/fuzz/logs/, the figures per target (executions, coverage, crashes) to
+# results/fuzz/summary.md. Exits non-zero when a target found something or did not run.
+set -uo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+seconds="${FUZZ_SECONDS:-60}"
+mvn_cmd="${MVN:-mvn -B -ntp}"
+targets="${FUZZ_TARGETS:-WireFuzzTest#frameDecoder WireFuzzTest#opMsg RequestRewriteFuzzTest#commands \
+RequestRewriteFuzzTest#rawRequests ReplyDecryptionFuzzTest#replies}"
+out="$root/results/fuzz"
+logs="$out/logs"
+mkdir -p "$logs"
+
+cd "$here"
+$mvn_cmd -q test-compile || { echo "fuzz: the tests do not compile" >&2; exit 1; }
+
+rows=()
+findings=()
+failed=0
+for t in $targets; do
+  name="${t//#/.}"
+  log="$logs/$name.log"
+  echo "fuzz: $t for ${seconds} s (log: ${log#"$root"/})"
+  start=$(date +%s)
+  # -max_total_time and the other libFuzzer flags come last on Jazzer's command line, so they
+  # override the @FuzzTest(maxDuration) of the source.
+  JAZZER_FUZZ=1 $mvn_cmd test -Dtest="$t" -Dsurefire.failIfNoSpecifiedTests=false -Dsurefire.exitTimeout=5 \
+    -Djazzer.internal.arg.0=fuzz -Djazzer.internal.arg.1="-max_total_time=$seconds" \
+    -Djazzer.internal.arg.2=-print_final_stats=1 >"$log" 2>&1
+  rc=$?
+  wall=$(( $(date +%s) - start ))
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | awk '{print $2}')
+  [ -n "$execs" ] || execs=$(grep -o '^Done [0-9]* runs' "$log" | tail -1 | awk '{print $2}')
+  ran=$(grep -o '^Done [0-9]* runs in [0-9]* second' "$log" | tail -1 | awk '{print $5}')
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -1 | awk '{print $2}')
+  stats=$(grep -E '^#[0-9]+[[:space:]].*cov: [0-9]+' "$log" | tail -1)
+  cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$stats")
+  ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$stats")
+  corp=$(sed -n 's/.*corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p' <<<"$stats")
+  crashes=$(grep -c 'Test unit written to' "$log")
+  if [ "$crashes" -gt 0 ]; then
+    result="FINDING"
+    what=$(grep -m1 -o 'FuzzTestFindingException: .*' "$log" | sed 's/FuzzTestFindingException: //' | cut -c1-200)
+    while IFS= read -r f; do findings+=("\`$t\`: ${f#"$root"/proxy/} (${what:-see the log})"); done \
+      < <(grep -o 'Test unit written to .*' "$log" | sed 's/Test unit written to //')
+  elif [ "$rc" -ne 0 ] || [ -z "$execs" ]; then
+    result="did not run (exit $rc; see the log)"
+  else
+    result="ok"
+  fi
+  [ "$result" = "ok" ] || failed=1
+  rows+=("| \`$t\` | ${ran:-?} | ${execs:-?} | ${rate:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} | $crashes | $result |")
+  echo "fuzz: $t: ${execs:-?} executions in ${ran:-?} s (${wall} s with Maven), coverage ${cov:-?} edges, ${crashes} crash(es): $result"
+done
+
+{
+  echo "# Fuzzing summary"
+  echo
+  echo "\`make fuzz FUZZ_SECONDS=$seconds\` on $(date -u +%Y-%m-%d), Jazzer 0.24.0 (libFuzzer), $(java -version 2>&1 | head -1),"
+  echo "$(uname -m), $(nproc) cores. Coverage is libFuzzer's count of covered edges in the instrumented classes"
+  echo "(the project's own, dev.fleproxy.**); features (ft) also count hit-count buckets and comparisons; corpus"
+  echo "is the number of inputs kept / their total size. The corpus carries over between runs (proxy/.cifuzz-corpus)."
+  echo
+  echo "| target | seconds | executions | exec/s | coverage (edges) | features | corpus | crashes | result |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  if [ ${#findings[@]} -gt 0 ]; then
+    echo "Crashing inputs (replayed by \`mvn test\` from now on):"
+    echo
+    printf -- '- %s\n' "${findings[@]}"
+  else
+    echo "No crashes."
+  fi
+} >"$out/summary.md"
+echo "fuzz: summary in ${out#"$root"/}/summary.md"
+cat "$out/summary.md"
+exit $failed
