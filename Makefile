@@ -73,9 +73,10 @@ bench-crypto:
 	cd proxy && $(MVN) -q test-compile exec:exec@crypto-bench
 
 ## fuzz: coverage-guided fuzzing (Jazzer) of each fuzz target in proxy/src/test/java/dev/fleproxy/fuzz
-## for FUZZ_SECONDS (default 60) each; executions, coverage and crashes per target in results/fuzz/summary.md
+## for FUZZ_SECONDS in all (default 300, shared by the targets); executions, coverage and crashes per target
+## in results/fuzz/summary.md
 ## (`make test` only replays the committed inputs)
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 300
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) MVN="$(MVN)" proxy/fuzz.sh
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make fuzz`: coverage-guided fuzzing of every fuzz target (proxy/src/test/java/dev/fleproxy/fuzz)
-# with Jazzer, one Maven run per target (Jazzer fuzzes one @FuzzTest per JVM), FUZZ_SECONDS each
-# (default 60). The corpus grows in proxy/.cifuzz-corpus (kept between runs, not committed); a
+# with Jazzer, one Maven run per target (Jazzer fuzzes one @FuzzTest per JVM), FUZZ_SECONDS of
+# fuzzing in all (default 300), shared equally by the targets (each also costs 15-30 s of start-up). The corpus grows in proxy/.cifuzz-corpus (kept between runs, not committed); a
 # crashing input is written to src/test/resources/dev/fleproxy/fuzz/<Class>Inputs/<method>/crash-…,
 # where `mvn test` replays it from then on (commit it with the fix). Raw logs go to
 # results/fuzz/logs/, the figures per target (executions, coverage, crashes) to
@@ -10,10 +10,13 @@ set -uo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-seconds="${FUZZ_SECONDS:-60}"
+total="${FUZZ_SECONDS:-300}"
 mvn_cmd="${MVN:-mvn -B -ntp}"
 targets="${FUZZ_TARGETS:-WireFuzzTest#frameDecoder WireFuzzTest#opMsg RequestRewriteFuzzTest#commands \
 RequestRewriteFuzzTest#rawRequests ReplyDecryptionFuzzTest#replies}"
+count=$(wc -w <<<"$targets")
+seconds=$(( total / count ))
+[ "$seconds" -ge 10 ] || seconds=10
 out="$root/results/fuzz"
 logs="$out/logs"
 mkdir -p "$logs"
@@ -63,7 +66,7 @@ done
 {
   echo "# Fuzzing summary"
   echo
-  echo "\`make fuzz FUZZ_SECONDS=$seconds\` on $(date -u +%Y-%m-%d), Jazzer 0.24.0 (libFuzzer), $(java -version 2>&1 | head -1),"
+  echo "\`make fuzz FUZZ_SECONDS=$total\` ($seconds s per target) on $(date -u +%Y-%m-%d), Jazzer 0.24.0 (libFuzzer), $(java -version 2>&1 | head -1),"
   echo "$(uname -m), $(nproc) cores. Coverage is libFuzzer's count of covered edges in the instrumented classes"
   echo "(the project's own, dev.fleproxy.**); features (ft) also count hit-count buckets and comparisons; corpus"
   echo "is the number of inputs kept / their total size. The corpus carries over between runs (proxy/.cifuzz-corpus)."
