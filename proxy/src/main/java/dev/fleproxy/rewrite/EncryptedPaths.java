@@ -3,9 +3,6 @@ package dev.fleproxy.rewrite;
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Where a path stands relative to a collection's encrypted fields, from one tree of the policy's
@@ -38,37 +35,13 @@ final class EncryptedPaths {
      * One segment of the policy's paths: an encrypted field (rule set) or a step towards some
      * (children). Under {@code fields: "*"} the root stands for every top-level field but _id.
      */
-    static final class Node {
-        final String name;
-        final byte[] nameBytes;
+    static final class Node extends PathNode<Node> {
         FieldRule rule;
         /** The v2 context of the rule's envelopes (namespace and path), when rule is set. */
         byte[] context;
-        final List<Node> children = new ArrayList<>(2);
 
         Node(String name) {
-            this.name = name;
-            this.nameBytes = name.getBytes(StandardCharsets.UTF_8);
-        }
-
-        /** The child named by buf[start, end), or null. */
-        Node child(byte[] buf, int start, int end) {
-            for (Node c : children) {
-                if (c.nameBytes.length == end - start
-                        && java.util.Arrays.equals(c.nameBytes, 0, c.nameBytes.length, buf, start, end)) {
-                    return c;
-                }
-            }
-            return null;
-        }
-
-        Node child(String segment) {
-            for (Node c : children) {
-                if (c.name.equals(segment)) {
-                    return c;
-                }
-            }
-            return null;
+            super(name);
         }
     }
 

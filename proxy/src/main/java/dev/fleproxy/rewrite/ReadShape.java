@@ -2,9 +2,6 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.policy.CollectionPolicy;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Where the documents of a reply hold envelopes the proxy may open, and of which policy field:
@@ -19,9 +16,7 @@ import java.util.List;
 final class ReadShape {
 
     /** One name of the returned documents. */
-    static final class Node {
-        final String name;
-        final byte[] nameBytes;
+    static final class Node extends PathNode<Node> {
         /** The policy field whose envelopes are here (its path, the context's second part); null if none. */
         String field;
         /** Envelope.context(namespace, field), when field is set. */
@@ -30,35 +25,13 @@ final class ReadShape {
         boolean copied;
         /** fields: "*" at this level: every name but _id is a field of its own name (unless a child says otherwise). */
         boolean allFields;
-        final List<Node> children = new ArrayList<>(2);
 
         Node(String name) {
-            this.name = name;
-            this.nameBytes = name.getBytes(StandardCharsets.UTF_8);
+            super(name);
         }
 
         boolean isField() {
             return field != null;
-        }
-
-        /** The explicit child named by buf[start, end), or null. */
-        Node child(byte[] buf, int start, int end) {
-            for (Node c : children) {
-                if (c.nameBytes.length == end - start
-                        && java.util.Arrays.equals(c.nameBytes, 0, c.nameBytes.length, buf, start, end)) {
-                    return c;
-                }
-            }
-            return null;
-        }
-
-        Node child(String segment) {
-            for (Node c : children) {
-                if (c.name.equals(segment)) {
-                    return c;
-                }
-            }
-            return null;
         }
 
         /** True if envelopes may be opened at or under this node. */

@@ -208,9 +208,12 @@ class WaitingForKeysTest {
             oneWrite.write(insert("slow", 1, 301)); // its key is not in memory
             oneWrite.write(next, 0, 10);              // and 10 bytes of the next request
             client.getOutputStream().write(oneWrite.toByteArray());
-            Thread.sleep(200);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (proxy.bufferedMessageBytes() != 10 && System.nanoTime() < deadline) {
+                Thread.sleep(10); // the proxy reads the write (slower on a loaded machine)
+            }
             assertEquals(10, proxy.bufferedMessageBytes(), "the proxy holds the incomplete message");
-            Thread.sleep(1000);
+            Thread.sleep(1200);
 
             gates.get(SLOW).countDown();
             DataInputStream in = new DataInputStream(client.getInputStream());
