@@ -43,12 +43,13 @@ import java.util.Vector;
  * the embedded backend, or mongo-fle-proxy in front of any of them. One client (connection pool)
  * is shared by all YCSB threads of the JVM, as YCSB's own MongoDB binding does.
  *
- * <p>Field values are stored as BSON strings (YCSB generates printable ASCII), so the stored
- * document looks like application data rather than opaque bytes. Every operation returns a
+ * <p>Field values are stored as BSON binary (subtype 0), the bytes YCSB generates, as YCSB's own
+ * MongoDB binding stores them. Every operation returns a
  * {@link Status}; driver exceptions become {@link Status#ERROR} with one line on stderr.
  *
  * <p>Properties: {@code mongodb.url} (database from its path, default {@code ycsb}),
- * {@code mongodb.writeConcern} (a WriteConcern name: acknowledged, w1, w2, majority, journaled),
+ * {@code mongodb.writeConcern} (acknowledged = w1 as in YCSB, w2, majority, journaled, default: see
+ * {@link #writeConcern}),
  * {@code mongodb.readPreference} (primary, primaryPreferred, secondary, secondaryPreferred,
  * nearest), {@code mongodb.batchsize} (inserts sent together, default 1), {@code mongodb.upsert}
  * (insert as upsert, so a run phase may insert keys that a previous run already inserted).
@@ -85,11 +86,7 @@ public final class MongoDbClient extends DB {
         } catch (IllegalArgumentException e) {
             throw new DBException("mongodb.url is not a MongoDB connection string: " + e.getMessage());
         }
-        WriteConcern wc = WriteConcern.valueOf(p.getProperty("mongodb.writeConcern", "acknowledged"));
-        if (wc == null) {
-            throw new DBException("mongodb.writeConcern: unknown name '" + p.getProperty("mongodb.writeConcern")
-                    + "' (acknowledged, w1, w2, w3, majority, journaled)");
-        }
+        WriteConcern wc = writeConcern(p);
         ReadPreference rp;
         try {
             rp = ReadPreference.valueOf(p.getProperty("mongodb.readPreference", "primary"));
@@ -105,6 +102,43 @@ public final class MongoDbClient extends DB {
             client.close();
             client = null;
             throw new DBException("cannot reach " + url.replaceAll("//[^@/]*@", "//") + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * The write concern every write carries, always explicit: the server's default changed from
+     * w:1 (MongoDB 3.6, which the source paper ran) to majority (5.0 on), so "acknowledged", the
+     * default as in YCSB's own binding, is w:1 here, as YCSB maps it; "default" leaves the choice
+     * to the server.
+     */
+    static WriteConcern writeConcern(Properties p) throws DBException {
+        String name = p.getProperty("mongodb.writeConcern", "acknowledged").trim();
+        switch (name.toLowerCase(java.util.Locale.ROOT)) {
+            case "acknowledged":
+            case "w1":
+                return WriteConcern.W1;
+            case "default":
+                return WriteConcern.ACKNOWLEDGED;
+            default:
+                WriteConcern wc = WriteConcern.valueOf(name);
+                if (wc == null) {
+                    throw new DBException("mongodb.writeConcern: unknown name '" + name
+                            + "' (acknowledged = w1, w2, w3, majority, journaled, unacknowledged, default)");
+                }
+                return wc;
+        }
+    }
+
+    /** How the write concern of {@link #writeConcern} is recorded beside each figure: "w:1", "w:majority", … */
+    static String writeConcernName(Properties p) {
+        try {
+            WriteConcern wc = writeConcern(p);
+            if (wc.getWObject() == null) {
+                return "server default";
+            }
+            return "w:" + wc.getWObject() + (Boolean.TRUE.equals(wc.getJournal()) ? ", j:true" : "");
+        } catch (DBException e) {
+            return "invalid";
         }
     }
 
@@ -179,7 +213,8 @@ public final class MongoDbClient extends DB {
                     result.add(row);
                 }
             }
-            return result.isEmpty() ? Status.NOT_FOUND : Status.OK;
+            // As YCSB's own binding: a scan starts at a key that exists, so finding nothing is a failure.
+            return result.isEmpty() ? Status.ERROR : Status.OK;
         } catch (MongoException e) {
             return error("scan", e);
         }
@@ -254,12 +289,12 @@ public final class MongoDbClient extends DB {
     private static BsonDocument toDocument(Map<String, ByteIterator> values) {
         BsonDocument doc = new BsonDocument();
         for (Map.Entry<String, ByteIterator> e : values.entrySet()) {
-            doc.put(e.getKey(), new BsonString(e.getValue().toString()));
+            doc.put(e.getKey(), new BsonBinary(e.getValue().toArray()));
         }
         return doc;
     }
 
-    /** Strings as written by this binding; binary values as written by YCSB's own MongoDB binding. */
+    /** Binary values as this binding and YCSB's own MongoDB binding write them; strings as earlier versions wrote them. */
     private static void copyFields(BsonDocument doc, Map<String, ByteIterator> out) {
         for (Map.Entry<String, BsonValue> e : doc.entrySet()) {
             if (e.getKey().equals("_id")) {
