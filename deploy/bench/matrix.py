@@ -6,11 +6,16 @@ choosing the collection and so the key the proxy's policy names for it; the prox
 restarted. `direct` goes to the database without the proxy, `plain` through the proxy to a
 collection without a policy; the others through the proxy to an encrypted collection.
 
-Per record count: each algorithm's collection is loaded once (dropped first), then for each
-repeat and workload every algorithm runs in turn (interleaved, so drift on a shared machine hits
-all algorithms alike). Each finished load and cell appends a line to DIR/ledger.jsonl; a second
-run with the same DIR skips what the ledger holds, so an interrupted matrix resumes. At the end
-the report (report.md, results.csv, plots/) is written next to the ledger.
+Per record count and repeat, every algorithm runs one session in turn (the order rotates from
+repeat to repeat, so drift on a shared machine hits all algorithms alike): one YCSB JVM
+(dev.fleproxy.ycsb.Session) loads the algorithm's collection, warms up unrecorded, then measures
+each workload's cell back to back; the collection is dropped when the session ends, so while an
+algorithm is measured only its data is in the database, as in the paper's one-algorithm cluster
+(--keep-data keeps them all). Each finished load and cell appends a line to DIR/ledger.jsonl with
+its throughput, latencies, NOT_FOUND and error counts, write concern and the CPU time per
+operation of the proxy, the backend and the client where they can be read; a second run with the
+same DIR skips what the ledger holds, so an interrupted matrix resumes. At the end the report
+(report.md, results.csv, plots/) is written next to the ledger.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import os
 import re
 import subprocess
 import sys
-import time
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ledger  # noqa: E402
@@ -31,9 +36,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DEFAULT_JAR = os.path.join(REPO, "ycsb-workloads", "binding", "target", "fle-ycsb.jar")
 DEFAULT_WORKLOADS_DIR = os.path.join(REPO, "ycsb-workloads", "workloads")
 BINDING = "dev.fleproxy.ycsb.MongoDbClient"
+SESSION = "dev.fleproxy.ycsb.Session"
 KNOWN_ALGORITHMS = ("direct", "plain", "aes", "aria", "3des", "seed", "lea")
 # Record shape YCSB uses unless a workload file says otherwise.
 DEFAULT_SHAPE = {"fieldcount": "10", "fieldlength": "100"}
+# CoreWorkload's proportions when a workload file does not set them.
+DEFAULT_PROPORTIONS = {"readproportion": 0.95, "updateproportion": 0.05, "insertproportion": 0.0,
+                       "scanproportion": 0.0, "readmodifywriteproportion": 0.0, "deleteproportion": 0.0}
 
 
 class MatrixError(Exception):
@@ -57,7 +66,7 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--direct", required=True, help="MongoDB URL of the database itself (mongos); also used to "
-                   "count and drop collections")
+                   "drop collections")
     p.add_argument("--proxy", help="MongoDB URL of mongo-fle-proxy (needed for every algorithm but direct)")
     p.add_argument("--database", default="ycsb")
     p.add_argument("--algorithms", default="direct,plain,aes,aria,3des", type=csv,
@@ -68,24 +77,43 @@ def parse_args(argv):
     p.add_argument("--topology", default="rs3", help="label of the deployment, e.g. rs3, rs6, embedded")
     p.add_argument("--repeats", default=3, type=int)
     p.add_argument("--threads", default=100, type=int)
-    p.add_argument("--operations", default=100000, type=int, help="operations per cell")
+    p.add_argument("--operations", default=100000, type=int, help="operations per cell (at most, with --seconds)")
+    p.add_argument("--seconds", default=0, type=float,
+                   help="a cell's measured window ends after this many seconds if --operations are not done "
+                        "by then (0: cells end at --operations only)")
     p.add_argument("--operations-for", action="append", default=[], metavar="WORKLOAD=N",
                    help="a different operation count for one workload (repeatable)")
-    p.add_argument("--warmup", default=0, type=int, metavar="N",
-                   help="before the first cell, N unrecorded operations of the first workload per algorithm, so "
-                   "the first cells do not meet a cold proxy and database (JIT, caches)")
+    p.add_argument("--seconds-for", action="append", default=[], metavar="WORKLOAD=S",
+                   help="a different --seconds for one workload (repeatable), e.g. e=6 where scans are slow")
+    p.add_argument("--warmup-seconds", default=30, type=float, metavar="S",
+                   help="per session, after the load: S seconds of the session's first workload, not recorded, "
+                        "so that every cell measures a warm client, proxy and database")
+    p.add_argument("--first-warmup-seconds", default=0, type=float, metavar="S",
+                   help="before the first session, one unrecorded session per algorithm (load, S seconds of the "
+                        "first workload, drop), so that the first sessions do not meet a cold proxy")
     p.add_argument("--load-threads", type=int, help="threads for loading (default: --threads)")
     p.add_argument("--load-batch", default=100, type=int, help="documents per insert while loading")
+    p.add_argument("--write-concern", default="w1",
+                   help="every write's write concern (binding names: w1 = YCSB's 'acknowledged' and MongoDB "
+                        "3.6's default, which the paper ran; majority = MongoDB 8.0's default; default = the "
+                        "server's); recorded with every cell")
     p.add_argument("--out", required=True, help="results directory (ledger, report, raw YCSB logs)")
     p.add_argument("--title", help="title of the report")
     p.add_argument("--note", action="append", default=[], help="a line for the report's notes (repeatable)")
-    p.add_argument("--keep-data", action="store_true", help="do not drop a record count's collections when done")
-    p.add_argument("--cell-timeout", default=3600, type=int, help="seconds before a YCSB phase counts as failed")
-    p.add_argument("--max-error-rate", default=0.01, type=float, metavar="F",
-                   help="a run phase whose operations failed more often than this fraction counts as failed "
-                        "and is not recorded (a load may have no failed insert)")
+    p.add_argument("--keep-data", action="store_true",
+                   help="keep every algorithm's collection loaded while the others run (default: load, "
+                        "measure, drop: only the measured algorithm's data is in the database)")
+    p.add_argument("--cell-timeout", default=3600, type=int,
+                   help="seconds per cell (and per load) before a session counts as failed")
+    p.add_argument("--max-error-rate", default=0.0, type=float, metavar="F",
+                   help="a cell whose operations failed more often than this fraction counts as failed and is "
+                        "not recorded (a load may lose no record; a read-only workload may meet no NOT_FOUND)")
+    p.add_argument("--proxy-pid", type=int, help="the proxy's process id on this machine: its CPU time per "
+                   "operation is recorded for every cell")
+    p.add_argument("--backend-pid", type=int, help="the database's process id on this machine (the embedded "
+                   "backend), likewise")
     p.add_argument("--property", action="append", default=[], metavar="KEY=VALUE", dest="properties",
-                   help="a YCSB or binding property for every phase, e.g. mongodb.writeConcern=w1 (repeatable)")
+                   help="a YCSB or binding property for every phase, e.g. mongodb.readPreference=primary (repeatable)")
     p.add_argument("--jar", default=DEFAULT_JAR, help="the YCSB runner jar (make build)")
     p.add_argument("--workloads-dir", default=DEFAULT_WORKLOADS_DIR)
     p.add_argument("--java", default=os.environ.get("JAVA", "java"))
@@ -144,6 +172,20 @@ def operations_for(args) -> dict:
     return ops
 
 
+def seconds_for(args) -> dict:
+    seconds = {}
+    for item in args.seconds_for:
+        name, _, n = item.partition("=")
+        try:
+            value = float(n)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise MatrixError(f"--seconds-for wants WORKLOAD=S with S > 0, not '{item}'")
+        seconds[name.strip()] = value
+    return seconds
+
+
 def with_database(url: str, database: str) -> str:
     """The URL with its database path set (the binding takes the database from the URL)."""
     base, q, query = url.partition("?")
@@ -165,13 +207,19 @@ def check_args(args) -> None:
         raise MatrixError("--proxy is needed for every algorithm but direct")
     if args.repeats < 1 or args.threads < 1 or args.operations < 1:
         raise MatrixError("--repeats, --threads and --operations must be at least 1")
+    if args.seconds < 0 or args.warmup_seconds < 0:
+        raise MatrixError("--seconds and --warmup-seconds cannot be negative")
+    if not 0 <= args.max_error_rate <= 1:
+        raise MatrixError("--max-error-rate is a fraction between 0 and 1")
     if not os.path.isfile(args.jar):
         raise MatrixError(f"no YCSB runner jar at {args.jar} (build it with `make build`)")
     args.extra_props = extra_properties(args.properties)
+    args.cell_seconds = seconds_for(args)
 
 
 # Properties the runner sets per phase; --property may not change them.
-RUNNER_PROPERTIES = ("recordcount", "operationcount", "table", "mongodb.url", "mongodb.batchsize", "mongodb.upsert")
+RUNNER_PROPERTIES = ("recordcount", "operationcount", "table", "mongodb.url", "mongodb.batchsize",
+                     "mongodb.writeConcern")
 
 
 def extra_properties(items: list) -> dict:
@@ -182,7 +230,8 @@ def extra_properties(items: list) -> dict:
         if not eq or not key:
             raise MatrixError(f"--property wants KEY=VALUE, not '{item}'")
         if key in RUNNER_PROPERTIES:
-            raise MatrixError(f"--property {key}: the runner sets it per phase ({', '.join(RUNNER_PROPERTIES)})")
+            raise MatrixError(f"--property {key}: the runner sets it per phase ({', '.join(RUNNER_PROPERTIES)}; "
+                              "the write concern is --write-concern)")
         props[key] = value.strip()
     return props
 
@@ -202,48 +251,38 @@ def check_reachable(args) -> None:
             client.close()
 
 
+
+def read_only(props: dict) -> bool:
+    """A workload that only reads (C): any NOT_FOUND means a key it expected is missing."""
+    share = {k: float(props.get(k, v)) for k, v in DEFAULT_PROPORTIONS.items()}
+    return all(share[k] == 0 for k in ("updateproportion", "insertproportion", "readmodifywriteproportion",
+                                       "deleteproportion"))
+
+
 # ---------------------------------------------------------------------------------------------
-# Running YCSB
+# Checking what a phase did
 
 
 class CellFailed(Exception):
     """A YCSB phase failed; the message says which and where its output is."""
 
 
-def ycsb(args, phase: str, workload_path: str, props: dict, threads: int, log_path: str) -> dict:
-    cmd = [args.java, "-cp", args.jar, "site.ycsb.Client", "-db", BINDING, phase, "-P", workload_path,
-           "-threads", str(threads)]
-    for k, v in {**args.extra_props, **props}.items():
-        cmd += ["-p", f"{k}={v}"]
-    os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    with open(log_path, "w", encoding="utf-8") as log:
-        log.write("# " + redact(" ".join(cmd)) + "\n")
-        log.flush()
-        try:
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=log, text=True, timeout=args.cell_timeout)
-        except subprocess.TimeoutExpired:
-            raise CellFailed(f"YCSB {phase} did not finish within {args.cell_timeout} s; see {log_path}")
-        log.write(proc.stdout)
-    if proc.returncode != 0:
-        raise CellFailed(f"YCSB {phase} exited with status {proc.returncode}; see {log_path}")
-    try:
-        result = ycsb_output.parse(proc.stdout)
-    except ycsb_output.YcsbOutputError as e:
-        raise CellFailed(f"YCSB {phase}: {e}; see {log_path}")
-    check_errors(result, phase, 0.0 if phase == "-load" else args.max_error_rate, log_path)
-    return result
-
-
-def check_errors(result: dict, phase: str, max_rate: float, log_path: str) -> None:
-    """YCSB exits 0 when its client threads cannot start (nothing done) and when operations fail
-    (the database or the proxy went away mid-run): such a phase is a failed cell, not a figure."""
-    errors = sum(o["errors"] for o in result["ops"].values())
-    total = sum(o["count"] for o in result["ops"].values())
+def check_phase(result: dict, what: str, max_rate: float, log_path: str, read_only_workload=False) -> None:
+    """A phase that did nothing, failed more operations than the budget allows, or (read-only)
+    missed a key is a failed cell, not a figure: YCSB counts such operations as done."""
+    ops = result["ops"]
+    errors = sum(o["errors"] for o in ops.values())
+    not_found = sum(o.get("not_found", 0) for o in ops.values())
+    total = sum(o["count"] for o in ops.values())
     if total == 0:
-        raise CellFailed(f"YCSB {phase} did no operation (its client threads failed to start); see {log_path}")
+        raise CellFailed(f"{what} did no operation (its client threads failed to start); see {log_path}")
     if errors and errors > max_rate * total:
-        raise CellFailed(f"YCSB {phase}: {errors} of {total} operations failed "
-                         f"(more than {max_rate:.0%}); see {log_path}")
+        budget = "none may fail" if max_rate == 0 else f"more than {max_rate:.2%}"
+        raise CellFailed(f"{what}: {errors} of {total} operations failed ({budget}; --max-error-rate); "
+                         f"see {log_path}")
+    if read_only_workload and not_found:
+        raise CellFailed(f"{what}: {not_found} of {total} reads found no record, in a workload that only reads "
+                         f"the records loaded: data is missing; see {log_path}")
 
 
 def url_for(args, algorithm: str) -> str:
@@ -269,25 +308,21 @@ def run(args) -> int:
     write_matrix_json(args, ops)
 
     done = ledger.done_keys(ledger_path)
-    cells = [(r, rep, w, a) for r in args.records for rep in range(1, args.repeats + 1)
-             for w in args.workloads for a in args.algorithms]
-    pending = [c for c in cells if ledger.run_key(args.topology, c[3], c[0], c[2], c[1]) not in done]
-    print(f"matrix: {len(cells)} cells, {len(cells) - len(pending)} already in {ledger_path}, "
-          f"{len(pending)} to run", flush=True)
+    sessions = plan_sessions(args, tables)
+    cells = [(s, w) for s in sessions for w in s["workloads"]]
+    pending = [(s, [w for w in s["workloads"] if ledger.run_key(args.topology, s["algorithm"], s["records"], w,
+                                                                 s["repeat"]) not in done]) for s in sessions]
+    pending = [(s, ws) for s, ws in pending if ws]
+    todo = sum(len(ws) for _, ws in pending)
+    print(f"matrix: {len(cells)} cells in {len(sessions)} sessions, {len(cells) - todo} already in {ledger_path}, "
+          f"{todo} to run", flush=True)
     if pending:
         check_reachable(args)
-    progress = Progress(len(pending))
-    for records in args.records:
-        todo = [c for c in pending if c[0] == records]
-        if not todo:
-            continue
-        load_all(args, records, todo, files, tables, ledger_path, done)
-        if args.warmup and records == min(c[0] for c in pending):
-            warm_up(args, records, todo, files, tables)
-        for _, rep, w, a in todo:
-            run_cell(args, records, rep, w, a, files, tables, ops, ledger_path, progress)
-        if not args.keep_data:
-            drop_tables(args, records, {(c[3], tables[c[2]]) for c in todo})
+        if args.first_warmup_seconds:
+            first_warmup(args, sessions, files)
+    progress = Progress(todo)
+    for session, workloads in pending:
+        run_session(args, session, workloads, files, props, ops, ledger_path, progress)
 
     if not args.no_report:
         import report
@@ -299,101 +334,221 @@ def run(args) -> int:
     return 0
 
 
+def plan_sessions(args, tables: dict) -> list[dict]:
+    """Sessions in the order they run: per record count and repeat, each algorithm once (per
+    table), the algorithms' order rotated by one from each repeat to the next."""
+    sessions = []
+    for records in args.records:
+        for rep in range(1, args.repeats + 1):
+            shift = (rep - 1) % len(args.algorithms)
+            for algorithm in args.algorithms[shift:] + args.algorithms[:shift]:
+                for table in dict.fromkeys(tables[w] for w in args.workloads):
+                    sessions.append({"records": records, "repeat": rep, "algorithm": algorithm, "table": table,
+                                     "workloads": [w for w in args.workloads if tables[w] == table]})
+    return sessions
+
+
 def collection(algorithm: str, table: str) -> str:
     return f"{table}_{algorithm}"
 
 
-def load_all(args, records, todo, files, tables, ledger_path, done) -> None:
-    """Load each (algorithm, table) this record count still needs, unless the ledger and the data agree it is there."""
+def session_plan(args, session, workloads, files, ops) -> dict:
+    """What dev.fleproxy.ycsb.Session runs: load, warm-up, then one cell per workload."""
+    name = collection(session["algorithm"], session["table"])
+    pids = {k: v for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid)) if v}
+    if session["algorithm"] == "direct":
+        pids.pop("proxy", None)  # the proxy is idle: its CPU is not this cell's
+    cells = []
+    for w in workloads:
+        cell = {"name": w, "workload": files[w], "operations": ops.get(w, args.operations)}
+        if args.cell_seconds.get(w, args.seconds):
+            cell["seconds"] = args.cell_seconds.get(w, args.seconds)
+        cells.append(cell)
+    plan = {
+        "db": BINDING, "threads": args.threads,
+        "properties": {**args.extra_props, "table": name, "mongodb.url": url_for(args, session["algorithm"]),
+                       "mongodb.writeConcern": args.write_concern},
+        "load": {"workload": files[workloads[0]], "records": session["records"],
+                 "threads": args.load_threads or args.threads,
+                 "properties": {"mongodb.batchsize": str(args.load_batch)}},
+        "cells": cells, "pids": pids, "clockTicks": os.sysconf("SC_CLK_TCK"),
+    }
+    if args.warmup_seconds:
+        plan["warmup"] = {"workload": files[workloads[0]], "seconds": args.warmup_seconds}
+    return plan
+
+
+def first_warmup(args, sessions, files) -> None:
+    """One unrecorded session per algorithm: a load of the smallest record count and
+    --first-warmup-seconds of the first workload; nothing is checked or recorded but that it ran."""
+    first = {}
+    for s in sessions:
+        first.setdefault(s["algorithm"], s)
+    for algorithm, session in first.items():
+        name = collection(algorithm, session["table"])
+        plan = session_plan(args, {**session, "records": min(args.records)}, session["workloads"][:1], files, {})
+        plan.update(cells=[], warmup={"workload": files[session["workloads"][0]],
+                                      "seconds": args.first_warmup_seconds})
+        path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-{name}")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".plan.json", "w", encoding="utf-8") as f:
+            json.dump(plan, f, indent=1)
+        print(f"matrix: first warm-up on {algorithm}: load {min(args.records):,} records, "
+              f"{args.first_warmup_seconds:g} s of {session['workloads'][0]} (not recorded)", flush=True)
+        drop(args, [name])
+        with open(path + ".log", "w", encoding="utf-8") as log:
+            try:
+                code = subprocess.run([args.java, "-cp", args.jar, SESSION, path + ".plan.json"], stdout=log,
+                                      stderr=subprocess.STDOUT, timeout=args.cell_timeout * 2).returncode
+            except subprocess.TimeoutExpired:
+                code = "none (timed out)"
+        drop(args, [name])
+        if code != 0:
+            raise CellFailed(f"the first warm-up on {algorithm} exited with status {code}; see {path}.log")
+
+
+def run_session(args, session, workloads, files, props, ops, ledger_path, progress) -> None:
+    """Drop the collection, run the session, record each load and cell as its line arrives."""
+    algorithm, records, rep = session["algorithm"], session["records"], session["repeat"]
+    name = collection(algorithm, session["table"])
+    tag = f"{args.topology}-{records}-{name}-r{rep}"
+    raw = os.path.join(args.out, "raw")
+    os.makedirs(raw, exist_ok=True)
+    plan_path, log_path = os.path.join(raw, f"{tag}.plan.json"), os.path.join(raw, f"{tag}.log")
+    plan = session_plan(args, session, workloads, files, ops)
+    with open(plan_path, "w", encoding="utf-8") as f:
+        json.dump(plan, f, indent=1)
+    drop(args, [name])
+    print(f"matrix: {args.topology} {records:,} records, repeat {rep}: {algorithm} ({args.database}.{name}): "
+          f"load, {args.warmup_seconds:g} s warm-up, {', '.join(workloads)}", flush=True)
+    cmd = [args.java, "-cp", args.jar, SESSION, plan_path]
+    base = {"topology": args.topology, "algorithm": algorithm, "records": records, "repeat": rep,
+            "threads": args.threads, "data": "all algorithms" if args.keep_data else "this algorithm only"}
+    phases = len(workloads) + 1 + (1 if args.warmup_seconds else 0)
+    limit = args.cell_timeout * phases
+    write_concern = None
+    pending = list(workloads)
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write("# " + redact(" ".join(cmd)) + "\n")
+        log.flush()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+        # A session that hangs prints nothing: a timer, not the reading loop, ends it.
+        timer = threading.Timer(limit, proc.kill)
+        timer.start()
+        try:
+            for line in proc.stdout:
+                log.write(redact(line))
+                log.flush()
+                if not line.startswith("{"):
+                    continue
+                phase = json.loads(line)
+                if phase["phase"] == "start":
+                    write_concern = phase.get("writeConcern")
+                    continue
+                result = phase_result(phase)
+                if phase["phase"] == "load":
+                    check_phase(result, f"loading {name}", 0.0, log_path)
+                    if phase["operations"] != records:
+                        raise CellFailed(f"loading {name}: {phase['operations']} of {records} records inserted; "
+                                         f"see {log_path}")
+                    entry = {**base, "kind": "load", "table": session["table"], "write_concern": write_concern,
+                             "threads": plan["load"]["threads"], "started": now(), **figures(result)}
+                    ledger.append(ledger_path, entry)
+                    print(f"matrix: loaded in {result['runtime_ms'] / 1000:.1f} s "
+                          f"({result['throughput']:,.0f} inserts/s)", flush=True)
+                elif phase["phase"] == "warmup":
+                    check_phase(result, f"warm-up on {name}", args.max_error_rate, log_path,
+                                read_only(props[workloads[0]]))
+                elif phase["phase"] == "cell":
+                    w = phase["name"]
+                    check_phase(result, f"cell {tag} workload {w}", args.max_error_rate, log_path,
+                                read_only(props[w]))
+                    entry = {**base, "kind": "run", "workload": w, "write_concern": write_concern,
+                             "records_at_start": phase["records"], "started": now(), **figures(result)}
+                    ledger.append(ledger_path, entry)
+                    pending.remove(w)
+                    progress.step(result["runtime_ms"] / 1000, describe(entry))
+            proc.wait()
+        finally:
+            timed_out = not timer.is_alive() and proc.returncode is not None and proc.returncode < 0
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    if timed_out:
+        raise CellFailed(f"session {tag} did not finish within {args.cell_timeout} s per phase ({limit} s); "
+                         f"see {log_path}")
+    if proc.returncode != 0 or pending:
+        raise CellFailed(f"session {tag} exited with status {proc.returncode} before "
+                         f"{', '.join(pending) or 'its end'}; see {log_path}")
+    if not args.keep_data:
+        drop(args, [name])
+
+
+def phase_result(phase: dict) -> dict:
+    return {"throughput": phase["throughput"], "runtime_ms": phase["runtime_ms"],
+            "operations": phase["operations"], "cpu_ms": phase.get("cpu_ms", {}),
+            "ops": ycsb_output.summarize(phase.get("measurements", {}))}
+
+
+def figures(result: dict) -> dict:
+    """What a ledger line keeps of a phase: throughput, per-operation figures, NOT_FOUND and
+    error totals, and each measured process's CPU time per operation in µs."""
+    n = result["operations"]
+    return {"operations": n, "throughput": result["throughput"], "runtime_ms": round(result["runtime_ms"], 1),
+            "seconds": round(result["runtime_ms"] / 1000, 2), "ops": result["ops"],
+            "errors": sum(o["errors"] for o in result["ops"].values()),
+            "not_found": sum(o["not_found"] for o in result["ops"].values()),
+            "cpu_ms": result["cpu_ms"],
+            "cpu_us_per_op": {k: round(v * 1000 / n, 2) for k, v in result["cpu_ms"].items()} if n else {}}
+
+
+def describe(entry: dict) -> str:
+    cpu = entry["cpu_us_per_op"]
+    extra = "".join(f", {k} {cpu[k]:.0f} µs/op" for k in ("proxy", "backend") if k in cpu)
+    flags = "".join(f", {entry[k]} {k.replace('_', ' ')}" for k in ("not_found", "errors") if entry.get(k))
+    return (f"{entry['topology']} {entry['records']} {entry['workload']} {entry['algorithm']} r{entry['repeat']}: "
+            f"{entry['throughput']:,.0f} ops/s{extra}{flags}")
+
+
+def drop(args, names) -> None:
     import pymongo
     client = pymongo.MongoClient(args.direct, serverSelectionTimeoutMS=10000)
     try:
-        db = client[args.database]
-        needed = {}
-        for _, _, w, a in todo:
-            needed.setdefault((a, tables[w]), w)
-        for (algorithm, table), workload in needed.items():
-            name = collection(algorithm, table)
-            key = ledger.load_key(args.topology, algorithm, records, table)
-            if key in done and db[name].estimated_document_count() >= records:
-                print(f"matrix: {name} already holds {records} records (ledger), not reloading", flush=True)
-                continue
-            db[name].drop()
-            started, t0 = now(), time.monotonic()
-            print(f"matrix: loading {records} records into {args.database}.{name} ({algorithm})", flush=True)
-            result = ycsb(args, "-load", files[workload], {
-                "recordcount": records, "table": name, "mongodb.url": url_for(args, algorithm),
-                "mongodb.batchsize": args.load_batch,
-            }, args.load_threads or args.threads,
-                os.path.join(args.out, "raw", f"{args.topology}-{records}-{name}-load.log"))
-            entry = {"kind": "load", "topology": args.topology, "algorithm": algorithm, "records": records,
-                     "table": table, "threads": args.load_threads or args.threads,
-                     "throughput": result["throughput"], "seconds": round(time.monotonic() - t0, 2),
-                     "started": started}
-            ledger.append(ledger_path, entry)
-            done.add(key)
-            print(f"matrix: loaded in {entry['seconds']:.1f} s ({result['throughput']:.0f} inserts/s)", flush=True)
+        for name in names:
+            client[args.database][name].drop()
     finally:
         client.close()
-
-
-def run_cell(args, records, rep, workload, algorithm, files, tables, ops, ledger_path, progress) -> None:
-    n = ops.get(workload, args.operations)
-    name = collection(algorithm, tables[workload])
-    started, t0 = now(), time.monotonic()
-    result = ycsb(args, "-t", files[workload], {
-        "recordcount": records, "operationcount": n, "table": name, "mongodb.url": url_for(args, algorithm),
-        "mongodb.upsert": "true",  # D, E and the messenger insert keys an earlier workload may have inserted
-    }, args.threads, os.path.join(args.out, "raw", f"{args.topology}-{records}-{workload}-{algorithm}-r{rep}.log"))
-    seconds = time.monotonic() - t0
-    entry = {"kind": "run", "topology": args.topology, "algorithm": algorithm, "records": records,
-             "workload": workload, "repeat": rep, "threads": args.threads, "operations": n,
-             "throughput": result["throughput"], "runtime_ms": result["runtime_ms"],
-             "seconds": round(seconds, 2), "started": started, "ops": result["ops"]}
-    ledger.append(ledger_path, entry)
-    errors = sum(o["errors"] for o in result["ops"].values())
-    progress.step(seconds, f"{args.topology} {records} {workload} {algorithm} r{rep}: "
-                  f"{result['throughput']:.0f} ops/s" + (f", {errors} errors (see raw log)" if errors else ""))
-
-
-def warm_up(args, records, todo, files, tables) -> None:
-    """Unrecorded operations per algorithm on the collections just loaded."""
-    workload = todo[0][2]
-    for algorithm in dict.fromkeys(c[3] for c in todo):
-        print(f"matrix: warm-up, {args.warmup} operations of {workload} on {algorithm} (not recorded)", flush=True)
-        ycsb(args, "-t", files[workload], {
-            "recordcount": records, "operationcount": args.warmup, "table": collection(algorithm, tables[workload]),
-            "mongodb.url": url_for(args, algorithm), "mongodb.upsert": "true",
-        }, args.threads, os.path.join(args.out, "raw", f"{args.topology}-warmup-{algorithm}.log"))
-
-
-def drop_tables(args, records, pairs) -> None:
-    import pymongo
-    client = pymongo.MongoClient(args.direct, serverSelectionTimeoutMS=10000)
-    try:
-        for algorithm, table in sorted(pairs):
-            client[args.database][collection(algorithm, table)].drop()
-    finally:
-        client.close()
-    print(f"matrix: {records} records done; dropped its collections", flush=True)
 
 
 def write_matrix_json(args, ops) -> None:
-    params = {"topology": args.topology, "algorithms": ",".join(args.algorithms),
+    """The parameters of each topology run into DIR (a second topology adds its own, it does not
+    overwrite the first's)."""
+    params = {"algorithms": ",".join(args.algorithms),
               "records": ",".join(map(str, args.records)), "workloads": ",".join(args.workloads),
               "repeats": args.repeats, "threads": args.threads, "operations per cell": args.operations,
-              "load batch": args.load_batch, "warm-up operations per algorithm": args.warmup}
+              "seconds per cell": args.seconds or "no limit", "warm-up seconds per session": args.warmup_seconds,
+              "first warm-up seconds per algorithm": args.first_warmup_seconds,
+              "write concern": args.write_concern, "data while a cell runs":
+                  "every algorithm's collection" if args.keep_data else "the measured algorithm's only",
+              "load batch": args.load_batch, "error budget": args.max_error_rate,
+              "proxy CPU measured": bool(args.proxy_pid), "backend CPU measured": bool(args.backend_pid)}
     for w, n in ops.items():
         params[f"operations for {w}"] = n
+    for w, n in args.cell_seconds.items():
+        params[f"seconds for {w}"] = n
+    params.update({f"property {k}": v for k, v in args.extra_props.items()})
     path = os.path.join(args.out, "matrix.json")
     previous = {}
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             previous = json.load(f)
     notes = list(dict.fromkeys(previous.get("notes", []) + args.note))
+    topologies = dict(previous.get("topologies", {}))
+    topologies[args.topology] = params
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"title": args.title or previous.get("title") or f"YCSB matrix ({args.topology})",
-                   "params": params, "notes": notes}, f, indent=2)
+                   "topologies": topologies, "notes": notes}, f, indent=2)
         f.write("\n")
 
 

@@ -1,5 +1,7 @@
 """Units of the matrix runner: YCSB output parsing (on output captured from real runs), the ledger,
-the naming rules. The runner end to end, through the real proxy, is in proxy/tests/test_ycsb.py."""
+the naming rules, the error budget and NOT_FOUND, the sessions' plans and order. The runner end to
+end, through the real proxy (load-measure-drop, CPU per operation, write concern), is in
+proxy/tests/test_ycsb.py."""
 import json
 import os
 import sys
@@ -64,13 +66,6 @@ def test_ledger_survives_a_torn_last_line(tmp_path):
     assert [json.loads(l)["repeat"] for l in open(path) if l.startswith('{"algorithm"')] == [1, 2]
 
 
-def test_load_keys_name_their_table(tmp_path):
-    path = str(tmp_path / "ledger.jsonl")
-    ledger.append(path, {"kind": "load", "topology": "t", "algorithm": "aes", "records": 10, "table": "caching"})
-    assert ledger.load_key("t", "aes", 10, "caching") in ledger.done_keys(path)
-    assert ledger.load_key("t", "aes", 10) not in ledger.done_keys(path)
-
-
 def test_workload_names_and_tables():
     d = matrix.DEFAULT_WORKLOADS_DIR
     assert matrix.workload_file("a", d).endswith("workloada")
@@ -104,24 +99,89 @@ def test_credentials_are_redacted_from_what_is_printed():
 
 
 def test_extra_properties_reach_every_phase_but_not_the_runners_own():
-    assert matrix.extra_properties(["mongodb.writeConcern=w1", " maxexecutiontime = 60 "]) == \
-        {"mongodb.writeConcern": "w1", "maxexecutiontime": "60"}
+    assert matrix.extra_properties(["mongodb.readPreference=primary", " maxexecutiontime = 60 "]) == \
+        {"mongodb.readPreference": "primary", "maxexecutiontime": "60"}
     with pytest.raises(matrix.MatrixError, match="KEY=VALUE"):
         matrix.extra_properties(["mongodb.writeConcern"])
     with pytest.raises(matrix.MatrixError, match="--property table: the runner sets it"):
         matrix.extra_properties(["table=mine"])
 
 
-def phase(errors, count=1000):
-    return {"throughput": 1.0, "runtime_ms": 1.0, "ops": {"READ": {"count": count, "errors": errors}}}
+def phase(errors=0, count=1000, not_found=0):
+    return {"throughput": 1.0, "runtime_ms": 1.0,
+            "ops": {"READ": {"count": count, "errors": errors, "not_found": not_found}}}
 
 
-def test_a_phase_with_too_many_failed_operations_is_a_failed_cell():
-    matrix.check_errors(phase(0), "-t", 0.01, "log")
-    matrix.check_errors(phase(10), "-t", 0.01, "log")  # 1 %: recorded, with its error count
-    with pytest.raises(matrix.CellFailed, match="11 of 1000 operations failed .*see log"):
-        matrix.check_errors(phase(11), "-t", 0.01, "log")
-    with pytest.raises(matrix.CellFailed, match="1 of 1000"):
-        matrix.check_errors(phase(1), "-load", 0.0, "log")  # a load may lose no record
-    with pytest.raises(matrix.CellFailed, match="did no operation"):  # YCSB exits 0 when no thread starts
-        matrix.check_errors({"throughput": 0.0, "runtime_ms": 811.0, "ops": {}}, "-t", 0.01, "log")
+def test_the_default_error_budget_is_zero():
+    assert matrix.parse_args(["--direct", "mongodb://h", "--out", "x"]).max_error_rate == 0.0
+    matrix.check_phase(phase(0), "cell", 0.0, "log")
+    with pytest.raises(matrix.CellFailed, match="1 of 1000 operations failed \\(none may fail; --max-error-rate\\); see log"):
+        matrix.check_phase(phase(1), "cell", 0.0, "log")
+
+
+def test_a_larger_error_budget_is_honoured():
+    matrix.check_phase(phase(10), "cell", 0.01, "log")  # 1 %: recorded, with its error count
+    with pytest.raises(matrix.CellFailed, match="11 of 1000 operations failed \\(more than 1.00%"):
+        matrix.check_phase(phase(11), "cell", 0.01, "log")
+    with pytest.raises(matrix.CellFailed, match="did no operation"):  # YCSB counts nothing when no thread starts
+        matrix.check_phase({"throughput": 0.0, "runtime_ms": 811.0, "ops": {}}, "cell", 0.01, "log")
+
+
+def test_not_found_fails_a_read_only_workload_only():
+    d = matrix.DEFAULT_WORKLOADS_DIR
+    props = {w: matrix.workload_properties(matrix.workload_file(w, d)) for w in "abcdef"}
+    assert [w for w in "abcdef" if matrix.read_only(props[w])] == ["c"]
+    assert not matrix.read_only({})  # CoreWorkload's defaults update 5 %
+    matrix.check_phase(phase(not_found=3), "cell a", 0.0, "log", read_only_workload=False)
+    with pytest.raises(matrix.CellFailed, match="3 of 1000 reads found no record"):
+        matrix.check_phase(phase(not_found=3), "cell c", 0.0, "log", read_only_workload=True)
+
+
+def test_write_concern_is_the_runners_to_set():
+    args = matrix.parse_args(["--direct", "mongodb://h", "--out", "x"])
+    assert args.write_concern == "w1"
+    with pytest.raises(matrix.MatrixError, match="--property mongodb.writeConcern: .*--write-concern"):
+        matrix.extra_properties(["mongodb.writeConcern=majority"])
+
+
+def test_sessions_interleave_algorithms_and_rotate_their_order():
+    args = matrix.parse_args(["--direct", "mongodb://h", "--out", "x", "--records", "10,30", "--repeats", "3",
+                              "--algorithms", "direct,plain,aes", "--workloads", "a,c"])
+    sessions = matrix.plan_sessions(args, {"a": "usertable", "c": "usertable"})
+    assert [(s["records"], s["repeat"], s["algorithm"]) for s in sessions[:9]] == [
+        (10, 1, "direct"), (10, 1, "plain"), (10, 1, "aes"),
+        (10, 2, "plain"), (10, 2, "aes"), (10, 2, "direct"),
+        (10, 3, "aes"), (10, 3, "direct"), (10, 3, "plain")]
+    assert all(s["workloads"] == ["a", "c"] for s in sessions) and len(sessions) == 18
+
+
+def test_a_session_plan_loads_warms_and_measures_with_explicit_write_concern(tmp_path):
+    jar = tmp_path / "fle-ycsb.jar"
+    jar.write_text("")
+    args = matrix.parse_args(["--direct", "mongodb://db:1", "--proxy", "mongodb://proxy:2", "--out", str(tmp_path),
+                              "--jar", str(jar), "--seconds", "2", "--seconds-for", "e=6", "--warmup-seconds", "3",
+                              "--proxy-pid", "11", "--backend-pid", "22", "--write-concern", "majority"])
+    matrix.check_args(args)
+    files = {w: matrix.workload_file(w, args.workloads_dir) for w in "ae"}
+    session = {"records": 5000, "repeat": 1, "algorithm": "aes", "table": "usertable", "workloads": ["a", "e"]}
+    plan = matrix.session_plan(args, session, ["a", "e"], files, {})
+    assert plan["properties"]["mongodb.url"] == "mongodb://proxy:2/ycsb"
+    assert plan["properties"]["table"] == "usertable_aes"
+    assert plan["properties"]["mongodb.writeConcern"] == "majority"
+    assert "mongodb.upsert" not in plan["properties"]      # inserts continue the key sequence instead
+    assert plan["load"]["records"] == 5000 and plan["warmup"]["seconds"] == 3
+    assert [(c["name"], c["seconds"]) for c in plan["cells"]] == [("a", 2), ("e", 6)]
+    assert plan["pids"] == {"proxy": 11, "backend": 22}
+    direct = matrix.session_plan(args, dict(session, algorithm="direct"), ["a"], files, {})
+    assert direct["pids"] == {"backend": 22} and direct["properties"]["mongodb.url"] == "mongodb://db:1/ycsb"
+
+
+def test_parameters_are_kept_per_topology(tmp_path):
+    for topology, threads in (("rs3", "100"), ("rs6", "50")):
+        args = matrix.parse_args(["--direct", "mongodb://h", "--out", str(tmp_path), "--topology", topology,
+                                  "--threads", threads, "--note", f"note {topology}"])
+        args.extra_props, args.cell_seconds = {}, {}
+        matrix.write_matrix_json(args, {})
+    saved = json.loads((tmp_path / "matrix.json").read_text())
+    assert saved["topologies"]["rs3"]["threads"] == 100 and saved["topologies"]["rs6"]["threads"] == 50
+    assert saved["notes"] == ["note rs3", "note rs6"]

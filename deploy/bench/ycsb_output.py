@@ -1,13 +1,15 @@
-"""Parse what YCSB's Client prints at the end of a phase (its text measurement exporter).
+"""Read YCSB's measurements: per operation its count, average/p95/p99 latency and how many
+returned what (OK, NOT_FOUND, an error).
 
-Lines look like `[READ], 95thPercentileLatency(us), 1234`. We keep the overall throughput and
-run time, and per operation its count, average/p95/p99 latency and how many returned what.
+The matrix runner's sessions (dev.fleproxy.ycsb.Session) print them as JSON, named as YCSB's text
+exporter names them; `parse` reads that text (`[READ], 95thPercentileLatency(us), 1234`), which
+`site.ycsb.Client` prints, into the same form.
 """
 from __future__ import annotations
 
-# Return codes that are not failures of the store: OK, the batching binding's deferred OK, and a
-# missing record (workloads that delete, or read keys being inserted, see some).
-_NOT_ERRORS = {"OK", "BATCHED_OK", "NOT_FOUND"}
+# Return codes that are not failures of the store: OK and the batching binding's deferred OK.
+# NOT_FOUND is counted apart: workloads that delete see some; a read-only workload may see none.
+_OK = {"OK", "BATCHED_OK"}
 _SKIPPED_OPS = {"CLEANUP"}
 
 
@@ -15,39 +17,47 @@ class YcsbOutputError(ValueError):
     """YCSB's output lacks the figures a finished phase prints (it failed or was killed)."""
 
 
+def summarize(measurements: dict) -> dict:
+    """{OP: {measurement: value}} as YCSB's exporter names them -> {OP: {count, avg_us, p95_us,
+    p99_us, errors, not_found}}; CLEANUP, GC and the "<OP>-FAILED" sections (already among the
+    parent's return codes) are left out."""
+    ops = {}
+    for section, values in measurements.items():
+        if section.startswith("TOTAL_GC") or section in _SKIPPED_OPS or section.endswith("-FAILED"):
+            continue
+        op = {"count": int(values.get("Operations", 0)), "avg_us": values.get("AverageLatency(us)"),
+              "p95_us": values.get("95thPercentileLatency(us)"), "p99_us": values.get("99thPercentileLatency(us)"),
+              "errors": 0, "not_found": 0}
+        for metric, value in values.items():
+            if not metric.startswith("Return="):
+                continue
+            status = metric[len("Return="):]
+            if status == "NOT_FOUND":
+                op["not_found"] += int(value)
+            elif status not in _OK:
+                op["errors"] += int(value)
+        ops[section] = op
+    return ops
+
+
 def parse(text: str) -> dict:
-    """Return {"throughput", "runtime_ms", "ops": {OP: {count, avg_us, p95_us, p99_us, errors, not_found}}}."""
+    """YCSB Client's text output -> {"throughput", "runtime_ms", "ops": summarize(...)}."""
     overall: dict[str, float] = {}
-    ops: dict[str, dict] = {}
+    sections: dict[str, dict] = {}
     for line in text.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) != 3 or not parts[0].startswith("[") or not parts[0].endswith("]"):
             continue
         section, metric, value = parts[0][1:-1], parts[1], parts[2]
+        try:
+            number = float(value)
+        except ValueError:
+            continue
         if section == "OVERALL":
-            overall[metric] = float(value)
-            continue
-        if section.startswith("TOTAL_GC") or section in _SKIPPED_OPS:
-            continue
-        op = ops.setdefault(section, {"count": 0, "avg_us": None, "p95_us": None, "p99_us": None,
-                                      "errors": 0, "not_found": 0})
-        if metric == "Operations":
-            op["count"] = int(float(value))
-        elif metric == "AverageLatency(us)":
-            op["avg_us"] = float(value)
-        elif metric == "95thPercentileLatency(us)":
-            op["p95_us"] = float(value)
-        elif metric == "99thPercentileLatency(us)":
-            op["p99_us"] = float(value)
-        elif metric.startswith("Return="):
-            status = metric[len("Return="):]
-            if status == "NOT_FOUND":
-                op["not_found"] += int(value)
-            elif status not in _NOT_ERRORS:
-                op["errors"] += int(value)
+            overall[metric] = number
+        else:
+            sections.setdefault(section, {})[metric] = number
     if "Throughput(ops/sec)" not in overall:
         raise YcsbOutputError("no [OVERALL] throughput in YCSB's output: the phase did not finish")
-    # YCSB reports an operation that failed under a separate "<OP>-FAILED" section as well; its
-    # count is already among the parent's Return= codes.
-    ops = {name: v for name, v in ops.items() if not name.endswith("-FAILED")}
-    return {"throughput": overall["Throughput(ops/sec)"], "runtime_ms": overall.get("RunTime(ms)"), "ops": ops}
+    return {"throughput": overall["Throughput(ops/sec)"], "runtime_ms": overall.get("RunTime(ms)"),
+            "ops": summarize(sections)}

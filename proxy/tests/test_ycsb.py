@@ -1,13 +1,17 @@
 """The YCSB binding and the matrix runner through the real proxy (PyKMIP keys, embedded backend).
 
 The binding is driven by YCSB's own CommandLine (every operation, one at a time) and Client
-(load with batches, run phases); the runner on a tiny matrix, killed mid-run and resumed.
+(load with batches, run phases); the runner on a tiny matrix, killed mid-run and resumed, watched
+while it runs (only the measured algorithm's collection holds data), with the proxy's and the
+backend's CPU per operation and the write concern recorded for every cell.
 """
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -121,7 +125,8 @@ def test_bad_binding_properties_are_named(enc):
 def matrix(backend, enc, out, *extra, popen=False):
     cmd = [sys.executable, str(MATRIX), "--direct", f"mongodb://127.0.0.1:{backend.port}", "--proxy", enc.uri(),
            "--algorithms", "direct,plain,aes", "--records", "200,600", "--workloads", "a,e", "--threads", "2",
-           "--operations", "100", "--operations-for", "e=20", "--topology", "tiny", "--out", str(out), *extra]
+           "--operations", "100", "--operations-for", "e=20", "--warmup-seconds", "0.5", "--topology", "tiny",
+           "--proxy-pid", str(enc.proc.pid), "--backend-pid", str(backend.proc.pid), "--out", str(out), *extra]
     if popen:
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
@@ -133,24 +138,63 @@ def run_keys(out: Path):
     return [(e["algorithm"], e["records"], e["workload"], e["repeat"]) for e in lines if e["kind"] == "run"]
 
 
-def test_matrix_end_to_end_resumes_after_a_kill(tmp_path, backend, enc):
-    out = tmp_path / "run"
-    proc = matrix(backend, enc, out, "--repeats", "2", popen=True)
-    for line in proc.stdout:  # kill the runner and its YCSB while the third cell runs
-        if line.startswith("[2/"):
-            os.killpg(proc.pid, signal.SIGKILL)
-            break
-    proc.wait(timeout=60)
-    assert len(run_keys(out)) == 2
+class CollectionWatch:
+    """Polls the backend while the matrix runs: the most YCSB collections ever present at once."""
 
-    r = matrix(backend, enc, out, "--repeats", "2")
+    def __init__(self, raw):
+        self.raw, self.most, self.seen, self.stop = raw, 0, set(), threading.Event()
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+
+    def watch(self):
+        while not self.stop.is_set():
+            names = {n for n in self.raw.list_collection_names() if n.startswith("usertable_")}
+            self.seen |= names
+            self.most = max(self.most, len(names))
+            time.sleep(0.02)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def test_matrix_end_to_end_resumes_after_a_kill(tmp_path, backend, enc, raw):
+    out = tmp_path / "run"
+    for name in raw.list_collection_names():
+        raw.drop_collection(name)
+    with CollectionWatch(raw) as watch:
+        proc = matrix(backend, enc, out, "--repeats", "2", popen=True)
+        for line in proc.stdout:  # kill the runner and its YCSB after the second cell
+            if line.startswith("[2/"):
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+        proc.wait(timeout=60)
+        assert len(run_keys(out)) == 2
+
+        r = matrix(backend, enc, out, "--repeats", "2")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "24 cells, 2 already in" in r.stdout
+    assert "24 cells in 12 sessions, 2 already in" in r.stdout
     keys = run_keys(out)
     assert len(keys) == 24 and len(set(keys)) == 24
+    # load, measure, drop: one algorithm's collection at a time, none left at the end
+    assert watch.seen == {"usertable_direct", "usertable_plain", "usertable_aes"} and watch.most == 1
+    assert not [n for n in raw.list_collection_names() if n.startswith("usertable_")]
     entries = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
-    scans = [e for e in entries if e["kind"] == "run" and e["workload"] == "e"]
+    runs = [e for e in entries if e["kind"] == "run"]
+    scans = [e for e in runs if e["workload"] == "e"]
     assert all(e["ops"]["SCAN"]["count"] > 0 and e["ops"]["SCAN"]["errors"] == 0 for e in scans)
+    assert {e["write_concern"] for e in entries} == {"w:1"}
+    assert all(e["errors"] == 0 and e["not_found"] == 0 and e["data"] == "this algorithm only" for e in runs)
+    # CPU per operation: the backend's for every cell, the proxy's for every cell through it
+    assert all(e["cpu_us_per_op"]["backend"] > 0 and e["cpu_us_per_op"]["client"] > 0 for e in runs)
+    assert all(("proxy" in e["cpu_us_per_op"]) == (e["algorithm"] != "direct") for e in runs)
+    # a cell starts its insert keys after every key loaded or inserted before it (A inserts none)
+    e_cells = sorted((e["records"], e["repeat"], e["records_at_start"]) for e in scans if e["algorithm"] == "aes")
+    assert all(start == records for records, _, start in e_cells)
+    assert "| parameter | tiny |" in (out / "report.md").read_text()
     for name in ["report.md", "results.csv", "matrix.json"]:
         assert (out / name).stat().st_size > 0, name
     pngs = sorted((out / "plots").glob("*.png"))
@@ -179,10 +223,22 @@ def test_matrix_refuses_bad_input_and_keeps_the_ledger(tmp_path, backend, enc):
     assert r.returncode == 2 and "unknown algorithm(s) des" in r.stderr
 
     # YCSB failing mid-matrix (here: killed by the cell timeout): exit 1, its log named, nothing recorded
-    r = matrix(backend, enc, out, "--algorithms", "plain", "--records", "20000", "--cell-timeout", "1")
+    r = matrix(backend, enc, out, "--algorithms", "plain", "--records", "200000", "--cell-timeout", "1")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "did not finish within 1 s; see" in r.stderr and "run the same command again to resume" in r.stderr
+    assert "did not finish within 1 s per phase" in r.stderr and "run the same command again to resume" in r.stderr
     assert ledger.read_text() == before
+
+
+def test_keep_data_keeps_every_algorithms_collection(tmp_path, backend, enc, raw):
+    out = tmp_path / "keep"
+    r = matrix(backend, enc, out, "--algorithms", "plain,aes", "--records", "150", "--workloads", "c",
+               "--repeats", "1", "--operations", "30", "--keep-data", "--no-report")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert raw.usertable_plain.count_documents({}) == 150 and raw.usertable_aes.count_documents({}) == 150
+    runs = [json.loads(l) for l in (out / "ledger.jsonl").read_text().splitlines() if '"run"' in l]
+    assert {e["data"] for e in runs} == {"all algorithms"}
+    raw.drop_collection("usertable_plain")
+    raw.drop_collection("usertable_aes")
 
 
 def test_matrix_stops_when_the_proxy_dies_mid_matrix_and_resumes(tmp_path, workdir, backend, kms):
@@ -193,7 +249,7 @@ def test_matrix_stops_when_the_proxy_dies_mid_matrix_and_resumes(tmp_path, workd
     cmd = [sys.executable, str(MATRIX), "--direct", f"mongodb://127.0.0.1:{backend.port}",
            "--proxy", proxy.uri() + "/?serverSelectionTimeoutMS=300", "--algorithms", "aes", "--records", "300",
            "--workloads", "c", "--repeats", "1", "--threads", "2", "--operations", "60", "--topology", "tiny",
-           "--out", str(out)]
+           "--warmup-seconds", "0", "--out", str(out)]
     try:
         runner = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in runner.stdout:
@@ -202,13 +258,14 @@ def test_matrix_stops_when_the_proxy_dies_mid_matrix_and_resumes(tmp_path, workd
                 break
         rest = runner.stdout.read()
         assert runner.wait(timeout=300) == 1, rest
-        assert "YCSB -t did no operation" in rest and "run the same command again to resume" in rest
+        assert "workload c: 60 of 60 operations failed (none may fail" in rest
+        assert "run the same command again to resume" in rest
         assert [json.loads(l)["kind"] for l in (out / "ledger.jsonl").read_text().splitlines()] == ["load"]
 
         proxy.start()
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stdout + r.stderr
-        assert "1 to run" in r.stdout and "already holds 300 records (ledger), not reloading" in r.stdout
+        assert "1 to run" in r.stdout and "matrix: loaded" in r.stdout   # the session loads afresh
         runs = [json.loads(l) for l in (out / "ledger.jsonl").read_text().splitlines() if '"run"' in l]
         assert len(runs) == 1 and runs[0]["ops"]["READ"]["errors"] == 0
     finally:
