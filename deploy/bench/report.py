@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Turn a benchmark matrix's ledger into results.csv, plots/ and report.md.
 
-The matrix runner appends one JSON line per YCSB phase to DIR/ledger.jsonl; this module reads
-it (skipping and counting lines it cannot place), averages the repeats of each cell
-(topology, algorithm, record count, workload) and writes, into DIR:
+The matrix runner appends one JSON line per load and per cell to DIR/ledger.jsonl; this module
+reads it (skipping and counting lines it cannot place) and writes, into DIR:
 
-- results.csv: one row per run line, for spreadsheets and re-analysis;
-- plots/*.png and plots/*.svg: the figures that mirror the source paper's;
-- report.md: the tables, set beside the paper's reported figures.
+- results.csv: one row per cell line, for spreadsheets and re-analysis;
+- plots/*.png and plots/*.svg: the figures that mirror the source paper's, and the proxy's CPU;
+- report.md: the tables, with the spread of every figure and an interval for every ratio
+  (stats.py says how), set beside the paper's reported figures.
 
     python3 deploy/bench/report.py DIR
 
@@ -19,29 +19,25 @@ import argparse
 import csv
 import json
 import math
-import re
-import statistics
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import matplotlib
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import names  # noqa: E402
+import plots  # noqa: E402
+import stats  # noqa: E402
+from names import BASELINES, label, ordered, workload_label  # noqa: E402
 
-matplotlib.use("Agg")  # files only: no display on the machines that run the matrix
-import matplotlib.pyplot as plt  # noqa: E402  (must follow the backend choice)
-
-ALGORITHMS = ("direct", "plain", "aes", "aria", "3des", "seed", "lea")
-BASELINES = ("direct", "plain")
-ALGORITHM_LABELS = {"direct": "direct", "plain": "plain", "aes": "AES", "aria": "ARIA",
-                    "3des": "3DES", "seed": "SEED", "lea": "LEA"}
-WORKLOADS = ("a", "b", "c", "d", "e", "f", "caching", "messenger", "recommendation")
-OPERATIONS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE")
-OP_METRICS = ("count", "avg_us", "p95_us", "p99_us", "errors")
-CSV_BASE = ("topology", "algorithm", "records", "workload", "repeat", "threads", "operations",
-            "throughput")
+OP_METRICS = ("count", "avg_us", "p95_us", "p99_us", "errors", "not_found")
+CPU_PROCESSES = ("proxy", "backend", "client")
+CSV_BASE = ("topology", "algorithm", "records", "workload", "repeat", "threads", "operations", "seconds",
+            "throughput", "write_concern", "data", "errors", "not_found") + tuple(
+    f"{p}_cpu_us_per_op" for p in CPU_PROCESSES)
 MISSING = "–"
+NOISE = "≈"   # marks a ratio or a change that the run cannot tell from none
 
 # The paper's findings (3-member replica set, 1M/3M/5M records; changes are 5M vs 1M).
 PAPER_SIZE = {
@@ -68,42 +64,13 @@ class LedgerError(Exception):
 
 @dataclass
 class Ledger:
-    """What the ledger held: usable run lines (in ledger order) and what was set aside."""
+    """What the ledger held: usable cell and load lines (in ledger order) and what was set aside."""
     runs: list[dict] = field(default_factory=list)
-    loads: int = 0
+    loads: list[dict] = field(default_factory=list)
     malformed: int = 0
 
 
-# --------------------------------------------------------------------------- ordering, labels
-
-def ordered(names, canonical) -> list[str]:
-    """The paper's order first, then anything unknown alphabetically, so tables line up."""
-    present = set(names)
-    return [n for n in canonical if n in present] + sorted(present - set(canonical))
-
-
-def label(algorithm: str) -> str:
-    """How an algorithm is shown to a reader (cipher names upper-case, as in the paper)."""
-    return ALGORITHM_LABELS.get(algorithm, algorithm)
-
-
-def workload_label(workload: str) -> str:
-    """YCSB's core workloads are 'A'..'F' in the paper; named ones keep their name."""
-    return workload.upper() if len(workload) == 1 else workload
-
-
-def short_count(n: int) -> str:
-    """10000 -> '10k', 5000000 -> '5M': record counts short enough for axis ticks."""
-    for divisor, suffix in ((1_000_000, "M"), (1_000, "k")):
-        if n >= divisor:
-            return f"{n / divisor:g}{suffix}"
-    return str(n)
-
-
-def safe_name(text: str) -> str:
-    """A free-form label (topology, workload) made safe to use in a file name."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
-
+# --------------------------------------------------------------------------- formatting
 
 def fmt_int(value) -> str:
     return MISSING if value is None else f"{value:,.0f}"
@@ -117,8 +84,29 @@ def fmt_pct(value) -> str:
     return MISSING if value is None else f"{value:+.1f}"
 
 
+def fmt_spread(s: dict | None, fmt=fmt_int, scale=1.0) -> str:
+    """'median (min–max)', or the one value when there was one repeat."""
+    if not s:
+        return MISSING
+    if s["n"] == 1 or s["min"] == s["max"]:
+        return fmt(s["median"] * scale)
+    return f"{fmt(s['median'] * scale)} ({fmt(s['min'] * scale)}–{fmt(s['max'] * scale)})"
+
+
+def fmt_us(value) -> str:
+    return MISSING if value is None else (f"{value:,.0f}" if value >= 100 else f"{value:.1f}")
+
+
 def fmt_ms(micros) -> str:
     return MISSING if micros is None else f"{micros / 1000:.2f}"
+
+
+def fmt_interval(r: dict | None) -> str:
+    """'0.93 [0.90, 0.95]', prefixed ≈ when the interval holds 1.0."""
+    if not r:
+        return MISSING
+    text = f"{r['median']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
+    return f"{NOISE} {text}" if r["within_noise"] else text
 
 
 # --------------------------------------------------------------------------- reading
@@ -171,19 +159,37 @@ def _operations(value) -> dict[str, dict]:
     return ops
 
 
-def parse_run(obj: dict) -> dict:
-    """A run line as the report uses it; raises ValueError/KeyError if it cannot fill a cell."""
-    return {
+def _cpu(value) -> dict[str, float]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in ((k, _optional(v, _number)) for k, v in value.items()) if v is not None}
+
+
+def parse_line(obj: dict) -> dict:
+    """A cell or load line as the report uses it; raises ValueError/KeyError if it cannot fill a cell."""
+    ops = _operations(obj.get("ops"))
+    line = {
         "topology": _text(obj["topology"]),
         "algorithm": _text(obj["algorithm"]).lower(),
         "records": _whole(obj["records"]),
-        "workload": _workload(obj["workload"]),
         "repeat": _optional(obj.get("repeat"), _whole),
         "threads": _optional(obj.get("threads"), _whole),
         "operations": _optional(obj.get("operations"), _whole),
+        "seconds": _optional(obj.get("seconds"), _number),
         "throughput": _number(obj["throughput"]),
-        "ops": _operations(obj.get("ops")),
+        "ops": ops,
+        "write_concern": obj.get("write_concern") if isinstance(obj.get("write_concern"), str) else None,
+        "data": obj.get("data") if isinstance(obj.get("data"), str) else None,
+        "errors": _optional(obj.get("errors"), _whole),
+        "not_found": _optional(obj.get("not_found"), _whole),
+        "cpu": _cpu(obj.get("cpu_us_per_op")),
     }
+    for key in ("errors", "not_found"):   # older lines: from the per-operation counts
+        if line[key] is None:
+            line[key] = sum(int(o.get(key) or 0) for o in ops.values())
+    if obj.get("kind") == "run":
+        line["workload"] = _workload(obj["workload"])
+    return line
 
 
 def read_ledger(path: Path) -> Ledger:
@@ -198,18 +204,18 @@ def read_ledger(path: Path) -> Ledger:
                 obj = json.loads(line)
                 kind = obj.get("kind") if isinstance(obj, dict) else None
                 if kind == "run":
-                    ledger.runs.append(parse_run(obj))
+                    ledger.runs.append(parse_line(obj))
                 elif kind == "load":
-                    ledger.loads += 1
+                    ledger.loads.append(parse_line(obj))
                 else:
                     raise ValueError(f"unknown kind {kind!r}")
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError):
                 ledger.malformed += 1
     return ledger
 
 
 def read_matrix(dir_path: Path) -> tuple[dict, str | None]:
-    """matrix.json's title, notes and params; a broken file is reported, never fatal."""
+    """matrix.json's title, notes and parameters; a broken file is reported, never fatal."""
     path = dir_path / "matrix.json"
     if not path.exists():
         return {}, None
@@ -230,11 +236,11 @@ def topologies_of(runs) -> list[str]:
 
 
 def algorithms_of(runs) -> list[str]:
-    return ordered({r["algorithm"] for r in runs}, ALGORITHMS)
+    return ordered({r["algorithm"] for r in runs}, names.ALGORITHMS)
 
 
 def workloads_of(runs) -> list[str]:
-    return ordered({r["workload"] for r in runs}, WORKLOADS)
+    return ordered({r["workload"] for r in runs}, names.WORKLOADS)
 
 
 def records_of(runs) -> list[int]:
@@ -242,40 +248,81 @@ def records_of(runs) -> list[int]:
 
 
 def only(runs, **match) -> list[dict]:
-    """The run lines whose fields equal every given value."""
+    """The lines whose fields equal every given value."""
     return [r for r in runs if all(r[k] == v for k, v in match.items())]
 
 
-def throughput_cells(runs) -> dict[tuple, list[float]]:
-    """Throughput of every repeat, keyed by (topology, algorithm, records, workload)."""
-    cells = defaultdict(list)
-    for r in runs:
-        cells[(r["topology"], r["algorithm"], r["records"], r["workload"])].append(r["throughput"])
+def by_repeat(runs, value) -> dict[tuple, dict]:
+    """{(topology, algorithm, records, workload): {(records, repeat): value(run)}}: each repeat
+    keyed so that a ratio can pair it with the same repeat of its baseline."""
+    cells = defaultdict(dict)
+    for i, r in enumerate(runs):
+        v = value(r)
+        if v is not None:
+            repeat = r["repeat"] if r["repeat"] is not None else -i
+            cells[(r["topology"], r["algorithm"], r["records"], r["workload"])][(r["records"], repeat)] = v
     return dict(cells)
 
 
-def spread(values) -> dict | None:
-    """Mean, min and max over repeats: the bar height and its error bar."""
-    if not values:
-        return None
-    return {"mean": statistics.fmean(values), "min": min(values), "max": max(values),
-            "n": len(values)}
+def throughput_spreads(runs) -> dict[tuple, dict]:
+    return {k: stats.spread(v.values()) for k, v in by_repeat(runs, lambda r: r["throughput"]).items()}
 
 
-def mean_of(cells, topology, algorithm, records, workload) -> float | None:
-    stats = spread(cells.get((topology, algorithm, records, workload)))
-    return stats["mean"] if stats else None
+def ratio_pairs(runs) -> list[tuple]:
+    """Which ratios the ledger supports: plain/direct (the proxy alone) and each other algorithm
+    over plain (the cipher alone)."""
+    algorithms = algorithms_of(runs)
+    pairs = [("plain", "direct")] if {"plain", "direct"} <= set(algorithms) else []
+    if "plain" in algorithms:
+        pairs += [(a, "plain") for a in algorithms if a not in BASELINES]
+    return pairs
 
 
-def error_extents(stats: dict) -> tuple[float, float]:
-    """Matplotlib wants error bars as distances below and above the bar: to min and to max."""
-    return stats["mean"] - stats["min"], stats["max"] - stats["mean"]
+def ratios(runs, per_records=False) -> dict[tuple, dict]:
+    """{(topology, workload[, records], algorithm, base): ratio_summary}: x/base of throughput,
+    paired by repeat (and record count), pooled over record counts unless per_records."""
+    cells = by_repeat(runs, lambda r: r["throughput"])
+    out = {}
+    for topo in topologies_of(runs):
+        topo_runs = only(runs, topology=topo)
+        for w in workloads_of(topo_runs):
+            for n in (records_of(topo_runs) if per_records else [None]):
+                for algo, base in ratio_pairs(topo_runs):
+                    def pooled(a):
+                        merged = {}
+                        for m in records_of(topo_runs):
+                            if n is None or m == n:
+                                merged.update(cells.get((topo, a, m, w), {}))
+                        return merged
+                    summary = stats.ratio_summary(stats.paired_ratios(pooled(algo), pooled(base)))
+                    if summary:
+                        key = (topo, w) + ((n,) if per_records else ()) + (algo, base)
+                        out[key] = summary
+    return out
 
 
-def ratio(value, base) -> float | None:
-    if value is None or not base:
-        return None
-    return value / base
+def cpu_spreads(runs, process: str) -> dict[tuple, dict]:
+    """{(topology, algorithm, workload): spread of the process's µs of CPU per operation} over
+    record counts and repeats."""
+    values = defaultdict(list)
+    for r in runs:
+        if process in r["cpu"]:
+            values[(r["topology"], r["algorithm"], r["workload"])].append(r["cpu"][process])
+    return {k: stats.spread(v) for k, v in values.items()}
+
+
+def cpu_ordering(cpu: dict, topology: str, workloads, algorithms) -> tuple[list[str], list[str]]:
+    """Workloads where the medians of proxy CPU per operation rise in the order plain < AES <
+    ARIA < 3DES (of those measured), and the workloads where they do not."""
+    chain = [a for a in ("plain", "aes", "aria", "3des") if a in algorithms]
+    holds, breaks = [], []
+    for w in workloads:
+        medians = [cpu.get((topology, a, w)) for a in chain]
+        if len(chain) < 2 or any(m is None for m in medians):
+            continue
+        ok = all(x["median"] < y["median"] for x, y in zip(medians, medians[1:]))
+        (holds if ok else breaks).append(w)
+    return holds, breaks
 
 
 def pct_change(value, base) -> float | None:
@@ -286,22 +333,18 @@ def pct_change(value, base) -> float | None:
 
 
 def operation_summary(runs, op: str) -> dict | None:
-    """One operation over repeats: counts and errors summed, latencies averaged (mean over
-    repeats of each repeat's avg/p95/p99, which is what YCSB reports per run)."""
+    """One operation over repeats: counts, NOT_FOUND and errors summed; avg/p95/p99 as the
+    spread of what each repeat's YCSB reported."""
     entries = [r["ops"][op] for r in runs if op in r["ops"]]
     if not entries:
         return None
 
-    def mean(metric):
-        values = [e[metric] for e in entries if e[metric] is not None]
-        return statistics.fmean(values) if values else None
-
     def total(metric):
-        values = [e[metric] for e in entries if e[metric] is not None]
+        values = [e[metric] for e in entries if e.get(metric) is not None]
         return sum(values) if values else None
 
-    return {"count": total("count"), "avg_us": mean("avg_us"), "p95_us": mean("p95_us"),
-            "p99_us": mean("p99_us"), "errors": total("errors")}
+    return {"count": total("count"), "errors": total("errors"), "not_found": total("not_found"),
+            **{m: stats.spread([e.get(m) for e in entries]) for m in ("avg_us", "p95_us", "p99_us")}}
 
 
 def main_operation(workload: str, runs) -> str | None:
@@ -313,34 +356,10 @@ def main_operation(workload: str, runs) -> str | None:
             counts[op] += metrics["count"] or 0
     if not counts:
         return None
-    preferred = {"a": "READ", "b": "READ", "c": "READ", "d": "READ", "f": "READ",
-                 "e": "SCAN"}.get(workload)
+    preferred = {"a": "READ", "b": "READ", "c": "READ", "d": "READ", "f": "READ", "e": "SCAN"}.get(workload)
     if preferred in counts:
         return preferred
     return max(sorted(counts), key=lambda op: counts[op])
-
-
-def overhead_series(cells, topology, algorithms, workloads, records) -> dict[tuple, dict]:
-    """Ratios that separate the proxy's cost from the cipher's: plain/direct (the proxy
-    alone) and each other algorithm / plain (the cipher alone), per (workload, records).
-    Keyed by (algorithm, base) so figures can colour a series like its algorithm."""
-    series = {}
-    pairs = []
-    if "plain" in algorithms and "direct" in algorithms:
-        pairs.append(("plain", "direct"))
-    if "plain" in algorithms:
-        pairs += [(a, "plain") for a in algorithms if a not in BASELINES]
-    for algo, base in pairs:
-        series[(algo, base)] = {
-            (w, n): ratio(mean_of(cells, topology, algo, n, w),
-                          mean_of(cells, topology, base, n, w))
-            for w in workloads for n in records}
-    return series
-
-
-def series_name(key: tuple) -> str:
-    algo, base = key
-    return f"{label(algo)}/{base}"
 
 
 def overhead_gap(algorithms) -> str | None:
@@ -358,18 +377,18 @@ def overhead_gap(algorithms) -> str | None:
 # --------------------------------------------------------------------------- CSV
 
 def operations_seen(runs) -> list[str]:
-    return ordered({op for r in runs for op in r["ops"]}, OPERATIONS)
+    return ordered({op for r in runs for op in r["ops"]}, names.OPERATIONS)
 
 
 def write_csv(runs, path: Path) -> Path:
-    """One row per run line, in ledger order; per-operation columns empty when absent."""
+    """One row per cell line, in ledger order; per-operation columns empty when absent."""
     ops = operations_seen(runs)
     header = list(CSV_BASE) + [f"{op}_{m}" for op in ops for m in OP_METRICS]
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         for r in runs:
-            row = [r[k] for k in CSV_BASE]
+            row = [r[k] for k in CSV_BASE[:-len(CPU_PROCESSES)]] + [r["cpu"].get(p) for p in CPU_PROCESSES]
             for op in ops:
                 metrics = r["ops"].get(op, {})
                 row += [metrics.get(m) for m in OP_METRICS]
@@ -378,65 +397,6 @@ def write_csv(runs, path: Path) -> Path:
 
 
 # --------------------------------------------------------------------------- figures
-
-def colour(name: str, names: list[str]):
-    """The same algorithm (or topology) keeps the same colour in every figure."""
-    return plt.get_cmap("tab10")(names.index(name) % 10)
-
-
-def throughput_figure(cells, topology, workload, algorithms, records, palette):
-    """Grouped bars: x = record count, one bar per algorithm, mean over repeats with a
-    min-max error bar (the paper's Figs. 9-14)."""
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 0.35 * len(algorithms) * len(records)), 4.2))
-    width = 0.8 / len(algorithms)
-    for i, algo in enumerate(algorithms):
-        xs, heights, below, above = [], [], [], []
-        for j, n in enumerate(records):
-            stats = spread(cells.get((topology, algo, n, workload)))
-            if stats:
-                lo, hi = error_extents(stats)
-                xs.append(j - 0.4 + width * (i + 0.5))
-                heights.append(stats["mean"])
-                below.append(lo)
-                above.append(hi)
-        if xs:
-            ax.bar(xs, heights, width, yerr=[below, above], capsize=3, label=label(algo),
-                   color=colour(algo, palette))
-    ax.set_xticks(range(len(records)), [f"{short_count(n)} records" for n in records])
-    ax.set_ylabel("ops/s")
-    ax.set_title(f"Workload {workload_label(workload)} on {topology}: throughput "
-                 "(mean, error bar = min–max over repeats)")
-    ax.legend(fontsize="small", ncols=min(len(algorithms), 7), loc="upper center",
-              bbox_to_anchor=(0.5, -0.1), frameon=False)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-def topology_figure(cells, workload, topologies, algorithms, records):
-    """One panel per record count: for each algorithm, mean throughput per topology side by
-    side (the paper's Figs. 15-20, 3 vs 6 replica-set members)."""
-    fig, axes = plt.subplots(1, len(records), sharey=True, squeeze=False,
-                             figsize=(max(6.0, 0.5 * len(algorithms) * len(records) + 2), 4.2))
-    width = 0.8 / len(topologies)
-    for ax, n in zip(axes[0], records):
-        for i, topo in enumerate(topologies):
-            xs, heights = [], []
-            for j, algo in enumerate(algorithms):
-                value = mean_of(cells, topo, algo, n, workload)
-                if value is not None:
-                    xs.append(j - 0.4 + width * (i + 0.5))
-                    heights.append(value)
-            ax.bar(xs, heights, width, label=topo, color=colour(topo, topologies))
-        ax.set_xticks(range(len(algorithms)), [label(a) for a in algorithms], rotation=45)
-        ax.set_title(f"{short_count(n)} records", fontsize="medium")
-        ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("ops/s")
-    axes[0][0].legend(fontsize="small")
-    fig.suptitle(f"Workload {workload_label(workload)}: mean throughput per topology")
-    fig.tight_layout()
-    return fig
-
 
 def latency_points(runs, topology, workloads) -> dict[str, tuple]:
     """Per workload: (main operation, largest record count, {algorithm: summary}), the data of
@@ -451,119 +411,53 @@ def latency_points(runs, topology, workloads) -> dict[str, tuple]:
         op = main_operation(w, at_largest)
         if op is None:
             continue
-        summaries = {a: operation_summary(only(at_largest, algorithm=a), op)
-                     for a in algorithms_of(at_largest)}
+        summaries = {a: operation_summary(only(at_largest, algorithm=a), op) for a in algorithms_of(at_largest)}
         points[w] = (op, largest, {a: s for a, s in summaries.items() if s})
     return points
 
 
-def latency_figure(points, topology, palette):
-    """p95 and p99 of each workload's main operation, per algorithm, at the largest size."""
-    algorithms = ordered({a for _, _, s in points.values() for a in s}, palette)
-    workloads = list(points)
-    fig, axes = plt.subplots(2, 1, sharex=True, figsize=(
-        min(14.0, max(6.0, 0.18 * len(workloads) * len(algorithms) + 3)), 6.0))
-    width = 0.8 / max(1, len(algorithms))
-    for ax, metric in zip(axes, ("p95_us", "p99_us")):
-        for i, algo in enumerate(algorithms):
-            xs, heights = [], []
-            for j, w in enumerate(workloads):
-                summary = points[w][2].get(algo)
-                if summary and summary[metric] is not None:
-                    xs.append(j - 0.4 + width * (i + 0.5))
-                    heights.append(summary[metric] / 1000)
-            ax.bar(xs, heights, width, label=label(algo), color=colour(algo, palette))
-        ax.set_ylabel(f"{metric[:3]} latency (ms)")
-        ax.grid(axis="y", alpha=0.3)
-    axes[1].set_xticks(range(len(workloads)),
-                       [f"{workload_label(w)}: {op}\n{short_count(n)} records"
-                        for w, (op, n, _) in points.items()])
-    axes[0].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    axes[0].set_title(f"{topology}: p95 / p99 latency of each workload's main operation")
-    fig.tight_layout()
-    return fig
-
-
-def overhead_figure(series, topology, workloads, records, palette):
-    """One panel per workload: x = record count, one bar per ratio; the dashed line at 1 is
-    'costs nothing'. Panels keep the figure readable with many workloads and sizes."""
-    workloads = [w for w in workloads
-                 if any(s.get((w, n)) is not None for s in series.values() for n in records)]
-    ncols = min(3, len(workloads))
-    nrows = math.ceil(len(workloads) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, sharey=True, squeeze=False, layout="constrained",
-                             figsize=(1.0 + 4.2 * ncols, 1.0 + 3.0 * nrows))
-    width = 0.8 / len(series)
-    for ax, w in zip(axes.flat, workloads):
-        for i, (key, values) in enumerate(series.items()):
-            xs = [j - 0.4 + width * (i + 0.5) for j, n in enumerate(records)
-                  if values.get((w, n)) is not None]
-            heights = [values[(w, n)] for n in records if values.get((w, n)) is not None]
-            ax.bar(xs, heights, width, label=series_name(key), color=colour(key[0], palette))
-        ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
-        ax.set_xticks(range(len(records)), [short_count(n) for n in records])
-        ax.set_title(f"Workload {workload_label(w)}", fontsize="medium")
-        ax.grid(axis="y", alpha=0.3)
-    for ax in axes.flat[len(workloads):]:
-        ax.set_visible(False)
-    for row in axes:
-        row[0].set_ylabel("throughput ratio")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(series), 7),
-               fontsize="small", frameon=False)
-    fig.suptitle(f"{topology}: proxy overhead (plain/direct) and cipher cost (x/plain)")
-    return fig
-
-
-def save_figure(fig, plots_dir: Path, basename: str) -> tuple[Path, Path]:
-    """PNG for GitHub to show, SVG for papers; the figure is closed to free its memory."""
-    png, svg = plots_dir / f"{basename}.png", plots_dir / f"{basename}.svg"
-    fig.savefig(png, dpi=110, bbox_inches="tight")
-    fig.savefig(svg, bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
-    return png, svg
-
-
-def write_plots(runs, cells, plots_dir: Path) -> list[tuple[str, Path, Path]]:
+def write_plots(runs, plots_dir: Path) -> list[tuple[str, Path, Path]]:
     """Every figure the ledger supports, as (caption, png, svg)."""
     plots_dir.mkdir(parents=True, exist_ok=True)
     topologies = topologies_of(runs)
-    palette = ordered(set(algorithms_of(runs)), ALGORITHMS)
+    palette = ordered(set(algorithms_of(runs)), names.ALGORITHMS)
+    spreads = throughput_spreads(runs)
+    pooled = ratios(runs)
     written = []
 
     def emit(caption, fig, basename):
-        written.append((caption, *save_figure(fig, plots_dir, basename)))
+        written.append((caption, *plots.save(fig, plots_dir, basename)))
 
     for topo in topologies:
         topo_runs = only(runs, topology=topo)
-        for w in workloads_of(topo_runs):
+        workloads, algorithms = workloads_of(topo_runs), algorithms_of(topo_runs)
+        series = ratio_pairs(topo_runs)
+        if any((topo, w) + s in pooled for w in workloads for s in series):
+            emit(f"Throughput ratios with 95 % intervals, {topo}",
+                 plots.ratio_figure(pooled, topo, workloads, series, palette), f"ratios_{names.safe_name(topo)}")
+        for process in ("proxy", "backend"):
+            cpu = cpu_spreads(topo_runs, process)
+            measured = [a for a in algorithms if any((topo, a, w) in cpu for w in workloads)]
+            if measured:
+                emit(f"µs of {process} CPU per operation, by algorithm and workload, {topo}",
+                     plots.cpu_figure(cpu, topo, workloads, measured, palette, process),
+                     f"cpu_{process}_{names.safe_name(topo)}")
+        for w in workloads:
             cell_runs = only(topo_runs, workload=w)
             emit(f"Throughput, workload {workload_label(w)}, {topo}",
-                 throughput_figure(cells, topo, w, algorithms_of(cell_runs),
-                                   records_of(cell_runs), palette),
-                 f"throughput_{safe_name(topo)}_{safe_name(w)}")
+                 plots.throughput_figure(spreads, topo, w, algorithms_of(cell_runs), records_of(cell_runs), palette),
+                 f"throughput_{names.safe_name(topo)}_{names.safe_name(w)}")
+        points = latency_points(runs, topo, workloads)
+        if points:
+            emit(f"Latency (p95/p99), {topo}", plots.latency_figure(points, topo, palette),
+                 f"latency_{names.safe_name(topo)}")
     if len(topologies) > 1:
         for w in workloads_of(runs):
             w_runs = only(runs, workload=w)
             emit(f"Throughput per topology, workload {workload_label(w)}",
-                 topology_figure(cells, w, [t for t in topologies if only(w_runs, topology=t)],
-                                 algorithms_of(w_runs), records_of(w_runs)),
-                 f"topology_{safe_name(w)}")
-    for topo in topologies:
-        topo_runs = only(runs, topology=topo)
-        points = latency_points(runs, topo, workloads_of(topo_runs))
-        if points:
-            emit(f"Latency (p95/p99), {topo}", latency_figure(points, topo, palette),
-                 f"latency_{safe_name(topo)}")
-    for topo in topologies:
-        topo_runs = only(runs, topology=topo)
-        workloads, records = workloads_of(topo_runs), records_of(topo_runs)
-        series = overhead_series(cells, topo, algorithms_of(topo_runs), workloads, records)
-        # a ratio needs both of its cells at the same workload and record count
-        if any(v is not None for s in series.values() for v in s.values()):
-            emit(f"Overhead ratios, {topo}",
-                 overhead_figure(series, topo, workloads, records, palette),
-                 f"overhead_{safe_name(topo)}")
+                 plots.topology_figure(spreads, w, [t for t in topologies if only(w_runs, topology=t)],
+                                       algorithms_of(w_runs), records_of(w_runs)),
+                 f"topology_{names.safe_name(w)}")
     return written
 
 
@@ -582,20 +476,26 @@ def md_table(header, rows) -> list[str]:
 
 
 def md_intro(matrix, matrix_problem, ledger, generated) -> list[str]:
-    """Title, time, what was read, params and notes."""
+    """Title, time, what was read, parameters per topology and notes."""
     lines = [f"# {matrix.get('title') or 'Benchmark report'}", "",
              f"Generated {generated} by `deploy/bench/report.py` from `ledger.jsonl`: "
-             f"{len(ledger.runs)} run lines, {ledger.loads} load lines"
+             f"{len(ledger.runs)} cell lines, {len(ledger.loads)} load lines"
              + (f", {ledger.malformed} malformed line(s) ignored." if ledger.malformed
                 else ", no malformed lines."), ""]
     if matrix_problem:
         lines += [matrix_problem, ""]
-    params = matrix.get("params")
-    if params is not None:
+    per_topology = matrix.get("topologies")
+    if not isinstance(per_topology, dict) and matrix.get("params") is not None:
+        per_topology = {"all": matrix["params"]}   # matrix.json of older runners
+    if isinstance(per_topology, dict) and per_topology:
         lines += ["## Parameters", ""]
-        items = params.items() if isinstance(params, dict) else [("value", params)]
-        lines += md_table(["parameter", "value"],
-                          [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in items])
+        keys = list(dict.fromkeys(k for p in per_topology.values() if isinstance(p, dict) for k in p))
+        if keys:
+            lines += md_table(["parameter"] + list(per_topology),
+                              [[k] + [_param(p.get(k) if isinstance(p, dict) else None) for p in per_topology.values()]
+                               for k in keys])
+    write_concerns = sorted({r["write_concern"] or "not recorded" for r in ledger.runs})
+    lines += [f"Write concern of the cells, as the binding set it: {', '.join(write_concerns)}.", ""]
     notes = matrix.get("notes")
     if notes:
         lines += ["## Notes", ""]
@@ -603,54 +503,116 @@ def md_intro(matrix, matrix_problem, ledger, generated) -> list[str]:
     return lines
 
 
-def repeats_sentence(cells, topology) -> str:
-    counts = sorted({len(v) for k, v in cells.items() if k[0] == topology})
-    span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
-    return f"Each cell is the mean throughput (ops/s) over {span} repeat(s)."
+def _param(value) -> str:
+    return MISSING if value is None else value if isinstance(value, str) else json.dumps(value)
 
 
-def md_headline(runs, cells) -> list[str]:
+HOW_TO_READ = [
+    "## How to read these figures", "",
+    "- A throughput or latency is the **median over repeats**, followed by the lowest and highest "
+    "repeat in parentheses: `3,120 (2,980–3,300)`.",
+    "- Repeats are interleaved: each repeat runs every algorithm once, in an order rotated from "
+    "repeat to repeat, so a ratio is taken between the **same repeat** of two algorithms (they ran "
+    "minutes apart). `0.93 [0.90, 0.95]` is the median of those paired ratios and its 95 % "
+    "percentile-bootstrap interval (resampling the pairs).",
+    f"- `{NOISE}` marks a ratio whose interval holds 1.0, or a change whose repeats overlap: this run "
+    "cannot tell it from no difference. Hatched bars in the figures mean the same.",
+    "- CPU per operation is utime + stime of a process (from `/proc/PID/stat`) over a cell's measured "
+    "window divided by the operations done in it. On a shared machine it moves far less than "
+    "throughput, so it is the figure to rank algorithms by.", ""]
+
+
+def md_answer(runs, pooled) -> list[str]:
+    """The question the lab exists for: what each cipher keeps of the throughput, per workload."""
+    lines = ["## What each cipher costs, per workload", "",
+             "Throughput ratios pooled over record counts (paired repeats): plain/direct is what the "
+             "proxy without encryption keeps of the backend's throughput; x/plain is what each cipher "
+             "keeps of the proxy's.", ""]
+    for topo in topologies_of(runs):
+        topo_runs = only(runs, topology=topo)
+        lines += [f"### {topo}", ""]
+        gap = overhead_gap(algorithms_of(topo_runs))
+        if gap:
+            lines += [gap, ""]
+        series = ratio_pairs(topo_runs)
+        if series:
+            lines += md_table(["workload"] + [names.series_name(s) for s in series],
+                              [[workload_label(w)] + [fmt_interval(pooled.get((topo, w) + s)) for s in series]
+                               for w in workloads_of(topo_runs)])
+    return lines
+
+
+def md_cpu(runs) -> list[str]:
+    """µs of CPU per operation of the proxy (and backend, client), by algorithm and workload."""
+    lines = ["## CPU per operation", "",
+             "µs of CPU time per operation, median over record counts and repeats (min–max).", ""]
+    any_rows = False
+    for topo in topologies_of(runs):
+        topo_runs = only(runs, topology=topo)
+        algorithms, workloads = algorithms_of(topo_runs), workloads_of(topo_runs)
+        for process in CPU_PROCESSES:
+            cpu = cpu_spreads(topo_runs, process)
+            measured = [a for a in algorithms if any((topo, a, w) in cpu for w in workloads)]
+            if not measured:
+                continue
+            any_rows = True
+            lines += [f"### {process}, {topo}", ""]
+            lines += md_table(["workload"] + [label(a) for a in measured],
+                              [[workload_label(w)] + [fmt_spread(cpu.get((topo, a, w)), fmt_us) for a in measured]
+                               for w in workloads])
+            if process == "proxy":
+                holds, breaks = cpu_ordering(cpu, topo, workloads, measured)
+                chain = " < ".join(label(a) for a in ("plain", "aes", "aria", "3des") if a in measured)
+                if holds or breaks:
+                    lines += [f"Ordering {chain} of the medians holds in workload(s) "
+                              f"{', '.join(map(workload_label, holds)) or 'none'}"
+                              + (f"; it does not in {', '.join(map(workload_label, breaks))}." if breaks else "."), ""]
+    if not any_rows:
+        lines += ["No cell line carries CPU figures: the runner was given no `--proxy-pid` or `--backend-pid` "
+                  "(on a real cluster the proxy and mongod run in other containers or machines).", ""]
+    return lines
+
+
+def md_throughput(runs) -> list[str]:
     """Per topology, one table per record count: rows = workload, columns = algorithm."""
+    spreads = throughput_spreads(runs)
     lines = ["## Throughput", ""]
     for topo in topologies_of(runs):
         topo_runs = only(runs, topology=topo)
         algorithms, workloads = algorithms_of(topo_runs), workloads_of(topo_runs)
-        lines += [f"### {topo}", "", repeats_sentence(cells, topo), ""]
+        counts = sorted({s["n"] for k, s in spreads.items() if k[0] == topo})
+        span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+        lines += [f"### {topo}", "", f"ops/s, median over {span} repeat(s) (min–max).", ""]
         for n in records_of(topo_runs):
             lines += [f"#### {n:,} records", ""]
             lines += md_table(["workload"] + [label(a) for a in algorithms],
-                              [[workload_label(w)] + [fmt_int(mean_of(cells, topo, a, n, w))
-                                              for a in algorithms] for w in workloads])
+                              [[workload_label(w)] + [fmt_spread(spreads.get((topo, a, n, w))) for a in algorithms]
+                               for w in workloads])
     return lines
 
 
-def md_overhead(runs, cells) -> list[str]:
-    """plain/direct and each cipher / plain, per workload x record count."""
-    lines = ["## Proxy overhead", "",
-             "Throughput ratios of the means: plain/direct is what the proxy alone keeps of the "
-             "backend's throughput; x/plain is what each cipher keeps of the proxy's.", ""]
+def md_ratios_per_records(runs) -> list[str]:
+    per = ratios(runs, per_records=True)
+    lines = ["## Ratios per record count", "",
+             "As above, per record count: the median of the paired repeats and its interval (with two "
+             "repeats the interval is their range).", ""]
     for topo in topologies_of(runs):
         topo_runs = only(runs, topology=topo)
-        algorithms, workloads, records = (algorithms_of(topo_runs), workloads_of(topo_runs),
-                                          records_of(topo_runs))
+        series = ratio_pairs(topo_runs)
+        if not series:
+            continue
         lines += [f"### {topo}", ""]
-        gap = overhead_gap(algorithms)
-        if gap:
-            lines += [gap, ""]
-        series = overhead_series(cells, topo, algorithms, workloads, records)
-        if series:
-            lines += md_table(["workload", "records"] + [series_name(k) for k in series],
-                              [[workload_label(w), f"{n:,}"] + [fmt_ratio(s[(w, n)])
-                                                        for s in series.values()]
-                               for w in workloads for n in records])
+        lines += md_table(["workload", "records"] + [names.series_name(s) for s in series],
+                          [[workload_label(w), f"{n:,}"] + [fmt_interval(per.get((topo, w, n) + s)) for s in series]
+                           for w in workloads_of(topo_runs) for n in records_of(topo_runs)])
     return lines
 
 
 def md_latency(runs) -> list[str]:
     """avg/p95/p99 per workload x algorithm x operation at each workload's largest size."""
     lines = ["## Latency", "",
-             "At the largest record count of each workload; avg, p95 and p99 are means over "
-             "repeats, in ms; count and errors are summed over repeats.", ""]
+             "At the largest record count of each workload, in ms: median over repeats (min–max) of what "
+             "YCSB reported per repeat; count, NOT_FOUND and errors summed over repeats.", ""]
     for topo in topologies_of(runs):
         topo_runs = only(runs, topology=topo)
         rows = []
@@ -662,18 +624,34 @@ def md_latency(runs) -> list[str]:
                 a_runs = only(at_largest, algorithm=a)
                 for op in operations_seen(a_runs):
                     s = operation_summary(a_runs, op)
-                    rows.append([workload_label(w), f"{largest:,}", label(a), op,
-                                 fmt_int(s["count"]),
-                                 fmt_ms(s["avg_us"]), fmt_ms(s["p95_us"]), fmt_ms(s["p99_us"]),
-                                 fmt_int(s["errors"])])
+                    rows.append([workload_label(w), f"{largest:,}", label(a), op, fmt_int(s["count"]),
+                                 fmt_spread(s["avg_us"], fmt_ms), fmt_spread(s["p95_us"], fmt_ms),
+                                 fmt_spread(s["p99_us"], fmt_ms), fmt_int(s["not_found"]), fmt_int(s["errors"])])
         lines += [f"### {topo}", ""]
         if rows:
-            lines += md_table(["workload", "records", "algorithm", "operation", "count",
-                               "avg ms", "p95 ms", "p99 ms", "errors"], rows)
+            lines += md_table(["workload", "records", "algorithm", "operation", "count", "avg ms", "p95 ms",
+                               "p99 ms", "NOT_FOUND", "errors"], rows)
         else:
-            lines += ["No run line of this topology carries per-operation latencies (`ops`).",
-                      ""]
+            lines += ["No cell line of this topology carries per-operation latencies (`ops`).", ""]
     return lines
+
+
+def md_loads(loads) -> list[str]:
+    if not loads:
+        return []
+    lines = ["## Loads", "",
+             "Inserts per second while loading each algorithm's collection (batches), median over repeats "
+             "(min–max), and the proxy's µs of CPU per inserted record.", ""]
+    groups = defaultdict(list)
+    for line in loads:
+        groups[(line["topology"], line["records"], line["algorithm"])].append(line)
+    rows = []
+    for (topo, n, a) in sorted(groups, key=lambda k: (topologies_of(loads).index(k[0]), k[1],
+                                                      ordered([k[2]], names.ALGORITHMS))):
+        g = groups[(topo, n, a)]
+        rows.append([topo, f"{n:,}", label(a), len(g), fmt_spread(stats.spread([x["throughput"] for x in g])),
+                     fmt_spread(stats.spread([x["cpu"].get("proxy") for x in g]), fmt_us)])
+    return lines + md_table(["topology", "records", "algorithm", "loads", "inserts/s", "proxy µs/insert"], rows)
 
 
 def scale_sentence(records: list[int]) -> str:
@@ -695,38 +673,23 @@ def scale_sentence(records: list[int]) -> str:
             "closest to the paper's 5M-vs-1M figures.")
 
 
-def size_change_rows(cells, topology, workloads, algorithms, records) -> list[list[str]]:
-    """Per workload, each algorithm's % change at each larger size vs the smallest."""
-    rows = []
-    for w in workloads:
-        row = [workload_label(w)]
-        for a in algorithms:
-            base = mean_of(cells, topology, a, records[0], w)
-            row.append(" / ".join(fmt_pct(pct_change(mean_of(cells, topology, a, n, w), base))
-                                  for n in records[1:]))
-        rows.append(row + [PAPER_SIZE.get(w, MISSING)])
-    return rows
+def change(spreads, key, base_key) -> str:
+    """% change of the medians, marked ≈ when the two cells' repeats overlap."""
+    a, b = spreads.get(key), spreads.get(base_key)
+    value = pct_change(a["median"] if a else None, b["median"] if b else None)
+    if value is None:
+        return MISSING
+    return f"{NOISE}{fmt_pct(value)}" if stats.overlaps(a, b) and a["n"] > 1 else fmt_pct(value)
 
 
-def topology_change_rows(cells, base, other, workloads, algorithms, records) -> list[list[str]]:
-    """Per workload, each algorithm's % change from the base topology, at each size."""
-    rows = []
-    for w in workloads:
-        row = [workload_label(w)]
-        for a in algorithms:
-            row.append(" / ".join(fmt_pct(pct_change(mean_of(cells, other, a, n, w),
-                                                     mean_of(cells, base, a, n, w)))
-                                  for n in records))
-        rows.append(row + [PAPER_TOPOLOGY.get(w, MISSING)])
-    return rows
-
-
-def md_paper(runs, cells) -> list[str]:
+def md_paper(runs) -> list[str]:
     """Our changes with size and with topology, next to what the paper reported."""
+    spreads = throughput_spreads(runs)
     lines = ["## Beside the paper", "",
              "The paper's size figures come from a 3-member replica set with 1M / 3M / 5M "
              "records, each a 5M-vs-1M change computed as (x_size - x_smallest) / x_smallest "
-             "× 100. The same arithmetic is used here, per topology.", ""]
+             f"× 100. The same arithmetic is used here on the medians, per topology; `{NOISE}` marks a "
+             "change whose repeats overlap.", ""]
     all_records = records_of(runs)
     if len(all_records) > 1:
         lines += [scale_sentence(all_records), ""]
@@ -735,15 +698,14 @@ def md_paper(runs, cells) -> list[str]:
         records = records_of(topo_runs)
         lines += [f"### Change with record count, {topo}", ""]
         if len(records) < 2:
-            lines += [f"Only one record count ({records[0]:,}), so there is no change with "
-                      "size to compare.", ""]
+            lines += [f"Only one record count ({records[0]:,}), so there is no change with size to compare.", ""]
             continue
         algorithms = algorithms_of(topo_runs)
-        lines += [f"Cells: % change at {' / '.join(f'{n:,}' for n in records[1:])} records vs "
-                  f"{records[0]:,}.", ""]
-        lines += md_table(["workload"] + [label(a) for a in algorithms] + ["paper (5M vs 1M)"],
-                          size_change_rows(cells, topo, workloads_of(topo_runs), algorithms,
-                                           records))
+        lines += [f"Cells: % change at {' / '.join(f'{n:,}' for n in records[1:])} records vs {records[0]:,}.", ""]
+        rows = [[workload_label(w)] + [" / ".join(change(spreads, (topo, a, n, w), (topo, a, records[0], w))
+                                                  for n in records[1:]) for a in algorithms]
+                + [PAPER_SIZE.get(w, MISSING)] for w in workloads_of(topo_runs)]
+        lines += md_table(["workload"] + [label(a) for a in algorithms] + ["paper (5M vs 1M)"], rows)
     topologies = topologies_of(runs)
     lines += ["### Change with topology", ""]
     if len(topologies) < 2:
@@ -755,21 +717,21 @@ def md_paper(runs, cells) -> list[str]:
               f"against the first in the ledger, {base}.", ""]
     for other in topologies[1:]:
         both = only(runs, topology=base) + only(runs, topology=other)
-        records = records_of(both)
+        records, algorithms = records_of(both), algorithms_of(both)
         lines += [f"#### {other} vs {base}", "",
                   f"Cells: % change at {' / '.join(f'{n:,}' for n in records)} records.", ""]
-        algorithms = algorithms_of(both)
-        lines += md_table(["workload"] + [label(a) for a in algorithms] + ["paper (6 vs 3)"],
-                          topology_change_rows(cells, base, other, workloads_of(both),
-                                               algorithms, records))
+        rows = [[workload_label(w)] + [" / ".join(change(spreads, (other, a, n, w), (base, a, n, w)) for n in records)
+                                       for a in algorithms] + [PAPER_TOPOLOGY.get(w, MISSING)]
+                for w in workloads_of(both)]
+        lines += md_table(["workload"] + [label(a) for a in algorithms] + ["paper (6 vs 3)"], rows)
     return lines
 
 
-def md_figures(plots, dir_path: Path, topologies) -> list[str]:
+def md_figures(figures, dir_path: Path, topologies) -> list[str]:
     lines = ["## Figures", ""]
     if len(topologies) < 2:
         lines += ["Only one topology, so there are no topology comparison figures.", ""]
-    for caption, png, svg in plots:
+    for caption, png, svg in figures:
         lines.append(f"- {caption} ([svg]({svg.relative_to(dir_path).as_posix()}))  ")
         lines.append(f"  ![{caption}]({png.relative_to(dir_path).as_posix()})")
     return lines + [""]
@@ -786,28 +748,24 @@ def write_report(dir_path) -> list[str]:
         raise LedgerError(f"no ledger at {ledger_path}")
     ledger = read_ledger(ledger_path)
     if not ledger.runs:
-        raise LedgerError(f"{ledger_path} holds no usable run lines")
+        raise LedgerError(f"{ledger_path} holds no usable cell lines")
     matrix, matrix_problem = read_matrix(dir_path)
-    cells = throughput_cells(ledger.runs)
+    runs = ledger.runs
 
-    csv_path = write_csv(ledger.runs, dir_path / "results.csv")
-    plots = write_plots(ledger.runs, cells, dir_path / "plots")
+    csv_path = write_csv(runs, dir_path / "results.csv")
+    figures = write_plots(runs, dir_path / "plots")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    lines = (md_intro(matrix, matrix_problem, ledger, generated)
-             + md_headline(ledger.runs, cells)
-             + md_overhead(ledger.runs, cells)
-             + md_latency(ledger.runs)
-             + md_paper(ledger.runs, cells)
-             + md_figures(plots, dir_path, topologies_of(ledger.runs)))
+    lines = (md_intro(matrix, matrix_problem, ledger, generated) + HOW_TO_READ
+             + md_answer(runs, ratios(runs)) + md_cpu(runs) + md_throughput(runs)
+             + md_ratios_per_records(runs) + md_latency(runs) + md_loads(ledger.loads)
+             + md_paper(runs) + md_figures(figures, dir_path, topologies_of(runs)))
     report_path = dir_path / "report.md"
     report_path.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
-    return [str(csv_path)] + [str(p) for _, png, svg in plots for p in (png, svg)] + \
-        [str(report_path)]
+    return [str(csv_path)] + [str(p) for _, png, svg in figures for p in (png, svg)] + [str(report_path)]
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Write results.csv, plots/ and report.md from DIR/ledger.jsonl.")
+    parser = argparse.ArgumentParser(description="Write results.csv, plots/ and report.md from DIR/ledger.jsonl.")
     parser.add_argument("dir", help="results directory holding ledger.jsonl (and matrix.json)")
     args = parser.parse_args(argv)
     try:

@@ -1,6 +1,6 @@
-"""Tests of report.py on a synthetic ledger: 2 topologies, 3 record counts, 5 algorithms,
-workloads a and e, 2 repeats, one malformed line. Throughputs are made up so that every
-expected number can be worked out by hand."""
+"""Tests of report.py on a synthetic ledger (2 topologies, 3 record counts, 5 algorithms,
+workloads a and e, 2 repeats, one malformed line; throughputs made up so that every expected
+number can be worked out by hand) and on a ledger recorded by `make demo` (testdata/)."""
 import csv
 import json
 import subprocess
@@ -13,12 +13,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import report  # noqa: E402
+import stats  # noqa: E402
+import plots  # noqa: E402
+from names import ALGORITHMS as CANONICAL_ALGORITHMS, WORKLOADS as CANONICAL_WORKLOADS, ordered  # noqa: E402
 
 TOPOLOGIES = ("rs3", "rs6")
 RECORDS = (10_000, 30_000, 50_000)
 ALGORITHMS = ("direct", "plain", "aes", "aria", "3des")
 WORKLOADS = ("a", "e")
 FACTOR = {"direct": 1.0, "plain": 0.8, "aes": 0.7, "aria": 0.7, "3des": 0.5}
+CPU = {"plain": 50.0, "aes": 60.0, "aria": 70.0, "3des": 90.0}
 
 
 def throughput(topology, algorithm, records, workload, repeat):
@@ -35,11 +39,13 @@ def run_line(topology, algorithm, records, workload, repeat):
     return {"kind": "run", "topology": topology, "algorithm": algorithm, "records": records,
             "workload": workload, "repeat": repeat, "threads": 8, "operations": 2000,
             "throughput": throughput(topology, algorithm, records, workload, repeat),
-            "seconds": 1.6, "started": "2026-11-22T07:00:00Z",
+            "seconds": 1.6, "started": "2026-11-22T07:00:00Z", "write_concern": "w:1",
+            "cpu_us_per_op": {"backend": 40.0, "client": 300.0,
+                              **({"proxy": CPU[algorithm] + repeat} if algorithm in CPU else {})},
             "ops": {op: {"count": 1900, "avg_us": 800.0, "p95_us": 1500, "p99_us": 2400,
-                         "errors": 0},
+                         "errors": 0, "not_found": 0},
                     other: {"count": 100, "avg_us": 900.0, "p95_us": 1700, "p99_us": 2600,
-                            "errors": 1}}}
+                            "errors": 1, "not_found": 2}}}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +66,8 @@ def results(tmp_path_factory):
     (directory / "ledger.jsonl").write_text("\n".join(lines) + "\n")
     (directory / "matrix.json").write_text(json.dumps({
         "title": "Synthetic matrix", "notes": ["made up | for tests"],
-        "params": {"threads": 8, "repeats": 2, "records": list(RECORDS)}}))
+        "topologies": {"rs3": {"threads": 8, "repeats": 2}, "rs6": {"threads": 8, "repeats": 2,
+                                                                    "write concern": "w1"}}}))
     written = report.write_report(directory)
     return directory, written
 
@@ -72,7 +79,8 @@ def test_every_file_is_written_and_not_empty(results):
     for stem in ([f"throughput_{t}_{w}" for t in TOPOLOGIES for w in WORKLOADS]
                  + [f"topology_{w}" for w in WORKLOADS]
                  + [f"latency_{t}" for t in TOPOLOGIES]
-                 + [f"overhead_{t}" for t in TOPOLOGIES]):
+                 + [f"ratios_{t}" for t in TOPOLOGIES]
+                 + [f"cpu_{p}_{t}" for t in TOPOLOGIES for p in ("proxy", "backend")]):
         expected |= {f"plots/{stem}.png", f"plots/{stem}.svg"}
     assert names == expected
     for p in written:
@@ -91,9 +99,12 @@ def test_csv_has_one_row_per_run_line(results):
     with open(directory / "results.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(TOPOLOGIES) * len(RECORDS) * len(ALGORITHMS) * len(WORKLOADS) * 2
-    assert {"READ_p95_us", "SCAN_p99_us", "UPDATE_errors", "INSERT_count"} <= set(rows[0])
-    a_row = next(r for r in rows if r["workload"] == "a")
+    assert {"READ_p95_us", "SCAN_p99_us", "UPDATE_errors", "INSERT_count", "UPDATE_not_found",
+            "write_concern", "proxy_cpu_us_per_op", "backend_cpu_us_per_op", "not_found"} <= set(rows[0])
+    a_row = next(r for r in rows if r["workload"] == "a" and r["algorithm"] == "aes")
     assert a_row["READ_count"] == "1900" and a_row["SCAN_count"] == ""
+    assert a_row["write_concern"] == "w:1" and a_row["proxy_cpu_us_per_op"] == "61.0"
+    assert a_row["not_found"] == "2" and a_row["errors"] == "1"
 
 
 def test_report_mentions_sections_and_the_malformed_line(results):
@@ -102,13 +113,17 @@ def test_report_mentions_sections_and_the_malformed_line(results):
     assert text.startswith("# Synthetic matrix")
     assert "1 malformed line(s) ignored" in text
     assert "made up \\| for tests" not in text  # notes are list items, not table cells
-    for heading in ("## Parameters", "## Notes", "## Throughput", "## Proxy overhead",
-                    "## Latency", "## Beside the paper", "## Figures"):
+    for heading in ("## Parameters", "## Notes", "## How to read", "## What each cipher costs",
+                    "## CPU per operation", "## Throughput", "## Ratios per record count", "## Latency",
+                    "## Loads", "## Beside the paper", "## Figures"):
         assert heading in text
     assert "1:3:5" in text
+    assert "| parameter | rs3 | rs6 |" in text and "| write concern | – | w1 |" in text
+    assert "Write concern of the cells, as the binding set it: w:1." in text
     assert "![Throughput, workload A, rs3](plots/throughput_rs3_a.png)" in text
-    # Workload A, rs3, 10k: direct mean = (1000 + 1010) / 2.
-    assert "| A | 1,005 |" in text
+    # Workload A, rs3, 10k: direct median (1000 + 1010) / 2, repeats 1000 and 1010.
+    assert "| A | 1,005 (1,000–1,010) |" in text
+    assert "Ordering plain < AES < ARIA < 3DES of the medians holds in workload(s) A, E." in text
 
 
 def test_percent_change_is_the_papers_arithmetic():
@@ -118,59 +133,123 @@ def test_percent_change_is_the_papers_arithmetic():
     assert report.pct_change(5.0, 0) is None
 
 
-def test_size_change_table_on_a_known_case():
-    """3DES on workload A: 10k mean 505, 50k mean 405 -> (405 - 505) / 505 * 100 = -19.8 %."""
-    runs = [report.parse_run(run_line("rs3", "3des", n, "a", r)) for n in RECORDS
-            for r in (1, 2)]
-    cells = report.throughput_cells(runs)
-    rows = report.size_change_rows(cells, "rs3", ["a"], ["3des"], list(RECORDS))
-    assert rows == [["A", "-9.9 / -19.8", report.PAPER_SIZE["a"]]]
+def test_size_change_uses_the_papers_arithmetic_on_medians():
+    """3DES on workload A: 10k median 505, 50k median 405 -> (405 - 505) / 505 * 100 = -19.8 %;
+    the repeats (500, 510) and (400, 410) do not overlap, so the change is not labelled noise."""
+    runs = [report.parse_line(run_line("rs3", "3des", n, "a", r)) for n in RECORDS for r in (1, 2)]
+    spreads = report.throughput_spreads(runs)
+    assert report.change(spreads, ("rs3", "3des", 50_000, "a"), ("rs3", "3des", 10_000, "a")) == "-19.8"
+    # 10k vs 30k of workload E at 3DES: medians 205 and 185 ... still apart; make them overlap:
+    noisy = [report.parse_line(dict(run_line("rs3", "aes", n, "a", r), throughput=tp))
+             for n, r, tp in ((10_000, 1, 100.0), (10_000, 2, 120.0), (30_000, 1, 110.0), (30_000, 2, 125.0))]
+    spreads = report.throughput_spreads(noisy)
+    assert report.change(spreads, ("rs3", "aes", 30_000, "a"), ("rs3", "aes", 10_000, "a")) == "≈+6.8"
 
 
-def test_topology_change_against_the_first_topology():
-    """AES on workload A at 10k: rs3 mean 705, rs6 mean 355 -> -49.6 %."""
-    runs = [report.parse_run(run_line(t, "aes", 10_000, "a", r)) for t in TOPOLOGIES
-            for r in (1, 2)]
-    cells = report.throughput_cells(runs)
-    rows = report.topology_change_rows(cells, "rs3", "rs6", ["a"], ["aes"], [10_000])
-    assert rows == [["A", "-49.6", report.PAPER_TOPOLOGY["a"]]]
+def test_topology_change_against_the_first_topology(results):
+    """AES on workload A at 10k: rs3 median 705, rs6 median 355 -> -49.6 %."""
+    directory, _ = results
+    text = (directory / "report.md").read_text()
+    assert "#### rs6 vs rs3" in text
+    row = next(l for l in text.splitlines() if l.startswith("| A |") and report.PAPER_TOPOLOGY["a"] in l)
+    assert "-49.6" in row.split("|")[4]  # the AES column: direct, plain, AES, ...
 
 
-def test_error_bars_span_min_to_max():
-    """The drawn error bar of each bar goes from the smallest to the largest repeat."""
-    runs = [report.parse_run(dict(run_line("rs3", a, n, "a", 1), throughput=tp))
-            for a, n, tp in (("aes", 10_000, 900.0), ("aes", 10_000, 980.0),
-                             ("aes", 10_000, 1000.0), ("aes", 30_000, 800.0),
-                             ("aes", 30_000, 850.0), ("plain", 10_000, 1200.0))]
-    cells = report.throughput_cells(runs)
-    assert report.error_extents(report.spread([900.0, 980.0, 1000.0])) == pytest.approx(
-        (60.0, 40.0))
-    fig = report.throughput_figure(cells, "rs3", "a", ["plain", "aes"], [10_000, 30_000],
-                                   ["plain", "aes"])
-    try:
-        bars = [c for c in fig.axes[0].containers if isinstance(c, BarContainer)]
-        spans = [tuple(sorted(float(y) for y in segment[:, 1]))
-                 for c in bars for segment in c.errorbar.lines[2][0].get_segments()]
-        heights = sorted(round(b.get_height(), 6) for c in bars for b in c)
-    finally:
-        report.plt.close(fig)
-    assert sorted(spans) == [(800.0, 850.0), (900.0, 1000.0), (1200.0, 1200.0)]
-    assert heights == [825.0, 960.0, 1200.0]
+def test_paired_ratios_pair_the_same_repeat():
+    assert stats.paired_ratios({(1, 1): 90.0, (1, 2): 80.0, (2, 1): 50.0},
+                               {(1, 1): 100.0, (1, 2): 100.0}) == [0.9, 0.8]
+
+
+def test_bootstrap_interval_is_reproducible_and_holds_the_median():
+    values = [0.91, 0.95, 0.88, 0.93, 0.97, 0.90]
+    lo, hi = stats.bootstrap_interval(values)
+    assert (lo, hi) == stats.bootstrap_interval(values)
+    assert lo <= sorted(values)[2] <= sorted(values)[3] <= hi
+    assert min(values) <= lo and hi <= max(values)
+    assert stats.bootstrap_interval([0.9]) is None
+
+
+def test_a_ratio_is_within_noise_when_its_interval_holds_one():
+    clear = stats.ratio_summary([0.80, 0.82, 0.85, 0.79, 0.81, 0.83])
+    assert not clear["within_noise"] and clear["hi"] < 1
+    assert report.fmt_interval(clear).startswith("0.81 [")
+    unclear = stats.ratio_summary([0.96, 1.03, 0.99, 1.02, 0.97, 1.01])
+    assert unclear["within_noise"] and unclear["lo"] < 1 < unclear["hi"]
+    assert report.fmt_interval(unclear).startswith("≈ 1.00 [")
+    two = stats.ratio_summary([0.9, 1.1])     # two repeats: the interval is their range
+    assert (two["lo"], two["hi"], two["within_noise"]) == (0.9, 1.1, True)
+
+
+def test_synthetic_ratios_and_their_labels(results):
+    """AES/plain is 0.7/0.8 of the varying part in every pair: never within noise; AES and ARIA
+    are made equal, so ARIA/AES would be 1 (not a series); plain/direct 0.8."""
+    directory, _ = results
+    text = (directory / "report.md").read_text()
+    section = text.split("## What each cipher costs")[1].split("## CPU")[0]
+    row = next(l for l in section.splitlines() if l.startswith("| A |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[0] == "A" and cells[1].startswith("0.80 [") and cells[2].startswith("0.88 [")
+    assert not any(c.startswith("≈") for c in cells)
+
+
+def test_cpu_ordering_names_where_it_breaks():
+    cpu = {("t", "plain", "a"): {"median": 50}, ("t", "aes", "a"): {"median": 60},
+           ("t", "aria", "a"): {"median": 58}, ("t", "3des", "a"): {"median": 90},
+           ("t", "plain", "c"): {"median": 50}, ("t", "aes", "c"): {"median": 60},
+           ("t", "aria", "c"): {"median": 70}, ("t", "3des", "c"): {"median": 90}}
+    assert report.cpu_ordering(cpu, "t", ["a", "c"], ["plain", "aes", "aria", "3des"]) == (["c"], ["a"])
+
+
+RECORDED = Path(__file__).resolve().parent / "testdata" / "ledger-embedded.jsonl"
+
+
+def test_recorded_ledger_ratios_match_a_hand_computation(tmp_path):
+    """On a ledger `make demo` wrote: the AES/plain figure of every workload is the median of the
+    per-(records, repeat) ratios, its interval holds that median, and ≈ appears exactly when the
+    interval holds 1."""
+    lines = [json.loads(l) for l in RECORDED.read_text().splitlines() if l.strip()]
+    runs = [l for l in lines if l["kind"] == "run"]
+    (tmp_path / "ledger.jsonl").write_text(RECORDED.read_text())
+    report.write_report(tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    section = text.split("## What each cipher costs")[1].split("## CPU")[0]
+    header = next(l for l in section.splitlines() if l.startswith("| workload"))
+    column = [c.strip() for c in header.strip("|").split("|")].index("AES/plain")
+    checked = 0
+    for w in sorted({r["workload"] for r in runs}):
+        pairs = {}
+        for r in runs:
+            if r["workload"] == w and r["algorithm"] in ("aes", "plain"):
+                pairs.setdefault((r["records"], r["repeat"]), {})[r["algorithm"]] = r["throughput"]
+        ratios = sorted(p["aes"] / p["plain"] for p in pairs.values() if len(p) == 2)
+        mid = len(ratios) // 2
+        median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+        row = next(l for l in section.splitlines() if l.startswith(f"| {w.upper()} |"))
+        cell = [c.strip() for c in row.strip("|").split("|")][column]
+        shown = float(cell.lstrip("≈ ").split(" ")[0])
+        lo, hi = (float(x) for x in cell.split("[")[1].rstrip("]").split(","))
+        assert shown == pytest.approx(median, abs=0.005), w
+        assert lo <= shown <= hi
+        if min(abs(lo - 1), abs(hi - 1)) > 0.005:   # the table rounds to 2 places
+            assert cell.startswith("≈") == (lo <= 1.0 <= hi), w
+        checked += 1
+    assert checked == 6
+    assert "NOT_FOUND" in text and "w:1" in text
 
 
 def test_main_operation_rules():
-    runs = [report.parse_run(run_line("rs3", "aes", 10_000, "e", 1))]
+    runs = [report.parse_line(run_line("rs3", "aes", 10_000, "e", 1))]
     assert report.main_operation("e", runs) == "SCAN"
     other = dict(run_line("rs3", "aes", 10_000, "messenger", 1))
     other["ops"] = {"INSERT": {"count": 5}, "READ": {"count": 50}, "UPDATE": {"count": 7}}
-    assert report.main_operation("messenger", [report.parse_run(other)]) == "READ"
-    assert report.main_operation("a", [report.parse_run(other)]) == "READ"
+    assert report.main_operation("messenger", [report.parse_line(other)]) == "READ"
+    assert report.main_operation("a", [report.parse_line(other)]) == "READ"
 
 
 def test_ordering_puts_the_papers_order_first():
-    assert report.ordered({"lea", "zzz", "3des", "plain", "aes", "abc"}, report.ALGORITHMS) == [
+    assert ordered({"lea", "zzz", "3des", "plain", "aes", "abc"}, CANONICAL_ALGORITHMS) == [
         "plain", "aes", "3des", "lea", "abc", "zzz"]
-    assert report.ordered({"messenger", "f", "a", "caching"}, report.WORKLOADS) == [
+    assert ordered({"messenger", "f", "a", "caching"}, CANONICAL_WORKLOADS) == [
         "a", "f", "caching", "messenger"]
 
 
@@ -181,7 +260,7 @@ def test_overhead_section_says_why_when_plain_is_missing(tmp_path):
     text = (tmp_path / "report.md").read_text()
     assert "No `plain` runs" in text
     assert "Only one record count" in text and "Only one topology" in text
-    assert not any(Path(p).name.startswith("overhead_") for p in written)
+    assert not any(Path(p).name.startswith("ratios_") for p in written)
 
 
 def run_cli(*args):
@@ -199,7 +278,7 @@ def test_cli_exits_2_without_run_lines(tmp_path):
     (tmp_path / "ledger.jsonl").write_text('{"kind": "load", "topology": "x"}\nnot json\n')
     done = run_cli(str(tmp_path))
     assert done.returncode == 2
-    assert "no usable run lines" in done.stderr
+    assert "no usable cell lines" in done.stderr
 
 
 def test_no_overhead_figure_when_no_ratio_has_both_cells(tmp_path):
@@ -208,5 +287,24 @@ def test_no_overhead_figure_when_no_ratio_has_both_cells(tmp_path):
              json.dumps(run_line("embedded", "aes", 30_000, "a", 1))]
     (tmp_path / "ledger.jsonl").write_text("\n".join(lines) + "\n")
     written = report.write_report(tmp_path)
-    assert not any(Path(p).name.startswith("overhead_") for p in written)
+    assert not any(Path(p).name.startswith("ratios_") for p in written)
     assert (tmp_path / "report.md").stat().st_size > 0
+
+
+def test_bars_are_medians_and_error_bars_span_min_to_max():
+    """The drawn bar of each cell is its median; its error bar goes from the lowest to the highest repeat."""
+    runs = [report.parse_line(dict(run_line("rs3", a, n, "a", rep), throughput=tp))
+            for a, n, rep, tp in (("aes", 10_000, 1, 900.0), ("aes", 10_000, 2, 980.0),
+                                  ("aes", 10_000, 3, 1000.0), ("aes", 30_000, 1, 800.0),
+                                  ("aes", 30_000, 2, 850.0), ("plain", 10_000, 1, 1200.0))]
+    spreads = report.throughput_spreads(runs)
+    fig = plots.throughput_figure(spreads, "rs3", "a", ["plain", "aes"], [10_000, 30_000], ["plain", "aes"])
+    try:
+        bars = [c for c in fig.axes[0].containers if isinstance(c, BarContainer)]
+        spans = [tuple(sorted(float(y) for y in segment[:, 1]))
+                 for c in bars for segment in c.errorbar.lines[2][0].get_segments()]
+        heights = sorted(round(b.get_height(), 6) for c in bars for b in c)
+    finally:
+        plots.plt.close(fig)
+    assert sorted(spans) == [(800.0, 850.0), (900.0, 1000.0), (1200.0, 1200.0)]
+    assert heights == [825.0, 980.0, 1200.0]
