@@ -21,13 +21,14 @@ SECONDS_PER_PHASE=${DEMO_SECONDS:-5}   # overhead: length of each insert and rea
 ROUNDS=${DEMO_ROUNDS:-3}               # overhead: rounds, in alternating order (figures: the median)
 WARMUP=${DEMO_WARMUP:-180}  # overhead: seconds of unreported load first, shared by the processes (JIT warm-up: 30 s each)
 JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default) or overhead (make bench-overhead)
-RECORDS=${DEMO_RECORDS:-10000,30000,50000}
+RECORDS=${DEMO_RECORDS:-5000,15000,25000}
 WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
-REPEATS=${DEMO_REPEATS:-1}
-OPERATIONS=${DEMO_OPERATIONS:-4000}
-E_OPERATIONS=${DEMO_E_OPERATIONS:-50}
-WARMUP_OPERATIONS=${DEMO_WARMUP_OPERATIONS:-8000}   # unrecorded, per algorithm, before the first cell
+REPEATS=${DEMO_REPEATS:-2}
+CELL_SECONDS=${DEMO_CELL_SECONDS:-2}        # matrix: each cell's measured window
+E_SECONDS=${DEMO_E_SECONDS:-6}             # matrix: workload E's window (its scans are slow here)
+WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-3}    # matrix: unrecorded, per session, after its load
+FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-8}   # matrix: unrecorded, per algorithm, before the first session
 PYTHON=${PYTHON:-.venv/bin/python}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -71,7 +72,8 @@ kms/kms bootstrap --dir "$KMS_DIR"
 key() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$KMS_DIR/bootstrap.json" "$1"; }
 echo "demo: embedded backend on 127.0.0.1:$BACKEND_PORT, proxy on 127.0.0.1:$PROXY_PORT (logs in $RUN)"
 java -jar "$JAR" backend --port "$BACKEND_PORT" >"$RUN/backend.log" 2>&1 &
-pids+=($!)
+BACKEND_PID=$!
+pids+=($BACKEND_PID)
 cat >"$RUN/proxy.yaml" <<YAML
 listen: 127.0.0.1:$PROXY_PORT
 upstream: 127.0.0.1:$BACKEND_PORT
@@ -95,7 +97,8 @@ collections:                  # every field but _id encrypted, one collection pe
   bench.tdes: { key: 93a7f87f-458c-31be-ad16-d5dfa2fc1bae, fields: "*" }   # 3DES, TDES_CBC_HMAC
 YAML
 java -jar "$JAR" proxy --config "$RUN/proxy.yaml" >"$RUN/proxy.log" 2>&1 &
-pids+=($!)
+PROXY_PID=$!
+pids+=($PROXY_PID)
 wait_port "$BACKEND_PORT"
 wait_port "$PROXY_PORT"
 
@@ -180,18 +183,22 @@ if [ "$JOB" = overhead ]; then
 fi
 
 # The scaled-down matrix: the paper's 1:3:5 record counts, A–F, direct / plain / AES / ARIA / 3DES,
-# one repeat. A fresh ledger each time: the demo measures, it does not resume an older run.
+# repeats interleaved (each repeat runs every algorithm, in a rotated order), one session per
+# algorithm, record count and repeat (load, warm-up, the six cells, drop), the proxy's and the
+# backend's CPU time per operation read from /proc around every cell. A fresh ledger each time:
+# the demo measures, it does not resume an older run.
 rm -f "$OUT/ledger.jsonl" "$OUT/matrix.json"
-echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALGORITHMS, $THREADS threads"
+rm -rf "$OUT/raw"
+echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALGORITHMS, $REPEATS repeats, $THREADS threads"
 "$PYTHON" deploy/bench/matrix.py \
   --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
+  --proxy-pid "$PROXY_PID" --backend-pid "$BACKEND_PID" \
   --topology embedded --algorithms "$ALGORITHMS" --records "$RECORDS" --workloads "$WORKLOADS" \
-  --repeats "$REPEATS" --threads "$THREADS" --operations "$OPERATIONS" --operations-for "e=$E_OPERATIONS" \
-  --warmup "$WARMUP_OPERATIONS" \
+  --repeats "$REPEATS" --threads "$THREADS" --operations 10000000 --seconds "$CELL_SECONDS" \
+  --seconds-for "e=$E_SECONDS" --warmup-seconds "$WARMUP_SECONDS" --first-warmup-seconds "$FIRST_WARMUP_SECONDS" \
   --out "$OUT" --title "YCSB matrix on the embedded backend (scaled down)" \
-  --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d); the figures show relative costs, not what a replica set does." \
-  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/100 of its 1M/3M/5M; $OPERATIONS operations per cell instead of 100,000 and $THREADS threads instead of 100, so the whole matrix fits in about 10 minutes." \
-  --note "Workload E runs $E_OPERATIONS operations per cell: the embedded backend reads its whole collection for every range scan (about 26 ms at 10k records), so E is far slower here than on mongod." \
-  --note "Before the first cell, $WARMUP_OPERATIONS unrecorded operations of workload A per algorithm warm the proxy and the backend; each cell is still a fresh YCSB JVM, whose own JIT warm-up lowers every algorithm alike." \
-  --note "One repeat per cell: on this shared machine cells differ by tens of percent from run to run, so read the tables for large effects only."
+  --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make demo\`); the figures show relative costs, not what a replica set does." \
+  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/200 of its 1M/3M/5M (the embedded backend scans a whole collection for every range scan, so E's cost grows with it); each cell is a ${CELL_SECONDS}-second window (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 12 minutes." \
+  --note "Steady state: before the first session, each algorithm gets an unrecorded ${FIRST_WARMUP_SECONDS}-second session (the proxy's JIT); each session (one algorithm, record count and repeat) is one YCSB JVM that loads, runs ${WARMUP_SECONDS} s of workload A unrecorded, then measures the cells back to back; the proxy and the backend run throughout." \
+  --note "Workload E: the embedded backend reads its whole collection for every range scan, so E does tens of operations per second here, far fewer than on mongod, and its cells are the noisiest."
 echo "demo: wrote $OUT/report.md, $OUT/results.csv and $OUT/plots/"
