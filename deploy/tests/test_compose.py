@@ -303,7 +303,8 @@ def test_no_secrets_or_keys_in_the_stack_files():
         for pattern in SECRETS:
             assert not re.search(pattern, text), f"{path.relative_to(ROOT)} matches {pattern}"
     ignored = (ROOT / ".dockerignore").read_text().split()
-    assert {"*.pem", "*.key", "*.p12", ".venv", "results"} <= set(ignored), "the build context keeps secrets out"
+    # `*.pem` would match only at the context's root; `**/*.pem` matches at any depth
+    assert {"**/*.pem", "**/*.key", "**/*.p12", "**/*.jks", ".venv", "results"} <= set(ignored), "the build context keeps secrets out"
 
 
 def make_prerequisites(target, makefile=ROOT / "Makefile"):
