@@ -51,13 +51,15 @@ $(MONGOSH):
 
 ## test: every test: Java unit and integration tests (JUnit; the KMS ones start PyKMIP), pytest
 ## (proxy, KMS, benchmark lab, Compose stacks; proxy/tests also smoke-tests fle-bench.jar), node
-## (the cluster init script)
+## (the cluster init script, also run by mongosh against a stand-in member). Every suite runs even
+## when an earlier one fails; the last line sums them up, and the status is non-zero if any failed.
 test: build bench-jar venv mongosh
-	cd proxy && $(MVN) test
-	$(VENV)/bin/python -m pytest -q proxy/tests
-	$(VENV)/bin/python -m pytest -q kms/tests
-	$(VENV)/bin/python -m pytest -q deploy/bench deploy/tests
-	node --test deploy/tests/
+	@deploy/run-suites.sh "make test" \
+	  "mvn test proxy"      "cd proxy && $(MVN) test" \
+	  "pytest proxy/tests"  "$(VENV)/bin/python -m pytest -q proxy/tests" \
+	  "pytest kms/tests"    "$(VENV)/bin/python -m pytest -q kms/tests" \
+	  "pytest deploy"       "$(VENV)/bin/python -m pytest -q deploy/bench deploy/tests" \
+	  "node deploy/tests"   "node --test deploy/tests/"
 
 ## demo: the main job: KMS + embedded backend + proxy + scaled-down YCSB matrix, writing results/embedded/
 demo: build venv

@@ -3,18 +3,53 @@
 //
 //   1. the config-server replica set (FLE_CONFIG_SET, members FLE_CONFIG_MEMBERS);
 //   2. the shard's replica set (FLE_SHARD_SET, members FLE_SHARD_MEMBERS: 3 or 6 of them);
-//      a set initiated earlier with fewer members gets the missing ones, one at a time (a
-//      reconfig may add only one voting member), so the 6-member override can follow a 3-member run;
+//      a set initiated earlier with fewer members gets the missing ones, one per reconfig (a
+//      reconfig may add only one voting member), each added once the previous one has caught up,
+//      so the 6-member override can follow a 3-member run;
 //   3. every member PRIMARY or SECONDARY, one PRIMARY;
 //   4. the shard added through mongos (FLE_MONGOS), unless it already is. mongos may not answer
 //      before the config servers' set exists, so the init service does not wait for mongos to be
 //      healthy; it waits for it here.
 // Safe to run again: each step checks before it acts.
 //
-// The functions above main() are pure (no shell globals) and exported for node's tests
-// (deploy/tests/init-cluster.test.js); main() runs only inside mongosh.
+// Replies: mongosh's runCommand THROWS a MongoServerError (with .code and .codeName) when the
+// server answers ok: 0, instead of returning the reply as the legacy shell did; command() turns
+// that back into the reply, so every documented answer is handled here, by its code:
+//   replSetGetConfig   ok, or NotYetInitialized (94) on a member without a config;
+//   replSetInitiate    ok; AlreadyInitialized (23): someone (an earlier run) initiated it, go on;
+//                      NodeNotFound (74): a proposed member did not answer the quorum check yet,
+//                      retry; InvalidReplicaSetConfig (93): this stack is misconfigured, stop;
+//   replSetReconfig    ok; CurrentConfigNotCommittedYet (308), ConfigurationInProgress (109),
+//                      NotWritablePrimary (10107), PrimarySteppedDown (189), an election
+//                      (InterruptedDueToReplStateChange, 11602), NodeNotFound (74), and
+//                      NewReplicaSetConfigurationIncompatible (103, e.g. the version moved
+//                      under us): read the config again and retry; InvalidReplicaSetConfig: stop;
+//   replSetGetStatus   ok with members in STARTUP/STARTUP2/RECOVERING while they start or catch
+//                      up (wait), or NotYetInitialized (94) before the set has a config (wait);
+//   listShards/addShard  errors while mongos cannot reach the config servers (wait); addShard of
+//                      a shard already added with the same name and set is ok (idempotent).
+// Errors that are not replies (no connection yet, server selection timeout) mean "not yet".
+//
+// The functions above the mongosh-only part are pure (no shell globals) and exported for node's
+// tests (deploy/tests/init-cluster.test.js); main() runs only inside mongosh. That test also runs
+// this whole file with the real mongosh against a stand-in that answers as MongoDB's manual says
+// members answer (deploy/tests/standin-mongod.js; a stand-in, not mongod).
 
 const HEALTHY_STATES = new Set(["PRIMARY", "SECONDARY"]);
+
+/** The error codes this script acts on (MongoDB's src/mongo/base/error_codes.yml). */
+const CODES = {
+  AlreadyInitialized: 23,
+  NodeNotFound: 74,
+  InvalidReplicaSetConfig: 93,
+  NotYetInitialized: 94,
+  NewReplicaSetConfigurationIncompatible: 103,
+  ConfigurationInProgress: 109,
+  PrimarySteppedDown: 189,
+  CurrentConfigNotCommittedYet: 308,
+  NotWritablePrimary: 10107,
+  InterruptedDueToReplStateChange: 11602,
+};
 
 /** "a:1, b:2" -> ["a:1", "b:2"]; every entry host:port, no duplicates, at least one. */
 function parseMembers(text, what) {
@@ -46,12 +81,13 @@ function extraMembers(config, hosts) {
   return config.members.map((m) => m.host).filter((h) => !want.has(h));
 }
 
-/** The next config: one member added with a fresh _id, version + 1. */
+/** The next config: one member added with a fresh _id, version + 1 (term is the primary's to set). */
 function configWithMember(config, host) {
   const next = JSON.parse(JSON.stringify(config));
-  const nextId = next.members.reduce((max, m) => Math.max(max, m._id), -1) + 1;
+  const nextId = next.members.reduce((max, m) => Math.max(max, Number(m._id)), -1) + 1;
   next.members.push({ _id: nextId, host });
-  next.version = (config.version || 0) + 1;
+  next.version = Number(config.version || 0) + 1;
+  delete next.term;
   return next;
 }
 
@@ -73,6 +109,61 @@ function healthProblems(status, hosts) {
   return problems;
 }
 
+/**
+ * Where the set stands, from each member's hello reply (null: the member did not answer):
+ *   {kind: "primary", host}      a member is (or names) the writable primary;
+ *   {kind: "uninitiated", host}  every member answered and none has a config: initiate on host;
+ *   {kind: "wait", why, configured}  no primary yet although a member has a config (configured:
+ *                                true: initiated, electing), or a member is not answering;
+ *   {kind: "fail", why}          a member belongs to another replica set.
+ */
+function setView(setName, hellos) {
+  for (const { host, reply } of hellos) {
+    if (reply && reply.setName && reply.setName !== setName) {
+      return { kind: "fail", why: `${host} belongs to replica set ${reply.setName}, not ${setName}` };
+    }
+  }
+  const answered = hellos.filter((h) => h.reply);
+  const writable = answered.find((h) => h.reply.setName && (h.reply.isWritablePrimary || h.reply.ismaster));
+  if (writable) return { kind: "primary", host: writable.host };
+  const named = answered.find((h) => h.reply.setName && h.reply.primary);
+  if (named) return { kind: "primary", host: named.reply.primary };
+  const configured = answered.filter((h) => h.reply.setName);
+  if (configured.length > 0) {
+    return { kind: "wait", configured: true,
+      why: `no primary yet (${configured.map((h) => h.host).join(", ")} ${configured.length > 1 ? "have" : "has"} a config)` };
+  }
+  const silent = hellos.filter((h) => !h.reply).map((h) => h.host);
+  if (silent.length > 0) return { kind: "wait", why: `${silent.join(", ")} not answering` };
+  return { kind: "uninitiated", host: hellos[0].host };
+}
+
+/** replSetGetConfig's reply: {config} when the member has one, {config: null} before; else retry. */
+function configOutcome(reply) {
+  if (reply.ok === 1 && reply.config) return { action: "done", config: reply.config };
+  if (reply.code === CODES.NotYetInitialized) return { action: "done", config: null };
+  return { action: "retry", why: describe(reply) };
+}
+
+/** replSetInitiate's reply: done (initiated now, or already: AlreadyInitialized), retry, or fail. */
+function initiateOutcome(reply) {
+  if (reply.ok === 1) return { action: "done", already: false };
+  if (reply.code === CODES.AlreadyInitialized) return { action: "done", already: true };
+  if (reply.code === CODES.InvalidReplicaSetConfig) return { action: "fail", why: describe(reply) };
+  return { action: "retry", why: describe(reply) }; // NodeNotFound: a member not ready for the quorum check
+}
+
+/** replSetReconfig's reply: done, retry (read the config again first), or fail. */
+function reconfigOutcome(reply) {
+  if (reply.ok === 1) return { action: "done" };
+  if (reply.code === CODES.InvalidReplicaSetConfig) return { action: "fail", why: describe(reply) };
+  return { action: "retry", why: describe(reply) };
+}
+
+function describe(reply) {
+  return `${reply.codeName || "error"}${reply.code !== undefined ? ` (${reply.code})` : ""}: ${reply.errmsg || "no message"}`;
+}
+
 /** mongos's addShard seed list: "rs0/h1:27017,h2:27017". */
 function shardConnectionString(setName, hosts) {
   return `${setName}/${hosts.join(",")}`;
@@ -85,13 +176,43 @@ function shardPresent(listShards, setName) {
 
 // ---- mongosh only below: connections, retries, waiting ----
 
+let pollMs = 2000; // FLE_INIT_POLL_MS
+
 function log(msg) {
   print(`init-cluster: ${msg}`);
 }
 
+/** An error retry() does not swallow: the stack is misconfigured and waiting will not help. */
+function fatal(message) {
+  const e = new Error(message);
+  e.fatal = true;
+  return e;
+}
+
 /**
- * Calls attempt() every 2 s until it returns {done: true, value}; {done: false, why} or an
- * exception means "not yet". Past the deadline, fails with what the last attempt said.
+ * The command's reply, as the server sent it, even when mongosh throws for ok: 0 (a
+ * MongoServerError carries the reply in errorResponse, and code/codeName/message). Errors that
+ * are not replies (network, server selection) are thrown on.
+ */
+function command(admin, doc) {
+  try {
+    // assigned before it is returned: mongosh's async rewriting awaits the call here, inside the
+    // try (a bare `return admin.runCommand(doc)` let the rejection escape the catch)
+    const reply = admin.runCommand(doc);
+    return reply;
+  } catch (e) {
+    if (e && e.errorResponse && typeof e.errorResponse === "object") return { ...e.errorResponse, ok: 0 };
+    if (e && e.name === "MongoServerError" && typeof e.code === "number") {
+      return { ok: 0, code: e.code, codeName: e.codeName, errmsg: e.message };
+    }
+    throw e;
+  }
+}
+
+/**
+ * Calls attempt() every FLE_INIT_POLL_MS until it returns {done: true, value}; {done: false, why}
+ * or an exception means "not yet", except a fatal() one. Past the deadline, fails with what the
+ * last attempt said.
  */
 function retry(what, deadline, attempt) {
   let last = "no attempt";
@@ -101,10 +222,11 @@ function retry(what, deadline, attempt) {
       if (r.done) return r.value;
       last = r.why;
     } catch (e) {
-      last = e.message || String(e);
+      if (e && e.fatal) throw e;
+      last = (e && e.message) || String(e);
     }
     if (Date.now() > deadline) throw new Error(`${what}: gave up waiting (${last})`);
-    sleep(2000);
+    sleep(pollMs);
   }
 }
 
@@ -117,57 +239,102 @@ function adminOf(host) {
   return admins.get(host);
 }
 
-/** The admin db of the set's primary, or of any answering member while the set has no config. */
+function helloOf(host) {
+  try {
+    const reply = command(adminOf(host), { hello: 1 });
+    return reply;
+  } catch (e) {
+    return null; // not answering (yet)
+  }
+}
+
+function viewOf(setName, hosts) {
+  return setView(setName, hosts.map((host) => ({ host, reply: helloOf(host) })));
+}
+
+/** The admin db of the set's primary, once there is one. */
 function primaryAdmin(setName, hosts, deadline) {
   return retry(`replica set ${setName}: find its primary`, deadline, () => {
-    for (const h of hosts) {
-      try {
-        const hello = adminOf(h).runCommand({ hello: 1 });
-        if (hello.isWritablePrimary) return { done: true, value: adminOf(h) };
-        if (hello.primary) return { done: true, value: adminOf(hello.primary) };
-        if (!hello.setName) return { done: true, value: adminOf(h) }; // not initiated yet
-      } catch (e) {
-        // this member is not answering; try the next
-      }
-    }
-    return { done: false, why: `no primary among ${hosts.join(", ")}` };
+    const view = viewOf(setName, hosts);
+    if (view.kind === "fail") throw fatal(view.why);
+    if (view.kind === "primary") return { done: true, value: adminOf(view.host) };
+    return { done: false, why: view.kind === "uninitiated" ? "not initiated" : view.why };
   });
 }
 
-function ensureReplicaSet(setName, hosts, configsvr, deadline) {
+/** Initiates the set unless some member already has a config (then it leaves it as it is). */
+function ensureInitiated(setName, hosts, configsvr, deadline) {
   const what = `replica set ${setName}`;
-  // Every member must answer before initiating, or the set starts without it.
-  for (const h of hosts) {
-    retry(`${what}: ${h} answers`, deadline, () => ({ done: adminOf(h).runCommand({ ping: 1 }).ok === 1, why: "ping failed" }));
-  }
-  const admin = primaryAdmin(setName, hosts, deadline);
-  const current = admin.runCommand({ replSetGetConfig: 1 });
-  if (current.ok !== 1) {
+  retry(`${what}: initiated`, deadline, () => {
+    const view = viewOf(setName, hosts);
+    if (view.kind === "fail") throw fatal(view.why);
+    if (view.kind === "primary") return { done: true };
+    if (view.kind === "wait") return { done: !!view.configured, why: view.why }; // configured: initiated, electing
+    const admin = adminOf(view.host);
+    const current = configOutcome(command(admin, { replSetGetConfig: 1 }));
+    if (current.action === "retry") return { done: false, why: current.why };
+    if (current.config) return { done: true };
     log(`${what}: initiating with ${hosts.join(", ")}`);
-    const r = admin.runCommand({ replSetInitiate: initiateConfig(setName, hosts, configsvr) });
-    if (r.ok !== 1 && r.codeName !== "AlreadyInitialized") throw new Error(`${what}: replSetInitiate: ${r.errmsg}`);
-  } else {
-    for (const extra of extraMembers(current.config, hosts)) {
-      log(`${what}: member ${extra} is not in this stack's list; left as it is (remove it by hand if it is gone)`);
+    const outcome = initiateOutcome(command(admin, { replSetInitiate: initiateConfig(setName, hosts, configsvr) }));
+    if (outcome.action === "fail") throw fatal(`${what}: replSetInitiate: ${outcome.why}`);
+    if (outcome.action === "retry") return { done: false, why: `replSetInitiate: ${outcome.why}` };
+    if (outcome.already) log(`${what}: already initiated`);
+    return { done: true };
+  });
+}
+
+/** Adds the desired members the config lacks, one per reconfig, each after the set is healthy. */
+function ensureMembers(setName, hosts, deadline) {
+  const what = `replica set ${setName}`;
+  let reported = false;
+  retry(`${what}: every member in its config`, deadline, () => {
+    const primary = primaryAdmin(setName, hosts, deadline);
+    const current = configOutcome(command(primary, { replSetGetConfig: 1 }));
+    if (current.action === "retry" || !current.config) return { done: false, why: current.why || "no config yet" };
+    const config = current.config;
+    if (!reported) {
+      for (const extra of extraMembers(config, hosts)) {
+        log(`${what}: member ${extra} is not in this stack's list; left as it is (remove it by hand if it is gone)`);
+      }
+      reported = true;
     }
-    const present = current.config.members.map((m) => m.host);
-    for (const host of missingMembers(current.config, hosts)) {
-      waitHealthy(setName, present, deadline); // a reconfig needs the previous one committed
-      const primary = primaryAdmin(setName, present, deadline);
-      log(`${what}: adding ${host}`);
-      const r = primary.runCommand({ replSetReconfig: configWithMember(primary.runCommand({ replSetGetConfig: 1 }).config, host) });
-      if (r.ok !== 1) throw new Error(`${what}: adding ${host}: ${r.errmsg}`);
-      present.push(host);
+    const missing = missingMembers(config, hosts);
+    if (missing.length === 0) return { done: true };
+    // a reconfig needs the previous one committed, and the member added before to have caught up
+    waitHealthy(setName, config.members.map((m) => m.host), deadline);
+    const host = missing[0];
+    log(`${what}: adding ${host} (config version ${config.version} -> ${Number(config.version) + 1})`);
+    const outcome = reconfigOutcome(command(primary, { replSetReconfig: configWithMember(config, host) }));
+    if (outcome.action === "fail") throw fatal(`${what}: adding ${host}: ${outcome.why}`);
+    if (outcome.action === "retry") {
+      log(`${what}: adding ${host}: ${outcome.why}; trying again`);
+      return { done: false, why: outcome.why };
+    }
+    return { done: false, why: `${host} added; reading the config again` };
+  });
+}
+
+/** The set's replSetGetStatus, from its primary when it has one, else from any member with a config. */
+function statusOf(setName, hosts) {
+  const view = viewOf(setName, hosts);
+  if (view.kind === "primary") return command(adminOf(view.host), { replSetGetStatus: 1 });
+  let last = null;
+  for (const h of hosts) {
+    try {
+      const r = command(adminOf(h), { replSetGetStatus: 1 });
+      if (r.ok === 1) return r;
+      last = r;
+    } catch (e) {
+      // not answering; try the next
     }
   }
-  waitHealthy(setName, hosts, deadline);
+  return last || { ok: 0, errmsg: `no member of ${hosts.join(", ")} answers` };
 }
 
 function waitHealthy(setName, hosts, deadline) {
   let reported = "";
   retry(`replica set ${setName} healthy`, deadline, () => {
-    const status = primaryAdmin(setName, hosts, deadline).runCommand({ replSetGetStatus: 1 });
-    const now = healthProblems(status, hosts).join("; ");
+    const now = healthProblems(statusOf(setName, hosts), hosts).join("; ");
     if (now && now !== reported) log(`replica set ${setName}: waiting: ${now}`);
     reported = now;
     return { done: now === "", why: now };
@@ -175,21 +342,40 @@ function waitHealthy(setName, hosts, deadline) {
   log(`replica set ${setName}: ${hosts.length} member(s) healthy`);
 }
 
+function ensureReplicaSet(setName, hosts, configsvr, deadline) {
+  // Every member must answer before initiating, or the set starts without it.
+  for (const h of hosts) {
+    retry(`replica set ${setName}: ${h} answers`, deadline, () => {
+      const r = command(adminOf(h), { ping: 1 });
+      return { done: r.ok === 1, why: describe(r) };
+    });
+  }
+  ensureInitiated(setName, hosts, configsvr, deadline);
+  ensureMembers(setName, hosts, deadline);
+  waitHealthy(setName, hosts, deadline);
+}
+
 function ensureShard(mongos, setName, hosts, deadline) {
   let admin = null; // connected inside the retry: mongos may still be starting
   retry(`shard ${setName} added through ${mongos}`, deadline, () => {
     admin = admin || new Mongo(`mongodb://${mongos}/?serverSelectionTimeoutMS=3000`).getDB("admin");
-    const shards = admin.runCommand({ listShards: 1 });
-    if (shards.ok === 1 && shardPresent(shards, setName)) return { done: true };
-    const r = admin.runCommand({ addShard: shardConnectionString(setName, hosts), name: setName });
+    const shards = command(admin, { listShards: 1 });
+    if (shards.ok !== 1) return { done: false, why: `listShards: ${describe(shards)}` };
+    const same = (shards.shards || []).find((s) => s._id === setName);
+    if (same && !String(same.host).startsWith(setName + "/")) {
+      throw fatal(`shard ${setName} exists with another replica set: ${same.host}`);
+    }
+    if (shardPresent(shards, setName)) return { done: true };
+    const r = command(admin, { addShard: shardConnectionString(setName, hosts), name: setName });
     if (r.ok === 1) log(`shard ${setName} added through ${mongos}`);
-    return { done: r.ok === 1, why: r.errmsg };
+    return { done: r.ok === 1, why: `addShard: ${describe(r)}` };
   });
 }
 
 function main() {
   const env = process.env;
   const deadline = Date.now() + 1000 * Number(env.FLE_INIT_TIMEOUT_SECONDS || 600);
+  pollMs = Number(env.FLE_INIT_POLL_MS || 2000);
   const configSet = env.FLE_CONFIG_SET || "cfg";
   const shardSet = env.FLE_SHARD_SET || "rs0";
   const configHosts = parseMembers(env.FLE_CONFIG_MEMBERS, "FLE_CONFIG_MEMBERS");
@@ -203,8 +389,8 @@ function main() {
 
 if (typeof module !== "undefined" && module.exports) {
   module.exports = {
-    parseMembers, initiateConfig, missingMembers, extraMembers, configWithMember, healthProblems,
-    shardConnectionString, shardPresent,
+    CODES, parseMembers, initiateConfig, missingMembers, extraMembers, configWithMember, healthProblems,
+    setView, configOutcome, initiateOutcome, reconfigOutcome, shardConnectionString, shardPresent,
   };
 }
 

@@ -1,10 +1,14 @@
 """The Compose stacks, checked without a Docker engine (none runs on the machines these tests run on).
 
-Debian's docker-compose 1.29 validates each stack and prints it resolved (anchors expanded,
-override merged, variables substituted); the tests read that and check what the stacks promise:
-3 and 6 data-bearing members, the proxy in front of mongos, pinned images, healthchecks on what
-the runner needs, no secrets, an init script whose member list is the stack's, Dockerfiles that
-build with CI's own make targets, and the paper's parameters in the one-command matrix.
+compose_resolve.py does what `docker compose config` does for these files (anchors and merge
+keys, variable substitution, the rs6 override merged onto docker-compose.yml) and validates each
+file against the Compose Specification's JSON schema (vendored in compose-spec/). The tests read
+the result and check what the stacks promise: 3 and 6 data-bearing members, the proxy in front of
+mongos, pinned images, healthchecks on what the runner needs, no secrets, an init script whose
+member list is the stack's, Dockerfiles that build with CI's own make targets, and the paper's
+parameters in the one-command matrix. Where `docker compose` or `docker-compose` is installed,
+its own `config` must accept the stacks and agree with the resolver (skipped, saying so, where
+neither is).
 """
 import os
 import re
@@ -16,6 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+import compose_resolve
+
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = {"rs3": ["docker-compose.yml"], "rs6": ["docker-compose.yml", "deploy/compose.rs6.yml"]}
 MEMBERS = {"rs3": 3, "rs6": 6}
@@ -23,26 +29,45 @@ DOCKERFILES = sorted((ROOT / "deploy" / "docker").glob("*.Dockerfile"))
 PAPER_KEYS = {"89d6d529-a2fe-31dd-ae60-3cb35458dcc0", "da6fd698-4681-3bb5-88ad-d1d9d68b1df6",
               "93a7f87f-458c-31be-ad16-d5dfa2fc1bae"}
 # Variables the stacks read, cleared so the defaults are what is checked.
-STACK_VARIABLES = ("FLE_MEMBER_CPUS", "FLE_MEMBER_MEMORY", "FLE_MEMBER_CACHE_GB", "FLE_PROXY_BIND", "FLE_PROXY_PORT")
+STACK_VARIABLES = ("FLE_MEMBER_CPUS", "FLE_MEMBER_MEMORY", "FLE_MEMBER_CACHE_GB", "FLE_PROXY_BIND", "FLE_PROXY_PORT",
+                   "FLE_MONGO_GLIBC_TUNABLES")
 
 
-def docker_compose(files, *args, env=None):
-    exe = shutil.which("docker-compose")
-    assert exe, "docker-compose is missing: install Debian's package (apt-get install docker-compose); .ci/run does"
-    base_env = {k: v for k, v in os.environ.items() if k not in STACK_VARIABLES}
-    cmd = [exe, "--project-directory", str(ROOT)] + [a for f in files for a in ("-f", str(ROOT / f))] + list(args)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**base_env, **(env or {})})
+def stack_env(env=None):
+    return {**{k: v for k, v in os.environ.items() if k not in STACK_VARIABLES}, **(env or {})}
 
 
 def resolved(stack, env=None):
-    r = docker_compose(STACKS[stack], "config", env=env)
-    assert r.returncode == 0, r.stderr
-    return yaml.safe_load(r.stdout)
+    return compose_resolve.resolve(STACKS[stack], ROOT, stack_env(env))
 
 
 @pytest.fixture(scope="module", params=sorted(STACKS))
 def stack(request):
     return request.param, resolved(request.param)
+
+
+def compose_cli():
+    """`docker compose` (v2) or `docker-compose`, whichever answers; None when neither is installed."""
+    if shutil.which("docker"):
+        r = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True)
+        if r.returncode == 0:
+            return ["docker", "compose"]
+    exe = shutil.which("docker-compose")
+    return [exe] if exe else None
+
+
+def published_ports(service):
+    """Every published port as "host_ip:published:target/protocol", from the short or the long syntax."""
+    out = []
+    for p in service.get("ports", []):
+        if isinstance(p, dict):
+            host_ip, published, target, proto = p.get("host_ip", ""), p.get("published", ""), p["target"], p.get("protocol", "tcp")
+        else:
+            spec, _, proto = str(p).partition("/")
+            parts = spec.rsplit(":", 2)
+            host_ip, published, target = ([""] * (3 - len(parts)) + parts)
+        out.append(f"{host_ip}:{published}:{target}/{proto or 'tcp'}")
+    return out
 
 
 def command(service) -> list:
@@ -58,10 +83,102 @@ def members(config, role):
     return {name: s for name, s in config["services"].items() if role in command(s)}
 
 
-def test_docker_compose_accepts_every_stack():
+def test_every_stack_follows_the_compose_specification():
+    for name in STACKS:
+        config = resolved(name)  # each file and the merged stack are validated against the schema
+        assert {"services", "volumes"} <= set(config), name
+    # the schema is really applied: a misspelt service key or a wrong type is refused
+    broken = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    broken["services"]["proxy"]["restart_policy"] = "always"
+    with pytest.raises(compose_resolve.ComposeError, match="restart_policy"):
+        compose_resolve.validate(broken, "broken")
+    broken = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    broken["services"]["proxy"]["ports"] = "27018"
+    with pytest.raises(compose_resolve.ComposeError, match="ports"):
+        compose_resolve.validate(broken, "broken")
+
+
+def test_interpolation_follows_the_specification():
+    env = {"SET": "x", "EMPTY": ""}
+    i = compose_resolve.interpolate_string
+    assert i("${SET:-d} ${EMPTY:-d} ${UNSET:-d}", env) == "x d d"
+    assert i("${SET-d} ${EMPTY-d} ${UNSET-d}", env) == "x  d"
+    assert i("${SET} $SET ${UNSET} $$SET $${SET}", env) == "x x  $SET ${SET}"
+    assert i("${SET:+alt}|${EMPTY:+alt}|${EMPTY+alt}|${UNSET+alt}", env) == "alt||alt|"
+    assert i("${UNSET:-${SET}}", env) == "x"
+    for bad in ("${UNSET:?needed}", "${EMPTY:?needed}", "${UNSET?needed}"):
+        with pytest.raises(compose_resolve.ComposeError, match="needed"):
+            i(bad, env)
+    assert i("${EMPTY?needed}", env) == ""
+    with pytest.raises(compose_resolve.ComposeError):
+        i("${not valid}", env)
+
+
+def test_the_override_merges_as_compose_merges():
+    base = {"services": {"a": {"image": "i:1", "command": ["x", "y"], "environment": ["A=1", "B=2"],
+                               "ports": ["1:1"], "volumes": ["v:/data", "w:/other"], "depends_on": ["b"],
+                               "healthcheck": {"test": ["CMD", "old"], "interval": "5s"}}},
+            "volumes": {"v": None}}
+    over = {"services": {"a": {"command": ["z"], "environment": {"B": "3", "C": "4"}, "ports": ["2:2"],
+                               "volumes": ["u:/data"], "depends_on": {"c": {"condition": "service_healthy"}},
+                               "healthcheck": {"test": ["CMD", "new"]}},
+                         "c": {"image": "c:1"}},
+            "volumes": {"u": None}}
+    merged = compose_resolve.merge(base, over)
+    a = merged["services"]["a"]
+    assert a["command"] == ["z"] and a["image"] == "i:1"
+    assert a["environment"] == {"A": "1", "B": "3", "C": "4"}
+    assert a["ports"] == ["1:1", "2:2"]
+    assert a["volumes"] == ["u:/data", "w:/other"], "merged by container path"
+    assert a["depends_on"] == {"b": {"condition": "service_started"}, "c": {"condition": "service_healthy"}}
+    assert a["healthcheck"] == {"test": ["CMD", "new"], "interval": "5s"}
+    assert set(merged["services"]) == {"a", "c"} and set(merged["volumes"]) == {"u", "v"}
+
+
+def _bytes(size):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)b?", str(size).strip().lower())
+    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2) or " "))
+
+
+def essentials(config):
+    """What both `config` outputs and the resolver must agree on, in one normal form."""
+    out = {}
+    for name, s in config["services"].items():
+        volumes = []
+        for v in s.get("volumes", []):
+            if isinstance(v, dict):
+                volumes.append((str(v.get("source")), v["target"], bool(v.get("read_only"))))
+            else:
+                parts = v.split(":")
+                volumes.append((parts[0], parts[1], len(parts) > 2 and "ro" in parts[2].split(",")))
+        depends = s.get("depends_on", {})
+        depends = {d: (c or {}).get("condition", "service_started") for d, c in depends.items()} \
+            if isinstance(depends, dict) else {d: "service_started" for d in depends}
+        out[name] = {
+            "image": s.get("image"), "command": command(s), "profiles": s.get("profiles", []),
+            "environment": {k: str(v) for k, v in compose_resolve._as_mapping(s.get("environment", {})).items()},
+            "depends_on": depends, "ports": sorted(published_ports(s)), "volumes": sorted(volumes),
+            "healthcheck": [str(t) for t in s.get("healthcheck", {}).get("test", [])],
+            "cpus": float(s["cpus"]) if "cpus" in s else None,
+            "mem_limit": _bytes(s["mem_limit"]) if "mem_limit" in s else None,
+            "restart": s.get("restart"),
+        }
+    return out
+
+
+def test_docker_compose_accepts_every_stack_and_agrees():
+    cli = compose_cli()
+    if cli is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed: the stacks were checked against the "
+                    "Compose Specification's schema only (test_every_stack_follows_the_compose_specification)")
     for name, files in STACKS.items():
-        r = docker_compose(files, "config", "-q")
+        cmd = cli + ["--project-directory", str(ROOT)] + [a for f in files for a in ("-f", str(ROOT / f))] + ["config"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=stack_env())
         assert r.returncode == 0, f"{name}: {r.stderr}"
+        theirs, ours = essentials(yaml.safe_load(r.stdout)), essentials(resolved(name))
+        assert theirs.keys() == ours.keys(), name
+        for service in ours:
+            assert theirs[service] == ours[service], f"{name}: {service}"
 
 
 def test_data_bearing_members_form_one_replica_set(stack):
@@ -119,7 +236,7 @@ def test_the_proxys_upstream_is_mongos_and_its_port_is_published(stack):
     proxy, mounts, cfg = proxy_config(config)
     assert cfg["upstream"] == f"mongos:{option(command(config['services']['mongos']), '--port')}"
     listen_port = cfg["listen"].rsplit(":", 1)[1]
-    assert proxy["ports"] == [f"127.0.0.1:27018:{listen_port}/tcp"], "published on the host's loopback by default"
+    assert published_ports(proxy) == [f"127.0.0.1:27018:{listen_port}/tcp"], "published on the host's loopback by default"
     assert cfg["kmip"]["host"] == "kms" and "kms" in config["services"]
     for path in (cfg["kmip"]["ca"], cfg["kmip"]["clientCert"], cfg["kmip"]["clientKey"], cfg["tls"]["cert"],
                  cfg["tls"]["key"]):
@@ -134,7 +251,7 @@ def test_the_proxys_upstream_is_mongos_and_its_port_is_published(stack):
 
 def test_the_proxy_port_can_move():
     config = resolved("rs3", env={"FLE_PROXY_BIND": "0.0.0.0", "FLE_PROXY_PORT": "37018"})
-    assert config["services"]["proxy"]["ports"] == ["0.0.0.0:37018:27018/tcp"]
+    assert published_ports(config["services"]["proxy"]) == ["0.0.0.0:37018:27018/tcp"]
 
 
 def test_every_image_is_pinned(stack):
@@ -186,7 +303,8 @@ def test_no_secrets_or_keys_in_the_stack_files():
         for pattern in SECRETS:
             assert not re.search(pattern, text), f"{path.relative_to(ROOT)} matches {pattern}"
     ignored = (ROOT / ".dockerignore").read_text().split()
-    assert {"*.pem", "*.key", "*.p12", ".venv", "results"} <= set(ignored), "the build context keeps secrets out"
+    # `*.pem` would match only at the context's root; `**/*.pem` matches at any depth
+    assert {"**/*.pem", "**/*.key", "**/*.p12", "**/*.jks", ".venv", "results"} <= set(ignored), "the build context keeps secrets out"
 
 
 def make_prerequisites(target, makefile=ROOT / "Makefile"):
@@ -230,17 +348,44 @@ def test_scripts_parse():
     assert r.returncode == 0, r.stderr
 
 
+def paper_matrix_dry_run(kernel="6.18.0", **env):
+    return subprocess.run([str(ROOT / "deploy" / "paper-matrix.sh")], capture_output=True, text=True, timeout=30,
+                          env={**stack_env(), "FLE_DRY_RUN": "1", "FLE_KERNEL_RELEASE": kernel, **env})
+
+
+def test_the_matrix_refuses_kernels_mongodb_8_crashes_on():
+    """MongoDB 8.0 release notes: kernels 6.19 through 7.0.13 (SERVER-121912); no 8.0 tag has a fix."""
+    image = re.search(r"^x-mongo-image: &\S+ (\S+)$", (ROOT / "docker-compose.yml").read_text(), re.M).group(1)
+    assert image.startswith("mongo:8.0."), "the preflight below is written for MongoDB 8.0 images"
+    assert image in (ROOT / "deploy" / "compose.rs6.yml").read_text(), "both files pin the same image"
+    for kernel in ("6.19.0", "6.19.11-arch1-1", "7.0.0-30-generic", "7.0.13"):
+        r = paper_matrix_dry_run(kernel)
+        assert r.returncode == 3 and "6.19 through 7.0.13" in r.stderr and "+ " not in r.stdout, kernel
+    for kernel in ("6.18.44-fc-v445", "6.6.87.2-microsoft-standard-WSL2", "7.0.14-12-pve", "7.1.5-arch1-2"):
+        assert paper_matrix_dry_run(kernel).returncode == 0, kernel
+    worked_around = paper_matrix_dry_run("7.0.0", FLE_MONGO_GLIBC_TUNABLES="glibc.pthread.rseq=1")
+    assert worked_around.returncode == 0 and "per-CPU caches" in worked_around.stderr
+    assert paper_matrix_dry_run("7.0.0", FLE_IGNORE_KERNEL_CHECK="1").returncode == 0
+    for stack in STACKS:  # the workaround reaches every mongod and mongos; the default is the image's own
+        for env, expected in (({}, "glibc.pthread.rseq=0"), ({"FLE_MONGO_GLIBC_TUNABLES": "glibc.pthread.rseq=1"},
+                                                             "glibc.pthread.rseq=1")):
+            services = resolved(stack, env)["services"]
+            mongo = [n for n, svc in services.items() if command(svc)[:1] in (["mongod"], ["mongos"])]
+            assert len(mongo) == MEMBERS[stack] + 2
+            assert all(services[n]["environment"]["GLIBC_TUNABLES"] == expected for n in mongo), (stack, env)
+
+
 def test_one_command_runs_the_papers_matrix_on_both_stacks():
-    r = subprocess.run([str(ROOT / "deploy" / "paper-matrix.sh")], capture_output=True, text=True,
-                       env={**os.environ, "FLE_DRY_RUN": "1"}, timeout=30)
+    r = paper_matrix_dry_run()
     assert r.returncode == 0, r.stderr
     steps = [line[2:].split() for line in r.stdout.splitlines() if line.startswith("+ ")]
     rs3 = ["docker", "compose", "-p", "fle-rs3", "-f", "docker-compose.yml"]
     rs6 = ["docker", "compose", "-p", "fle-rs6", "-f", "docker-compose.yml", "-f", "deploy/compose.rs6.yml"]
-    prefixes = [rs3, rs3, rs3, rs6, rs6, rs6]
-    assert len(steps) == 6 and all(s[:len(p)] == p for s, p in zip(steps, prefixes)), steps
+    prefixes = [rs3] * 4 + [rs6] * 4
+    assert len(steps) == 8 and all(s[:len(p)] == p for s, p in zip(steps, prefixes)), steps
+    # `up --build` would not rebuild bench (profile-gated): every image, bench's too, is built first
     assert [s[len(p):][:3] for s, p in zip(steps, prefixes)] == [
-        ["up", "-d", "--build"], ["--profile", "bench", "run"], ["down"]] * 2
+        ["--profile", "bench", "build"], ["up", "-d"], ["--profile", "bench", "run"], ["down"]] * 2
     runs = [s for s in steps if "run" in s]
     assert [option(s, "--topology") for s in runs] == ["rs3", "rs6"]
     assert all(option(s, "--out") == "results/paper" for s in runs), "both topologies in one report"
