@@ -26,9 +26,9 @@ WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
 REPEATS=${DEMO_REPEATS:-2}
 CELL_SECONDS=${DEMO_CELL_SECONDS:-2}        # matrix: each cell's measured window
-E_SECONDS=${DEMO_E_SECONDS:-6}             # matrix: workload E's window (its scans are slow here)
-WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-3}    # matrix: unrecorded, per session, after its load
-FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-8}   # matrix: unrecorded, per algorithm, before the first session
+E_SECONDS=${DEMO_E_SECONDS:-5}             # matrix: workload E's window (its scans are slow here)
+WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-1.5}  # matrix: unrecorded, per session, after its load
+FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-12}  # matrix: unrecorded, per algorithm, before the first session
 PYTHON=${PYTHON:-.venv/bin/python}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -199,6 +199,6 @@ echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALG
   --out "$OUT" --title "YCSB matrix on the embedded backend (scaled down)" \
   --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make demo\`); the figures show relative costs, not what a replica set does." \
   --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/200 of its 1M/3M/5M (the embedded backend scans a whole collection for every range scan, so E's cost grows with it); each cell is a ${CELL_SECONDS}-second window (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 12 minutes." \
-  --note "Steady state: before the first session, each algorithm gets an unrecorded ${FIRST_WARMUP_SECONDS}-second session (the proxy's JIT); each session (one algorithm, record count and repeat) is one YCSB JVM that loads, runs ${WARMUP_SECONDS} s of workload A unrecorded, then measures the cells back to back; the proxy and the backend run throughout." \
+  --note "Steady state: one YCSB JVM runs every session, and the proxy and the backend run throughout; before the first session, each algorithm gets an unrecorded ${FIRST_WARMUP_SECONDS}-second session over all six workloads (the JIT of client, proxy and backend: a fresh JVM here needs tens of seconds to reach its steady throughput); each session (one algorithm, record count and repeat) loads, runs ${WARMUP_SECONDS} s of workload A unrecorded, then measures the cells back to back." \
   --note "Workload E: the embedded backend reads its whole collection for every range scan, so E does tens of operations per second here, far fewer than on mongod, and its cells are the noisiest."
 echo "demo: wrote $OUT/report.md, $OUT/results.csv and $OUT/plots/"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The source paper's whole experiment on a Docker host, in one command:
 #   YCSB workloads A-F x direct / plain / AES / ARIA / 3DES x 1M / 3M / 5M records x 3 repeats,
-#   100 client threads, 100,000 operations per cell, write concern w:1 (MongoDB 3.6's default,
-#   which the paper ran; 8.0's default is majority), first on the 3-member stack, then on the
-#   6-member one. Each stack runs as its own Compose project (fle-rs3, fle-rs6) and is stopped
+#   100 client threads, 100,000 operations per cell after a 30 s unrecorded warm-up per session,
+#   write concern w:1 (MongoDB 3.6's default, which the paper ran; 8.0's default is majority), one
+#   algorithm's collection in the database at a time (load, measure, drop), first on the 3-member
+#   stack, then on the 6-member one. Each stack runs as its own Compose project (fle-rs3, fle-rs6) and is stopped
 #   (volumes kept) before the next starts.
 #
 #   deploy/paper-matrix.sh [RUN] [matrix.py options...]
@@ -103,7 +104,7 @@ for topology in $TOPOLOGIES; do
   run "${stack[@]}" up -d
   echo "paper-matrix: $topology: the matrix into results/$RUN (cells already in its ledger are skipped)"
   run "${stack[@]}" --profile bench run --rm --user "$(id -u):$(id -g)" bench \
-    --topology "$topology" --out "results/$RUN" --property mongodb.writeConcern=w1 \
+    --topology "$topology" --out "results/$RUN" --write-concern w1 \
     --title "YCSB matrix on MongoDB 8.0 replica sets of 3 and 6 members (the source paper's parameters)" \
     --note "Docker Compose stacks (docker-compose.yml, deploy/compose.rs6.yml): one shard, a replica set of 3 or 6 mongod 8.0 members limited to ${FLE_MEMBER_CPUS:-4} CPUs and ${FLE_MEMBER_MEMORY:-8g} each, behind mongos; write concern w:1." \
     "$@"

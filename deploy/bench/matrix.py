@@ -87,10 +87,11 @@ def parse_args(argv):
                    help="a different --seconds for one workload (repeatable), e.g. e=6 where scans are slow")
     p.add_argument("--warmup-seconds", default=30, type=float, metavar="S",
                    help="per session, after the load: S seconds of the session's first workload, not recorded, "
-                        "so that every cell measures a warm client, proxy and database")
+                        "so that every cell measures a warm proxy and database")
     p.add_argument("--first-warmup-seconds", default=0, type=float, metavar="S",
-                   help="before the first session, one unrecorded session per algorithm (load, S seconds of the "
-                        "first workload, drop), so that the first sessions do not meet a cold proxy")
+                   help="before the first session, one unrecorded session per algorithm (load, S seconds shared by "
+                        "every workload, drop), so that the first sessions meet neither a cold client (one JVM "
+                        "runs every session) nor a cold proxy or database")
     p.add_argument("--load-threads", type=int, help="threads for loading (default: --threads)")
     p.add_argument("--load-batch", default=100, type=int, help="documents per insert while loading")
     p.add_argument("--write-concern", default="w1",
@@ -273,7 +274,8 @@ def check_phase(result: dict, what: str, max_rate: float, log_path: str, read_on
     ops = result["ops"]
     errors = sum(o["errors"] for o in ops.values())
     not_found = sum(o.get("not_found", 0) for o in ops.values())
-    total = sum(o["count"] for o in ops.values())
+    # YCSB's count is of operations that returned OK; the failed and the missed are counted apart
+    total = sum(o["count"] for o in ops.values()) + errors + not_found
     if total == 0:
         raise CellFailed(f"{what} did no operation (its client threads failed to start); see {log_path}")
     if errors and errors > max_rate * total:
@@ -318,11 +320,17 @@ def run(args) -> int:
           f"{todo} to run", flush=True)
     if pending:
         check_reachable(args)
-        if args.first_warmup_seconds:
-            first_warmup(args, sessions, files)
-    progress = Progress(todo)
-    for session, workloads in pending:
-        run_session(args, session, workloads, files, props, ops, ledger_path, progress)
+        if not args.keep_data:   # an interrupted session leaves its collection behind
+            drop(args, sorted({collection(a, t) for a in args.algorithms for t in tables.values()}))
+        jvm = ClientJvm(args)
+        try:
+            if args.first_warmup_seconds:
+                first_warmup(args, jvm, sessions, files)
+            progress = Progress(todo)
+            for session, workloads in pending:
+                run_session(args, jvm, session, workloads, files, props, ops, ledger_path, progress)
+        finally:
+            jvm.close()
 
     if not args.no_report:
         import report
@@ -374,40 +382,99 @@ def session_plan(args, session, workloads, files, ops) -> dict:
         "cells": cells, "pids": pids, "clockTicks": os.sysconf("SC_CLK_TCK"),
     }
     if args.warmup_seconds:
-        plan["warmup"] = {"workload": files[workloads[0]], "seconds": args.warmup_seconds}
+        plan["warmup"] = {"workloads": [files[workloads[0]]], "seconds": args.warmup_seconds}
     return plan
 
 
-def first_warmup(args, sessions, files) -> None:
+class ClientJvm:
+    """The YCSB client: one JVM (dev.fleproxy.ycsb.Session --serve) runs every session of the
+    matrix in turn, so that its JIT is warm for all but the first; its stderr (the binding's
+    messages) goes to DIR/raw/TOPOLOGY-client.log. A session that fails or hangs ends this JVM;
+    the next session starts another."""
+
+    def __init__(self, args):
+        self.args, self.proc = args, None
+        self.log_path = os.path.join(args.out, "raw", f"{args.topology}-client.log")
+
+    def phases(self, plan_path: str, limit: float, log):
+        """Yield each phase line of the plan's session; raise CellFailed if it errs or dies."""
+        if self.proc is None or self.proc.poll() is not None:
+            os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
+            self.stderr = open(self.log_path, "a", encoding="utf-8")
+            self.proc = subprocess.Popen([self.args.java, "-cp", self.args.jar, SESSION, "--serve"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True)
+        self.proc.stdin.write(plan_path + "\n")
+        self.proc.stdin.flush()
+        # A session that hangs prints nothing: a timer, not the reading loop, ends it.
+        timer = threading.Timer(limit, self.proc.kill)
+        timer.start()
+        try:
+            for line in self.proc.stdout:
+                log.write(redact(line))
+                log.flush()
+                if not line.startswith("{"):
+                    continue
+                phase = json.loads(line)
+                if phase["phase"] == "end":
+                    return
+                if phase["phase"] == "error":
+                    raise CellFailed(f"the session of {plan_path} failed: {redact(phase['message'])}; "
+                                     f"see {self.log_path}")
+                yield phase
+            fired = not timer.is_alive()
+            self.proc.wait()
+            if fired:
+                raise CellFailed(f"the session of {plan_path} did not finish within {limit:g} s "
+                                 f"({self.args.cell_timeout} s per phase); see {self.log_path}")
+            raise CellFailed(f"the YCSB client exited with status {self.proc.returncode} during the session "
+                             f"of {plan_path}; see {self.log_path}")
+        except BaseException:
+            self.close(kill=True)   # mid-session: nothing it does now can be recorded
+            raise
+        finally:
+            timer.cancel()
+
+    def close(self, kill=False) -> None:
+        if self.proc is None:
+            return
+        try:
+            if not kill:   # between sessions: end of input ends it
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.stderr.close()
+        self.proc = None
+
+
+def first_warmup(args, jvm, sessions, files) -> None:
     """One unrecorded session per algorithm: a load of the smallest record count and
-    --first-warmup-seconds of the first workload; nothing is checked or recorded but that it ran."""
+    --first-warmup-seconds shared by every workload; nothing is recorded but that it ran."""
     first = {}
     for s in sessions:
         first.setdefault(s["algorithm"], s)
     for algorithm, session in first.items():
         name = collection(algorithm, session["table"])
         plan = session_plan(args, {**session, "records": min(args.records)}, session["workloads"][:1], files, {})
-        plan.update(cells=[], warmup={"workload": files[session["workloads"][0]],
+        plan.update(cells=[], warmup={"workloads": [files[w] for w in session["workloads"]],
                                       "seconds": args.first_warmup_seconds})
         path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-{name}")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path + ".plan.json", "w", encoding="utf-8") as f:
             json.dump(plan, f, indent=1)
         print(f"matrix: first warm-up on {algorithm}: load {min(args.records):,} records, "
-              f"{args.first_warmup_seconds:g} s of {session['workloads'][0]} (not recorded)", flush=True)
+              f"{args.first_warmup_seconds:g} s of {', '.join(session['workloads'])} (not recorded)", flush=True)
         drop(args, [name])
         with open(path + ".log", "w", encoding="utf-8") as log:
-            try:
-                code = subprocess.run([args.java, "-cp", args.jar, SESSION, path + ".plan.json"], stdout=log,
-                                      stderr=subprocess.STDOUT, timeout=args.cell_timeout * 2).returncode
-            except subprocess.TimeoutExpired:
-                code = "none (timed out)"
+            for _ in jvm.phases(path + ".plan.json", args.cell_timeout * (2 + len(session["workloads"])), log):
+                pass
         drop(args, [name])
-        if code != 0:
-            raise CellFailed(f"the first warm-up on {algorithm} exited with status {code}; see {path}.log")
 
 
-def run_session(args, session, workloads, files, props, ops, ledger_path, progress) -> None:
+def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, progress) -> None:
     """Drop the collection, run the session, record each load and cell as its line arrives."""
     algorithm, records, rep = session["algorithm"], session["records"], session["repeat"]
     name = collection(algorithm, session["table"])
@@ -421,66 +488,40 @@ def run_session(args, session, workloads, files, props, ops, ledger_path, progre
     drop(args, [name])
     print(f"matrix: {args.topology} {records:,} records, repeat {rep}: {algorithm} ({args.database}.{name}): "
           f"load, {args.warmup_seconds:g} s warm-up, {', '.join(workloads)}", flush=True)
-    cmd = [args.java, "-cp", args.jar, SESSION, plan_path]
     base = {"topology": args.topology, "algorithm": algorithm, "records": records, "repeat": rep,
             "threads": args.threads, "data": "all algorithms" if args.keep_data else "this algorithm only"}
-    phases = len(workloads) + 1 + (1 if args.warmup_seconds else 0)
-    limit = args.cell_timeout * phases
+    limit = args.cell_timeout * (len(workloads) + 1 + (1 if args.warmup_seconds else 0))
     write_concern = None
     pending = list(workloads)
     with open(log_path, "w", encoding="utf-8") as log:
-        log.write("# " + redact(" ".join(cmd)) + "\n")
-        log.flush()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
-        # A session that hangs prints nothing: a timer, not the reading loop, ends it.
-        timer = threading.Timer(limit, proc.kill)
-        timer.start()
-        try:
-            for line in proc.stdout:
-                log.write(redact(line))
-                log.flush()
-                if not line.startswith("{"):
-                    continue
-                phase = json.loads(line)
-                if phase["phase"] == "start":
-                    write_concern = phase.get("writeConcern")
-                    continue
-                result = phase_result(phase)
-                if phase["phase"] == "load":
-                    check_phase(result, f"loading {name}", 0.0, log_path)
-                    if phase["operations"] != records:
-                        raise CellFailed(f"loading {name}: {phase['operations']} of {records} records inserted; "
-                                         f"see {log_path}")
-                    entry = {**base, "kind": "load", "table": session["table"], "write_concern": write_concern,
-                             "threads": plan["load"]["threads"], "started": now(), **figures(result)}
-                    ledger.append(ledger_path, entry)
-                    print(f"matrix: loaded in {result['runtime_ms'] / 1000:.1f} s "
-                          f"({result['throughput']:,.0f} inserts/s)", flush=True)
-                elif phase["phase"] == "warmup":
-                    check_phase(result, f"warm-up on {name}", args.max_error_rate, log_path,
-                                read_only(props[workloads[0]]))
-                elif phase["phase"] == "cell":
-                    w = phase["name"]
-                    check_phase(result, f"cell {tag} workload {w}", args.max_error_rate, log_path,
-                                read_only(props[w]))
-                    entry = {**base, "kind": "run", "workload": w, "write_concern": write_concern,
-                             "records_at_start": phase["records"], "started": now(), **figures(result)}
-                    ledger.append(ledger_path, entry)
-                    pending.remove(w)
-                    progress.step(result["runtime_ms"] / 1000, describe(entry))
-            proc.wait()
-        finally:
-            timed_out = not timer.is_alive() and proc.returncode is not None and proc.returncode < 0
-            timer.cancel()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    if timed_out:
-        raise CellFailed(f"session {tag} did not finish within {args.cell_timeout} s per phase ({limit} s); "
-                         f"see {log_path}")
-    if proc.returncode != 0 or pending:
-        raise CellFailed(f"session {tag} exited with status {proc.returncode} before "
-                         f"{', '.join(pending) or 'its end'}; see {log_path}")
+        for phase in jvm.phases(plan_path, limit, log):
+            if phase["phase"] == "start":
+                write_concern = phase.get("writeConcern")
+                continue
+            result = phase_result(phase)
+            if phase["phase"] == "load":
+                check_phase(result, f"loading {name}", 0.0, log_path)
+                if phase["operations"] != records:
+                    raise CellFailed(f"loading {name}: {phase['operations']} of {records} records inserted; "
+                                     f"see {log_path}")
+                entry = {**base, "kind": "load", "table": session["table"], "write_concern": write_concern,
+                         "threads": plan["load"]["threads"], "started": now(), **figures(result)}
+                ledger.append(ledger_path, entry)
+                print(f"matrix: loaded in {result['runtime_ms'] / 1000:.1f} s "
+                      f"({result['throughput']:,.0f} inserts/s)", flush=True)
+            elif phase["phase"] == "warmup":
+                check_phase(result, f"warm-up on {name}", args.max_error_rate, log_path,
+                            read_only(props[workloads[0]]))
+            elif phase["phase"] == "cell":
+                w = phase["name"]
+                check_phase(result, f"cell {tag} workload {w}", args.max_error_rate, log_path, read_only(props[w]))
+                entry = {**base, "kind": "run", "workload": w, "write_concern": write_concern,
+                         "records_at_start": phase["records"], "started": now(), **figures(result)}
+                ledger.append(ledger_path, entry)
+                pending.remove(w)
+                progress.step(result["runtime_ms"] / 1000, describe(entry))
+    if pending:
+        raise CellFailed(f"session {tag} ended before {', '.join(pending)}; see {log_path}")
     if not args.keep_data:
         drop(args, [name])
 

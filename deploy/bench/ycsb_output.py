@@ -19,8 +19,9 @@ class YcsbOutputError(ValueError):
 
 def summarize(measurements: dict) -> dict:
     """{OP: {measurement: value}} as YCSB's exporter names them -> {OP: {count, avg_us, p95_us,
-    p99_us, errors, not_found}}; CLEANUP, GC and the "<OP>-FAILED" sections (already among the
-    parent's return codes) are left out."""
+    p99_us, errors, not_found}}; count and latencies are of the operations that returned OK (YCSB
+    measures the others under "<OP>-FAILED", left out here as CLEANUP and GC are); errors and
+    not_found come from the return codes."""
     ops = {}
     for section, values in measurements.items():
         if section.startswith("TOTAL_GC") or section in _SKIPPED_OPS or section.endswith("-FAILED"):

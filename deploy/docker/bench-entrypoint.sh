@@ -16,5 +16,12 @@ if [ -f "$CA" ]; then
     -storepass fle-proxy-ca >/dev/null 2>&1
   export JAVA_TOOL_OPTIONS="${JAVA_TOOL_OPTIONS:-} -Djavax.net.ssl.trustStore=$store -Djavax.net.ssl.trustStoreType=JKS"
 fi
+# The stack shares the proxy's PID namespace with this container (pid: service:proxy): its java
+# process is visible here, so the runner can record its CPU time per operation.
+proxy_pid=
+for dir in /proc/[0-9]*; do
+  if tr '\0' ' ' <"$dir/cmdline" 2>/dev/null | grep -q 'fle-proxy.jar proxy'; then proxy_pid=${dir#/proc/}; break; fi
+done
+[ -n "$proxy_pid" ] || echo "bench: the proxy's process is not visible here; its CPU per operation is not recorded" >&2
 exec /opt/venv/bin/python deploy/bench/matrix.py \
-  --direct "${FLE_DIRECT_URL:-mongodb://mongos:27017}" --proxy "$PROXY_URL" "$@"
+  --direct "${FLE_DIRECT_URL:-mongodb://mongos:27017}" --proxy "$PROXY_URL" ${proxy_pid:+--proxy-pid "$proxy_pid"} "$@"

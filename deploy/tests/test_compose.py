@@ -288,6 +288,10 @@ def test_what_the_runner_needs_is_there_and_healthchecked(stack):
     for name, s in services.items():
         if s.get("restart") != "no" and name != "bench":
             assert "healthcheck" in s and s["healthcheck"]["test"][0] == "CMD", f"{name} has no healthcheck"
+    # the runner reads the proxy's CPU time per operation from /proc: it shares the proxy's PID namespace
+    assert services["bench"]["pid"] == "service:proxy"
+    entrypoint = (ROOT / "deploy" / "docker" / "bench-entrypoint.sh").read_text()
+    assert "fle-proxy.jar proxy" in entrypoint and "--proxy-pid" in entrypoint
 
 
 SECRETS = [r"-----BEGIN [A-Z ]*(PRIVATE KEY|CERTIFICATE)", r"(?i)(password|passwd|secret|token)\s*[:=]\s*\S+",
@@ -390,6 +394,7 @@ def test_one_command_runs_the_papers_matrix_on_both_stacks():
     assert [option(s, "--topology") for s in runs] == ["rs3", "rs6"]
     assert all(option(s, "--out") == "results/paper" for s in runs), "both topologies in one report"
     assert all("--records" not in s and "--threads" not in s for s in runs), "the runner's defaults are the paper's"
+    assert all(option(s, "--write-concern") == "w1" for s in runs), "the paper's MongoDB 3.6 default, explicit"
 
     sys.path.insert(0, str(ROOT / "deploy" / "bench"))
     import matrix

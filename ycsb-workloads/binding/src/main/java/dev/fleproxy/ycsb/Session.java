@@ -37,11 +37,12 @@ import java.util.concurrent.TimeUnit;
  * drives the same parts (the workload class, {@link ClientThread}, YCSB's measurements through
  * {@code DBWrapper}) phase after phase, and starts each phase's measurements afresh.
  *
- * <p>Input: a plan, a JSON file ({@code java -cp fle-ycsb.jar dev.fleproxy.ycsb.Session plan.json}):
+ * <p>Input: a plan, a JSON file ({@code java -cp fle-ycsb.jar dev.fleproxy.ycsb.Session plan.json}, or
+ * one path per line with {@code --serve}, see {@link #serve}):
  * <pre>
  * { "db": "dev.fleproxy.ycsb.MongoDbClient", "threads": 8, "properties": {...every phase...},
  *   "load": {"workload": FILE, "records": N, "threads": T, "properties": {...}},       (optional)
- *   "warmup": {"workload": FILE, "seconds": S},                                         (optional)
+ *   "warmup": {"workloads": [FILE, ...], "seconds": S},             (optional; S shared by the files)
  *   "cells": [{"name": "a", "workload": FILE, "operations": N, "seconds": S, "properties": {...}}],
  *   "pids": {"proxy": PID, "backend": PID}, "clockTicks": 100 }                         (optional)
  * </pre>
@@ -72,26 +73,54 @@ public final class Session {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 1 && args[0].equals("--serve")) {
+            serve(new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8)));
+            System.exit(0);
+        }
         if (args.length != 1) {
-            System.err.println("usage: java -cp fle-ycsb.jar dev.fleproxy.ycsb.Session PLAN.json");
+            System.err.println("usage: java -cp fle-ycsb.jar dev.fleproxy.ycsb.Session PLAN.json | --serve");
             System.exit(2);
         }
-        BsonDocument plan;
         try {
-            plan = BsonDocument.parse(Files.readString(Path.of(args[0])));
-        } catch (IOException | RuntimeException e) {
-            System.err.println("session: cannot read the plan " + args[0] + ": " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        try {
-            new Session(plan, System.out).run();
+            new Session(readPlan(args[0]), System.out).run();
         } catch (SessionException e) {
             System.err.println("session: " + e.getMessage());
             System.exit(1);
         }
         // YCSB's and the driver's non-daemon threads must not keep a finished session alive.
         System.exit(0);
+    }
+
+    /**
+     * Runs the plan named on each line of input, one after the other, in this one JVM, so that
+     * every session after the first meets a client whose JIT has compiled the driver and YCSB (a
+     * fresh JVM needs tens of seconds of load for that, and short cells mostly measured it). Each
+     * plan's output ends with {"phase": "end"}; a plan that fails prints {"phase": "error"} first
+     * and the next plan still runs.
+     */
+    static void serve(java.io.BufferedReader in) throws IOException {
+        String path;
+        while ((path = in.readLine()) != null) {
+            if (path.isBlank()) {
+                continue;
+            }
+            try {
+                new Session(readPlan(path.trim()), System.out).run();
+            } catch (SessionException | RuntimeException e) {
+                System.out.println(new BsonDocument("phase", new org.bson.BsonString("error"))
+                        .append("message", new org.bson.BsonString(String.valueOf(e.getMessage()))).toJson(JSON));
+            }
+            System.out.println(new BsonDocument("phase", new org.bson.BsonString("end")).toJson(JSON));
+            System.out.flush();
+        }
+    }
+
+    private static BsonDocument readPlan(String path) throws SessionException {
+        try {
+            return BsonDocument.parse(Files.readString(Path.of(path)));
+        } catch (IOException | RuntimeException e) {
+            throw new SessionException("cannot read the plan " + path + ": " + e.getMessage());
+        }
     }
 
     void run() throws SessionException {
@@ -124,10 +153,17 @@ public final class Session {
                 nextKey = plan.getNumber("records").longValue();
             }
             if (plan.containsKey("warmup")) {
+                // The warm-up's time is shared by its workloads, so that every code path the cells
+                // take (reads, updates, inserts, scans) is compiled before they are measured.
                 BsonDocument warm = plan.getDocument("warmup");
-                Properties p = runProperties(common, warm, Long.MAX_VALUE);
-                emit("warmup", "warmup", runPhase(dbName, p, true, threads(), Long.MAX_VALUE,
-                        warm.getNumber("seconds").doubleValue()));
+                org.bson.BsonArray files = warm.getArray("workloads");
+                double seconds = warm.getNumber("seconds").doubleValue() / files.size();
+                for (BsonValue file : files) {
+                    BsonDocument phase = new BsonDocument("workload", file);
+                    Properties p = runProperties(common, phase, Long.MAX_VALUE);
+                    emit("warmup", Path.of(file.asString().getValue()).getFileName().toString(),
+                            runPhase(dbName, p, true, threads(), Long.MAX_VALUE, seconds));
+                }
             }
             for (BsonValue v : plan.getArray("cells", new org.bson.BsonArray())) {
                 BsonDocument cell = v.asDocument();
@@ -229,10 +265,14 @@ public final class Session {
         return result;
     }
 
-    /** INSERT operations of a phase, whatever they returned: each took a key from the sequence. */
+    /**
+     * INSERT operations of a phase, whatever they returned: each took a key from the sequence.
+     * YCSB's "Operations" counts only those that succeeded; the return codes count them all.
+     */
     private static long insertsAttempted(BsonDocument measurements) {
         BsonDocument insert = measurements.getDocument("INSERT", new BsonDocument());
-        return insert.getNumber("Operations", new org.bson.BsonInt64(0)).longValue();
+        return insert.entrySet().stream().filter(e -> e.getKey().startsWith("Return="))
+                .mapToLong(e -> e.getValue().asNumber().longValue()).sum();
     }
 
     private BsonDocument exportMeasurements() throws SessionException {
