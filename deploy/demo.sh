@@ -24,10 +24,10 @@ JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default) or overhead (make b
 RECORDS=${DEMO_RECORDS:-5000,15000,25000}
 WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
-REPEATS=${DEMO_REPEATS:-2}
-CELL_SECONDS=${DEMO_CELL_SECONDS:-2}        # matrix: each cell's measured window
-E_SECONDS=${DEMO_E_SECONDS:-5}             # matrix: workload E's window (its scans are slow here)
-WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-1.5}  # matrix: unrecorded, per session, after its load
+REPEATS=${DEMO_REPEATS:-3}
+CELL_SECONDS=${DEMO_CELL_SECONDS:-1}        # matrix: each cell's measured window
+E_SECONDS=${DEMO_E_SECONDS:-4}             # matrix: workload E's window (its scans are slow here)
+WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-1}  # matrix: unrecorded, per session, after its load
 FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-12}  # matrix: unrecorded, per algorithm, before the first session
 PYTHON=${PYTHON:-.venv/bin/python}
 

@@ -308,3 +308,18 @@ def test_bars_are_medians_and_error_bars_span_min_to_max():
         plots.plt.close(fig)
     assert sorted(spans) == [(800.0, 850.0), (900.0, 1000.0), (1200.0, 1200.0)]
     assert heights == [825.0, 980.0, 1200.0]
+
+
+def test_compare_says_whether_two_runs_agree(tmp_path):
+    import compare
+    lines = [run_line("embedded", a, n, w, r) for a in ALGORITHMS for n in RECORDS for w in WORKLOADS for r in (1, 2)]
+    slower = [dict(l, throughput=l["throughput"] * (0.9 if l["algorithm"] == "aes" else 1.0)) for l in lines]
+    for name, ledger in (("one", lines), ("two", lines), ("slower", slower)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ledger.jsonl").write_text("\n".join(json.dumps(l) for l in ledger) + "\n")
+    text, agree = compare.compare(compare.load(tmp_path / "one"), compare.load(tmp_path / "two"), 0.05)
+    assert agree and "| A | 0.88 | 0.88 | +0.00 |" in "\n".join(text)
+    assert "Ordering holds in A, E." in "\n".join(text)
+    text, agree = compare.compare(compare.load(tmp_path / "one"), compare.load(tmp_path / "slower"), 0.05)
+    assert not agree and "-0.09 **over**" in "\n".join(text)
+    assert compare.main([str(tmp_path / "one"), str(tmp_path / "nothing")]) == 2

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Do two runs of the same matrix agree? Per topology and workload, each cipher's x/plain
+throughput ratio (the median of paired repeats, as in report.md) in both runs and their
+difference, and whether proxy CPU per operation ranks plain < AES < ARIA < 3DES in each run.
+
+    python3 deploy/bench/compare.py RUN1_DIR RUN2_DIR [--tolerance 0.05]
+
+Exit status 0 when every difference is within the tolerance and the ordering holds in every
+workload of both runs, 1 otherwise (2: a ledger is missing or empty).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report  # noqa: E402
+from names import label, workload_label  # noqa: E402
+
+
+def load(directory: str) -> list[dict]:
+    path = Path(directory) / "ledger.jsonl"
+    if not path.is_file():
+        raise report.LedgerError(f"no ledger at {path}")
+    runs = report.read_ledger(path).runs
+    if not runs:
+        raise report.LedgerError(f"{path} holds no usable cell lines")
+    return runs
+
+
+def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[list[str], bool]:
+    """Markdown lines of the comparison, and whether the runs agree."""
+    ratios = [report.ratios(first), report.ratios(second)]
+    lines, agree = [], True
+    for topo in report.topologies_of(first):
+        series = [s for s in report.ratio_pairs(report.only(first, topology=topo)) if s[1] == "plain"]
+        workloads = report.workloads_of(report.only(first, topology=topo))
+        lines += [f"### {topo}", "", "| workload | " + " | ".join(
+            f"{report.names.series_name(s)} run 1 | run 2 | difference" for s in series) + " |",
+            "|---|" + "---|" * (3 * len(series))]
+        for w in workloads:
+            cells = []
+            for s in series:
+                a, b = (r.get((topo, w) + s) for r in ratios)
+                if a and b:
+                    diff = b["median"] - a["median"]
+                    ok = abs(diff) <= tolerance
+                    agree &= ok
+                    cells += [f"{a['median']:.2f}", f"{b['median']:.2f}", f"{diff:+.2f}" + ("" if ok else " **over**")]
+                else:
+                    cells += ["–", "–", "–"]
+                    agree = False
+            lines.append(f"| {workload_label(w)} | " + " | ".join(cells) + " |")
+        lines.append("")
+        for i, runs in enumerate((first, second), 1):
+            topo_runs = report.only(runs, topology=topo)
+            cpu = report.cpu_spreads(topo_runs, "proxy")
+            holds, breaks = report.cpu_ordering(cpu, topo, workloads, report.algorithms_of(topo_runs))
+            agree &= not breaks and bool(holds)
+            medians = "; ".join(f"{workload_label(w)}: " + " < ".join(
+                f"{label(a)} {cpu[(topo, a, w)]['median']:.0f}" for a in ("plain", "aes", "aria", "3des")
+                if (topo, a, w) in cpu) for w in workloads)
+            lines += [f"Run {i}, proxy µs of CPU per operation (medians): {medians}. Ordering holds in "
+                      f"{', '.join(map(workload_label, holds)) or 'none'}"
+                      + (f"; not in {', '.join(map(workload_label, breaks))}." if breaks else "."), ""]
+    return lines, agree
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("first")
+    p.add_argument("second")
+    p.add_argument("--tolerance", type=float, default=0.05)
+    args = p.parse_args(argv)
+    try:
+        lines, agree = compare(load(args.first), load(args.second), args.tolerance)
+    except report.LedgerError as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    print(f"The runs {'agree' if agree else 'do not agree'} (tolerance ±{args.tolerance:.2f} on each ratio's median; "
+          "proxy CPU ordering in every workload of both runs).")
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
