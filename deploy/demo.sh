@@ -21,13 +21,13 @@ SECONDS_PER_PHASE=${DEMO_SECONDS:-5}   # overhead: length of each insert and rea
 ROUNDS=${DEMO_ROUNDS:-3}               # overhead: rounds, in alternating order (figures: the median)
 WARMUP=${DEMO_WARMUP:-180}  # overhead: seconds of unreported load first, shared by the processes (JIT warm-up: 30 s each)
 JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default) or overhead (make bench-overhead)
-RECORDS=${DEMO_RECORDS:-5000,15000,25000}
+RECORDS=${DEMO_RECORDS:-2000,6000,10000}
 WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
 REPEATS=${DEMO_REPEATS:-3}
 CELL_SECONDS=${DEMO_CELL_SECONDS:-1}        # matrix: each cell's measured window
-E_SECONDS=${DEMO_E_SECONDS:-4}             # matrix: workload E's window (its scans are slow here)
-WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-1}  # matrix: unrecorded, per session, after its load
+E_SECONDS=${DEMO_E_SECONDS:-3}             # matrix: workload E's window (its scans are slow here)
+WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-0.5}  # matrix: unrecorded, per session, after its load
 FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-12}  # matrix: unrecorded, per algorithm, before the first session
 PYTHON=${PYTHON:-.venv/bin/python}
 
@@ -183,9 +183,9 @@ if [ "$JOB" = overhead ]; then
 fi
 
 # The scaled-down matrix: the paper's 1:3:5 record counts, A–F, direct / plain / AES / ARIA / 3DES,
-# repeats interleaved (each repeat runs every algorithm, in a rotated order), one session per
-# algorithm, record count and repeat (load, warm-up, the six cells, drop), the proxy's and the
-# backend's CPU time per operation read from /proc around every cell. A fresh ledger each time:
+# repeats interleaved, and within a repeat the algorithms alternate cell by cell (each cell: load,
+# warm-up, measure, drop), the proxy's and the backend's CPU time per operation read from /proc
+# around every cell. A fresh ledger each time:
 # the demo measures, it does not resume an older run.
 rm -f "$OUT/ledger.jsonl" "$OUT/matrix.json"
 rm -rf "$OUT/raw"
@@ -194,11 +194,11 @@ echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALG
   --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
   --proxy-pid "$PROXY_PID" --backend-pid "$BACKEND_PID" \
   --topology embedded --algorithms "$ALGORITHMS" --records "$RECORDS" --workloads "$WORKLOADS" \
-  --repeats "$REPEATS" --threads "$THREADS" --operations 10000000 --seconds "$CELL_SECONDS" \
+  --repeats "$REPEATS" --threads "$THREADS" --operations 10000000 --seconds "$CELL_SECONDS" --interleave cell \
   --seconds-for "e=$E_SECONDS" --warmup-seconds "$WARMUP_SECONDS" --first-warmup-seconds "$FIRST_WARMUP_SECONDS" \
   --out "$OUT" --title "YCSB matrix on the embedded backend (scaled down)" \
   --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make demo\`); the figures show relative costs, not what a replica set does." \
-  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/200 of its 1M/3M/5M (the embedded backend scans a whole collection for every range scan, so E's cost grows with it); each cell is a ${CELL_SECONDS}-second window (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 12 minutes." \
-  --note "Steady state: one YCSB JVM runs every session, and the proxy and the backend run throughout; before the first session, each algorithm gets an unrecorded ${FIRST_WARMUP_SECONDS}-second session over all six workloads (the JIT of client, proxy and backend: a fresh JVM here needs tens of seconds to reach its steady throughput); each session (one algorithm, record count and repeat) loads, runs ${WARMUP_SECONDS} s of workload A unrecorded, then measures the cells back to back." \
+  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/500 of its 1M/3M/5M (the embedded backend keeps them in memory and scans a whole collection for every range scan, so E's cost grows with it, and each cell loads its own); each cell is a ${CELL_SECONDS}-second window (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 12 minutes." \
+  --note "Steady state: one YCSB JVM runs every session, and the proxy and the backend run throughout; before the first session, each algorithm gets an unrecorded ${FIRST_WARMUP_SECONDS}-second session over all six workloads (the JIT of client, proxy and backend: a fresh JVM here needs tens of seconds to reach its steady throughput); each cell loads its algorithm's collection, runs ${WARMUP_SECONDS} s of its workload unrecorded, measures, and drops it; the algorithms alternate cell by cell (order rotated), so that the cells a ratio pairs ran seconds apart." \
   --note "Workload E: the embedded backend reads its whole collection for every range scan, so E does tens of operations per second here, far fewer than on mongod, and its cells are the noisiest."
 echo "demo: wrote $OUT/report.md, $OUT/results.csv and $OUT/plots/"

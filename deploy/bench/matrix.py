@@ -101,6 +101,10 @@ def parse_args(argv):
     p.add_argument("--out", required=True, help="results directory (ledger, report, raw YCSB logs)")
     p.add_argument("--title", help="title of the report")
     p.add_argument("--note", action="append", default=[], help="a line for the report's notes (repeatable)")
+    p.add_argument("--interleave", choices=("session", "cell"), default="session",
+                   help="session: per record count and repeat, each algorithm loads once and runs every "
+                        "workload; cell: each cell loads its own collection, so algorithms alternate cell by cell "
+                        "(pairs measured seconds apart, for machines whose speed drifts; a load per cell)")
     p.add_argument("--keep-data", action="store_true",
                    help="keep every algorithm's collection loaded while the others run (default: load, "
                         "measure, drop: only the measured algorithm's data is in the database)")
@@ -344,12 +348,23 @@ def run(args) -> int:
 
 def plan_sessions(args, tables: dict) -> list[dict]:
     """Sessions in the order they run: per record count and repeat, each algorithm once (per
-    table), the algorithms' order rotated by one from each repeat to the next."""
+    table), the algorithms' order rotated by one from each repeat to the next; with
+    --interleave cell, per record count, repeat and workload, each algorithm once (one cell), the
+    order rotated from cell to cell."""
+    def rotated(shift):
+        shift %= len(args.algorithms)
+        return args.algorithms[shift:] + args.algorithms[:shift]
+
     sessions = []
     for records in args.records:
         for rep in range(1, args.repeats + 1):
-            shift = (rep - 1) % len(args.algorithms)
-            for algorithm in args.algorithms[shift:] + args.algorithms[:shift]:
+            if args.interleave == "cell":
+                for i, w in enumerate(args.workloads):
+                    for algorithm in rotated(rep - 1 + i):
+                        sessions.append({"records": records, "repeat": rep, "algorithm": algorithm,
+                                         "table": tables[w], "workloads": [w]})
+                continue
+            for algorithm in rotated(rep - 1):
                 for table in dict.fromkeys(tables[w] for w in args.workloads):
                     sessions.append({"records": records, "repeat": rep, "algorithm": algorithm, "table": table,
                                      "workloads": [w for w in args.workloads if tables[w] == table]})
@@ -478,7 +493,7 @@ def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, p
     """Drop the collection, run the session, record each load and cell as its line arrives."""
     algorithm, records, rep = session["algorithm"], session["records"], session["repeat"]
     name = collection(algorithm, session["table"])
-    tag = f"{args.topology}-{records}-{name}-r{rep}"
+    tag = f"{args.topology}-{records}-{name}-r{rep}" + (f"-{workloads[0]}" if args.interleave == "cell" else "")
     raw = os.path.join(args.out, "raw")
     os.makedirs(raw, exist_ok=True)
     plan_path, log_path = os.path.join(raw, f"{tag}.plan.json"), os.path.join(raw, f"{tag}.log")
@@ -570,7 +585,7 @@ def write_matrix_json(args, ops) -> None:
               "repeats": args.repeats, "threads": args.threads, "operations per cell": args.operations,
               "seconds per cell": args.seconds or "no limit", "warm-up seconds per session": args.warmup_seconds,
               "first warm-up seconds per algorithm": args.first_warmup_seconds,
-              "write concern": args.write_concern, "data while a cell runs":
+              "write concern": args.write_concern, "interleave": args.interleave, "data while a cell runs":
                   "every algorithm's collection" if args.keep_data else "the measured algorithm's only",
               "load batch": args.load_batch, "error budget": args.max_error_rate,
               "proxy CPU measured": bool(args.proxy_pid), "backend CPU measured": bool(args.backend_pid)}

@@ -186,3 +186,14 @@ def test_parameters_are_kept_per_topology(tmp_path):
     saved = json.loads((tmp_path / "matrix.json").read_text())
     assert saved["topologies"]["rs3"]["threads"] == 100 and saved["topologies"]["rs6"]["threads"] == 50
     assert saved["notes"] == ["note rs3", "note rs6"]
+
+
+def test_cell_interleaving_alternates_algorithms_cell_by_cell():
+    args = matrix.parse_args(["--direct", "mongodb://h", "--out", "x", "--records", "10", "--repeats", "2",
+                              "--algorithms", "direct,plain,aes", "--workloads", "a,c", "--interleave", "cell"])
+    sessions = matrix.plan_sessions(args, {"a": "usertable", "c": "usertable"})
+    assert [(s["repeat"], s["workloads"], s["algorithm"]) for s in sessions] == [
+        (1, ["a"], "direct"), (1, ["a"], "plain"), (1, ["a"], "aes"),
+        (1, ["c"], "plain"), (1, ["c"], "aes"), (1, ["c"], "direct"),
+        (2, ["a"], "plain"), (2, ["a"], "aes"), (2, ["a"], "direct"),
+        (2, ["c"], "aes"), (2, ["c"], "direct"), (2, ["c"], "plain")]
