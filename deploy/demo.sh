@@ -28,7 +28,7 @@ REPEATS=${DEMO_REPEATS:-3}
 CELL_SECONDS=${DEMO_CELL_SECONDS:-1}        # matrix: each cell's measured window
 E_SECONDS=${DEMO_E_SECONDS:-3}             # matrix: workload E's window (its scans are slow here)
 WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-0.5}  # matrix: unrecorded, per session, after its load
-FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-12}  # matrix: unrecorded, per algorithm, before the first session
+FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-15}  # matrix: unrecorded, per algorithm, before the first session
 PYTHON=${PYTHON:-.venv/bin/python}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -185,8 +185,7 @@ fi
 # The scaled-down matrix: the paper's 1:3:5 record counts, A–F, direct / plain / AES / ARIA / 3DES,
 # repeats interleaved, and within a repeat the algorithms alternate cell by cell (each cell: load,
 # warm-up, measure, drop), the proxy's and the backend's CPU time per operation read from /proc
-# around every cell. A fresh ledger each time:
-# the demo measures, it does not resume an older run.
+# around every cell. A fresh ledger each time: the demo measures, it does not resume an older run.
 rm -f "$OUT/ledger.jsonl" "$OUT/matrix.json"
 rm -rf "$OUT/raw"
 echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALGORITHMS, $REPEATS repeats, $THREADS threads"
@@ -198,7 +197,7 @@ echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALG
   --seconds-for "e=$E_SECONDS" --warmup-seconds "$WARMUP_SECONDS" --first-warmup-seconds "$FIRST_WARMUP_SECONDS" \
   --out "$OUT" --title "YCSB matrix on the embedded backend (scaled down)" \
   --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make demo\`); the figures show relative costs, not what a replica set does." \
-  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/500 of its 1M/3M/5M (the embedded backend keeps them in memory and scans a whole collection for every range scan, so E's cost grows with it, and each cell loads its own); each cell is a ${CELL_SECONDS}-second window (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 12 minutes." \
+  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/500 of its 1M/3M/5M (the embedded backend keeps them in memory and scans a whole collection for every range scan, so E's cost grows with it, and each cell loads its own); each cell is a ${CELL_SECONDS}-second window (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 11 minutes." \
   --note "Steady state: one YCSB JVM runs every session, and the proxy and the backend run throughout; before the first session, each algorithm gets an unrecorded ${FIRST_WARMUP_SECONDS}-second session over all six workloads (the JIT of client, proxy and backend: a fresh JVM here needs tens of seconds to reach its steady throughput); each cell loads its algorithm's collection, runs ${WARMUP_SECONDS} s of its workload unrecorded, measures, and drops it; the algorithms alternate cell by cell (order rotated), so that the cells a ratio pairs ran seconds apart." \
   --note "Workload E: the embedded backend reads its whole collection for every range scan, so E does tens of operations per second here, far fewer than on mongod, and its cells are the noisiest."
 echo "demo: wrote $OUT/report.md, $OUT/results.csv and $OUT/plots/"

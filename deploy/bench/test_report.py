@@ -204,7 +204,7 @@ RECORDED = Path(__file__).resolve().parent / "testdata" / "ledger-embedded.jsonl
 
 
 def test_recorded_ledger_ratios_match_a_hand_computation(tmp_path):
-    """On a ledger `make demo` wrote: the AES/plain figure of every workload is the median of the
+    """On a ledger `make demo` wrote (its 10,000-record cells): the AES/plain figure of every workload is the median of the
     per-(records, repeat) ratios, its interval holds that median, and ≈ appears exactly when the
     interval holds 1."""
     lines = [json.loads(l) for l in RECORDED.read_text().splitlines() if l.strip()]
