@@ -187,7 +187,7 @@ fi
 # warm-up, measure, drop), the proxy's and the backend's CPU time per operation read from /proc
 # around every cell. A fresh ledger each time: the demo measures, it does not resume an older run.
 rm -f "$OUT/ledger.jsonl" "$OUT/matrix.json"
-rm -rf "$OUT/raw"
+rm -rf "$OUT/raw" "$OUT/plots"   # figures of an older run would stay beside the new ones
 echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALGORITHMS, $REPEATS repeats, $THREADS threads"
 "$PYTHON" deploy/bench/matrix.py \
   --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
