@@ -322,4 +322,5 @@ def test_compare_says_whether_two_runs_agree(tmp_path):
     assert "Ordering holds in A, E." in "\n".join(text)
     text, agree = compare.compare(compare.load(tmp_path / "one"), compare.load(tmp_path / "slower"), 0.05)
     assert not agree and "-0.09 **over**" in "\n".join(text)
+    assert "- AES/plain: median |difference| over workloads 0.088 (over ±0.05); largest 0.09; 2 of 2" in "\n".join(text)
     assert compare.main([str(tmp_path / "one"), str(tmp_path / "nothing")]) == 2
