@@ -646,8 +646,9 @@ def md_loads(loads) -> list[str]:
     for line in loads:
         groups[(line["topology"], line["records"], line["algorithm"])].append(line)
     rows = []
+    rank = {a: i for i, a in enumerate(names.ALGORITHMS)}
     for (topo, n, a) in sorted(groups, key=lambda k: (topologies_of(loads).index(k[0]), k[1],
-                                                      ordered([k[2]], names.ALGORITHMS))):
+                                                      rank.get(k[2], len(rank)), k[2])):
         g = groups[(topo, n, a)]
         rows.append([topo, f"{n:,}", label(a), len(g), fmt_spread(stats.spread([x["throughput"] for x in g])),
                      fmt_spread(stats.spread([x["cpu"].get("proxy") for x in g]), fmt_us)])
