@@ -465,6 +465,14 @@ class ClientJvm:
         self.proc = None
 
 
+def write_plan(path: str, plan: dict) -> None:
+    """A session's plan holds the connection URLs, credentials included: readable by this user only."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)   # a plan left by an earlier run keeps its mode otherwise
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(plan, f, indent=1)
+
+
 def first_warmup(args, jvm, sessions, files) -> None:
     """One unrecorded session per algorithm: a load of the smallest record count and
     --first-warmup-seconds shared by every workload; nothing is recorded but that it ran."""
@@ -478,8 +486,7 @@ def first_warmup(args, jvm, sessions, files) -> None:
                                       "seconds": args.first_warmup_seconds})
         path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-{name}")
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".plan.json", "w", encoding="utf-8") as f:
-            json.dump(plan, f, indent=1)
+        write_plan(path + ".plan.json", plan)
         print(f"matrix: first warm-up on {algorithm}: load {min(args.records):,} records, "
               f"{args.first_warmup_seconds:g} s of {', '.join(session['workloads'])} (not recorded)", flush=True)
         drop(args, [name])
@@ -498,8 +505,7 @@ def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, p
     os.makedirs(raw, exist_ok=True)
     plan_path, log_path = os.path.join(raw, f"{tag}.plan.json"), os.path.join(raw, f"{tag}.log")
     plan = session_plan(args, session, workloads, files, ops)
-    with open(plan_path, "w", encoding="utf-8") as f:
-        json.dump(plan, f, indent=1)
+    write_plan(plan_path, plan)
     drop(args, [name])
     print(f"matrix: {args.topology} {records:,} records, repeat {rep}: {algorithm} ({args.database}.{name}): "
           f"load, {args.warmup_seconds:g} s warm-up, {', '.join(workloads)}", flush=True)

@@ -197,3 +197,10 @@ def test_cell_interleaving_alternates_algorithms_cell_by_cell():
         (1, ["c"], "plain"), (1, ["c"], "aes"), (1, ["c"], "direct"),
         (2, ["a"], "plain"), (2, ["a"], "aes"), (2, ["a"], "direct"),
         (2, ["c"], "aes"), (2, ["c"], "direct"), (2, ["c"], "plain")]
+
+
+def test_a_plan_with_credentials_is_readable_by_its_owner_only(tmp_path):
+    path = tmp_path / "p.plan.json"
+    matrix.write_plan(str(path), {"properties": {"mongodb.url": "mongodb://alice:s3cret@h:1/ycsb"}})
+    assert json.loads(path.read_text())["properties"]["mongodb.url"].startswith("mongodb://alice:")
+    assert path.stat().st_mode & 0o077 == 0
