@@ -190,8 +190,11 @@ def test_matrix_end_to_end_resumes_after_a_kill(tmp_path, backend, enc, raw):
     assert {e["write_concern"] for e in entries} == {"w:1"}
     assert all(e["errors"] == 0 and e["not_found"] == 0 and e["data"] == "this algorithm only" for e in runs)
     # CPU per operation: the backend's for every cell, the proxy's for every cell through it
-    assert all(e["cpu_us_per_op"]["backend"] > 0 and e["cpu_us_per_op"]["client"] > 0 for e in runs)
+    # (/proc counts in 10 ms ticks: a cell this small may spend less than one in a process)
+    assert all({"backend", "client"} <= set(e["cpu_us_per_op"]) for e in runs)
     assert all(("proxy" in e["cpu_us_per_op"]) == (e["algorithm"] != "direct") for e in runs)
+    for process in ("backend", "client", "proxy"):
+        assert sum(e["cpu_us_per_op"].get(process, 0) for e in runs) > 0, process
     # a cell starts its insert keys after every key loaded or inserted before it (A inserts none)
     e_cells = sorted((e["records"], e["repeat"], e["records_at_start"]) for e in scans if e["algorithm"] == "aes")
     assert all(start == records for records, _, start in e_cells)
