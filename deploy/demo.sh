@@ -25,9 +25,10 @@ RECORDS=${DEMO_RECORDS:-2000,6000,10000}
 WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
 REPEATS=${DEMO_REPEATS:-2}
-CELL_SECONDS=${DEMO_CELL_SECONDS:-2.5}        # matrix: each cell's measured window
-E_SECONDS=${DEMO_E_SECONDS:-3.5}             # matrix: workload E's window (its scans are slow here)
-WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-0.5}  # matrix: unrecorded, per session, after its load
+CELL_SECONDS=${DEMO_CELL_SECONDS:-3}          # matrix: each cell's measured window, per algorithm
+E_SECONDS=${DEMO_E_SECONDS:-4}               # matrix: workload E's window (its scans are slow here)
+SLICE_SECONDS=${DEMO_SLICE_SECONDS:-0.25}    # matrix: the algorithms take turns in slices this long
+WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-0.25}  # matrix: unrecorded, per cell and algorithm, before its window
 FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-15}  # matrix: unrecorded, per algorithm, before the first session
 PYTHON=${PYTHON:-.venv/bin/python}
 
@@ -183,9 +184,10 @@ if [ "$JOB" = overhead ]; then
 fi
 
 # The scaled-down matrix: the paper's 1:3:5 record counts, A–F, direct / plain / AES / ARIA / 3DES,
-# repeats interleaved, and within a repeat the algorithms alternate cell by cell (each cell: load,
-# warm-up, measure, drop), the proxy's and the backend's CPU time per operation read from /proc
-# around every cell. A fresh ledger each time: the demo measures, it does not resume an older run.
+# repeats interleaved, and within each workload's window the algorithms take turns in quarter-second
+# slices (per record count and repeat: load every algorithm's collection, then per workload a short
+# warm-up and the window, then drop them), the proxy's and the backend's CPU time read from /proc at
+# every switch. A fresh ledger each time: the demo measures, it does not resume an older run.
 rm -f "$OUT/ledger.jsonl" "$OUT/matrix.json"
 rm -rf "$OUT/raw" "$OUT/plots"   # figures of an older run would stay beside the new ones
 echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALGORITHMS, $REPEATS repeats, $THREADS threads"
@@ -193,11 +195,13 @@ echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALG
   --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
   --proxy-pid "$PROXY_PID" --backend-pid "$BACKEND_PID" \
   --topology embedded --algorithms "$ALGORITHMS" --records "$RECORDS" --workloads "$WORKLOADS" \
-  --repeats "$REPEATS" --threads "$THREADS" --operations 10000000 --seconds "$CELL_SECONDS" --interleave cell \
+  --repeats "$REPEATS" --threads "$THREADS" --operations 10000000 --seconds "$CELL_SECONDS" \
+  --interleave slice --slice-seconds "$SLICE_SECONDS" \
   --seconds-for "e=$E_SECONDS" --warmup-seconds "$WARMUP_SECONDS" --first-warmup-seconds "$FIRST_WARMUP_SECONDS" \
   --out "$OUT" --title "YCSB matrix on the embedded backend (scaled down)" \
   --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make demo\`); the figures show relative costs, not what a replica set does." \
-  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/500 of its 1M/3M/5M (the embedded backend keeps them in memory and scans a whole collection for every range scan, so E's cost grows with it, and each cell loads its own); each cell is a ${CELL_SECONDS}-second window (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 11 minutes." \
-  --note "Steady state: one YCSB JVM runs every session, and the proxy and the backend run throughout; before the first session, each algorithm gets an unrecorded ${FIRST_WARMUP_SECONDS}-second session over all six workloads (the JIT of client, proxy and backend: a fresh JVM here needs tens of seconds to reach its steady throughput); each cell loads its algorithm's collection, runs ${WARMUP_SECONDS} s of its workload unrecorded, measures, and drops it; the algorithms alternate cell by cell (order rotated), so that the cells a ratio pairs ran seconds apart." \
+  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/500 of its 1M/3M/5M (the embedded backend keeps them in memory and scans a whole collection for every range scan, so E's cost grows with it); each cell is ${CELL_SECONDS} seconds per algorithm (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 12 minutes." \
+  --note "Steady state: one YCSB JVM runs every session, and the proxy and the backend run throughout; before the first session, every algorithm gets ${FIRST_WARMUP_SECONDS} unrecorded seconds over all six workloads (the JIT of client, proxy and backend: a fresh JVM here needs tens of seconds to reach its steady throughput), and before each window every algorithm runs ${WARMUP_SECONDS} s of its workload unrecorded." \
+  --note "Same-window measurement: per record count and repeat, every algorithm's collection is loaded, and in each workload's window the client's threads work on one algorithm for ${SLICE_SECONDS} s, stop, and move to the next (order rotated between repeats), until each has had its seconds; so the machine's drifts (this shared machine's CPU time per operation moves 5–15 % within seconds, for every process at once) fall on all algorithms alike, and a ratio compares figures measured in the same seconds." \
   --note "Workload E: the embedded backend reads its whole collection for every range scan, so E does tens of operations per second here, far fewer than on mongod, and its cells are the noisiest."
 echo "demo: wrote $OUT/report.md, $OUT/results.csv and $OUT/plots/"

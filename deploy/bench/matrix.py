@@ -16,6 +16,11 @@ its throughput, latencies, NOT_FOUND and error counts, write concern and the CPU
 operation of the proxy, the backend and the client where they can be read; a second run with the
 same DIR skips what the ledger holds, so an interrupted matrix resumes. At the end the report
 (report.md, results.csv, plots/) is written next to the ledger.
+
+--interleave slice (the demo's) measures the algorithms in the same window instead: per record
+count and repeat, one session loads every algorithm's collection, then for each workload the
+client's threads alternate between the algorithms in slices of --slice-seconds until each has had
+its --seconds, so that a ratio's two figures share the machine's drifts (see SlicedCell.java).
 """
 from __future__ import annotations
 
@@ -101,10 +106,15 @@ def parse_args(argv):
     p.add_argument("--out", required=True, help="results directory (ledger, report, raw YCSB logs)")
     p.add_argument("--title", help="title of the report")
     p.add_argument("--note", action="append", default=[], help="a line for the report's notes (repeatable)")
-    p.add_argument("--interleave", choices=("session", "cell"), default="session",
+    p.add_argument("--interleave", choices=("session", "cell", "slice"), default="session",
                    help="session: per record count and repeat, each algorithm loads once and runs every "
                         "workload; cell: each cell loads its own collection, so algorithms alternate cell by cell "
-                        "(pairs measured seconds apart, for machines whose speed drifts; a load per cell)")
+                        "(pairs measured seconds apart; a load per cell); slice: per record count and repeat every "
+                        "algorithm's collection is loaded and each workload's window alternates the algorithms in "
+                        "slices of --slice-seconds (pairs measured in the same seconds, for machines whose speed "
+                        "drifts; needs --seconds; every algorithm's data is in the database while a cell runs)")
+    p.add_argument("--slice-seconds", default=0.25, type=float, metavar="S",
+                   help="with --interleave slice: how long one algorithm runs before the next takes over")
     p.add_argument("--keep-data", action="store_true",
                    help="keep every algorithm's collection loaded while the others run (default: load, "
                         "measure, drop: only the measured algorithm's data is in the database)")
@@ -214,6 +224,8 @@ def check_args(args) -> None:
         raise MatrixError("--repeats, --threads and --operations must be at least 1")
     if args.seconds < 0 or args.warmup_seconds < 0:
         raise MatrixError("--seconds and --warmup-seconds cannot be negative")
+    if args.interleave == "slice" and (not args.seconds or args.slice_seconds <= 0):
+        raise MatrixError("--interleave slice measures time windows: it needs --seconds and a positive --slice-seconds")
     if not 0 <= args.max_error_rate <= 1:
         raise MatrixError("--max-error-rate is a fraction between 0 and 1")
     if not os.path.isfile(args.jar):
@@ -315,11 +327,12 @@ def run(args) -> int:
 
     done = ledger.done_keys(ledger_path)
     sessions = plan_sessions(args, tables)
-    cells = [(s, w) for s in sessions for w in s["workloads"]]
-    pending = [(s, [w for w in s["workloads"] if ledger.run_key(args.topology, s["algorithm"], s["records"], w,
-                                                                 s["repeat"]) not in done]) for s in sessions]
+    cells = [(s, a, w) for s in sessions for a in session_algorithms(s) for w in s["workloads"]]
+    pending = [(s, [w for w in s["workloads"] if any(
+        ledger.run_key(args.topology, a, s["records"], w, s["repeat"]) not in done for a in session_algorithms(s))])
+        for s in sessions]
     pending = [(s, ws) for s, ws in pending if ws]
-    todo = sum(len(ws) for _, ws in pending)
+    todo = sum(len(ws) * len(session_algorithms(s)) for s, ws in pending)
     print(f"matrix: {len(cells)} cells in {len(sessions)} sessions, {len(cells) - todo} already in {ledger_path}, "
           f"{todo} to run", flush=True)
     if pending:
@@ -332,7 +345,10 @@ def run(args) -> int:
                 first_warmup(args, jvm, sessions, files)
             progress = Progress(todo)
             for session, workloads in pending:
-                run_session(args, jvm, session, workloads, files, props, ops, ledger_path, progress)
+                if args.interleave == "slice":
+                    run_sliced_session(args, jvm, session, workloads, files, props, ledger_path, done, progress)
+                else:
+                    run_session(args, jvm, session, workloads, files, props, ops, ledger_path, progress)
         finally:
             jvm.close()
 
@@ -350,7 +366,8 @@ def plan_sessions(args, tables: dict) -> list[dict]:
     """Sessions in the order they run: per record count and repeat, each algorithm once (per
     table), the algorithms' order rotated by one from each repeat to the next; with
     --interleave cell, per record count, repeat and workload, each algorithm once (one cell), the
-    order rotated from cell to cell."""
+    order rotated from cell to cell; with --interleave slice, per record count, repeat and table,
+    one session of every algorithm (key "algorithms", the order rotated from repeat to repeat)."""
     def rotated(shift):
         shift %= len(args.algorithms)
         return args.algorithms[shift:] + args.algorithms[:shift]
@@ -358,6 +375,12 @@ def plan_sessions(args, tables: dict) -> list[dict]:
     sessions = []
     for records in args.records:
         for rep in range(1, args.repeats + 1):
+            if args.interleave == "slice":
+                for table in dict.fromkeys(tables[w] for w in args.workloads):
+                    sessions.append({"records": records, "repeat": rep, "algorithms": rotated(rep - 1),
+                                     "table": table,
+                                     "workloads": [w for w in args.workloads if tables[w] == table]})
+                continue
             if args.interleave == "cell":
                 for i, w in enumerate(args.workloads):
                     for algorithm in rotated(rep - 1 + i):
@@ -371,8 +394,34 @@ def plan_sessions(args, tables: dict) -> list[dict]:
     return sessions
 
 
+def session_algorithms(session) -> list[str]:
+    return session.get("algorithms") or [session["algorithm"]]
+
+
 def collection(algorithm: str, table: str) -> str:
     return f"{table}_{algorithm}"
+
+
+def sliced_plan(args, session, workloads, files, records) -> dict:
+    """What dev.fleproxy.ycsb.Session runs for --interleave slice: every algorithm a target (its
+    collection and URL, and the processes whose CPU is its own), a load of each, then per workload
+    an unrecorded warm-up and the measured window, both in alternating slices."""
+    targets = []
+    for algorithm in session["algorithms"]:
+        processes = [k for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid))
+                     if v and not (k == "proxy" and algorithm == "direct")]
+        targets.append({"name": algorithm, "processes": processes,
+                        "properties": {"table": collection(algorithm, session["table"]),
+                                       "mongodb.url": url_for(args, algorithm)}})
+    cells = [{"name": w, "workload": files[w], "seconds": args.cell_seconds.get(w, args.seconds),
+              "sliceSeconds": args.slice_seconds, "warmupSeconds": args.warmup_seconds} for w in workloads]
+    pids = {k: v for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid)) if v}
+    return {"db": BINDING, "threads": args.threads, "targets": targets,
+            "properties": {**args.extra_props, "mongodb.writeConcern": args.write_concern},
+            "load": {"workload": files[workloads[0]], "records": records,
+                     "threads": args.load_threads or args.threads,
+                     "properties": {"mongodb.batchsize": str(args.load_batch)}},
+            "cells": cells, "pids": pids, "clockTicks": os.sysconf("SC_CLK_TCK")}
 
 
 def session_plan(args, session, workloads, files, ops) -> dict:
@@ -475,7 +524,27 @@ def write_plan(path: str, plan: dict) -> None:
 
 def first_warmup(args, jvm, sessions, files) -> None:
     """One unrecorded session per algorithm: a load of the smallest record count and
-    --first-warmup-seconds shared by every workload; nothing is recorded but that it ran."""
+    --first-warmup-seconds shared by every workload; nothing is recorded but that it ran. (With
+    --interleave slice, one session of every algorithm in slices, as long as theirs together.)"""
+    if args.interleave == "slice":
+        session = sessions[0]
+        names = [collection(a, session["table"]) for a in session["algorithms"]]
+        plan = sliced_plan(args, session, session["workloads"][:1], files, min(args.records))
+        plan.update(cells=[], warmup={"workloads": [files[w] for w in session["workloads"]],
+                                      "seconds": args.first_warmup_seconds * len(session["algorithms"])})
+        path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-sliced")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_plan(path + ".plan.json", plan)
+        print(f"matrix: first warm-up on {', '.join(session['algorithms'])} in slices: load {min(args.records):,} "
+              f"records each, {args.first_warmup_seconds:g} s each of {', '.join(session['workloads'])} "
+              f"(not recorded)", flush=True)
+        drop(args, names)
+        limit = args.cell_timeout * (2 + len(session["workloads"])) * len(names)
+        with open(path + ".log", "w", encoding="utf-8") as log:
+            for _ in jvm.phases(path + ".plan.json", limit, log):
+                pass
+        drop(args, names)
+        return
     first = {}
     for s in sessions:
         first.setdefault(s["algorithm"], s)
@@ -547,6 +616,63 @@ def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, p
         drop(args, [name])
 
 
+def run_sliced_session(args, jvm, session, workloads, files, props, ledger_path, done, progress) -> None:
+    """--interleave slice: drop and load every algorithm's collection, run the workloads with the
+    algorithms alternating in slices, record each target's load and cells (those the ledger does
+    not hold yet), drop them all."""
+    records, rep = session["records"], session["repeat"]
+    names = {a: collection(a, session["table"]) for a in session["algorithms"]}
+    tag = f"{args.topology}-{records}-{session['table']}-r{rep}-sliced"
+    raw = os.path.join(args.out, "raw")
+    os.makedirs(raw, exist_ok=True)
+    plan_path, log_path = os.path.join(raw, f"{tag}.plan.json"), os.path.join(raw, f"{tag}.log")
+    plan = sliced_plan(args, session, workloads, files, records)
+    write_plan(plan_path, plan)
+    drop(args, list(names.values()))
+    print(f"matrix: {args.topology} {records:,} records, repeat {rep}: {', '.join(session['algorithms'])} in "
+          f"{args.slice_seconds:g}-s slices: load each, then {', '.join(workloads)}", flush=True)
+    base = {"topology": args.topology, "records": records, "repeat": rep, "threads": args.threads,
+            "data": "all algorithms", "interleave": "slice"}
+    targets = len(names)
+    limit = args.cell_timeout * (len(workloads) + 1) * targets
+    write_concern = None
+    pending = {(a, w) for a in names for w in workloads}
+    with open(log_path, "w", encoding="utf-8") as log:
+        for phase in jvm.phases(plan_path, limit, log):
+            if phase["phase"] == "start":
+                write_concern = phase.get("writeConcern")
+                continue
+            algorithm = phase.get("target")
+            if algorithm not in names:
+                continue
+            result = phase_result(phase)
+            if phase["phase"] == "load":
+                check_phase(result, f"loading {names[algorithm]}", 0.0, log_path)
+                if phase["operations"] != records:
+                    raise CellFailed(f"loading {names[algorithm]}: {phase['operations']} of {records} records "
+                                     f"inserted; see {log_path}")
+                ledger.append(ledger_path, {**base, "algorithm": algorithm, "kind": "load", "table": session["table"],
+                                            "write_concern": write_concern, "threads": plan["load"]["threads"],
+                                            "started": now(), **figures(result)})
+            elif phase["phase"] == "cell":
+                w = phase["name"]
+                check_phase(result, f"cell {tag} workload {w} on {algorithm}", args.max_error_rate, log_path,
+                            read_only(props[w]))
+                pending.discard((algorithm, w))
+                if ledger.run_key(args.topology, algorithm, records, w, rep) in done:
+                    continue   # measured by an earlier, interrupted run: kept as it was
+                entry = {**base, "algorithm": algorithm, "kind": "run", "workload": w,
+                         "write_concern": write_concern, "records_at_start": phase["records"],
+                         "started": now(), **figures(result)}
+                ledger.append(ledger_path, entry)
+                progress.step(result["runtime_ms"] / 1000, describe(entry))
+    if pending:
+        raise CellFailed(f"session {tag} ended before {', '.join(sorted(f'{w} on {a}' for a, w in pending))}; "
+                         f"see {log_path}")
+    if not args.keep_data:
+        drop(args, list(names.values()))
+
+
 def phase_result(phase: dict) -> dict:
     return {"throughput": phase["throughput"], "runtime_ms": phase["runtime_ms"],
             "operations": phase["operations"], "cpu_ms": phase.get("cpu_ms", {}),
@@ -592,9 +718,15 @@ def write_matrix_json(args, ops) -> None:
               "seconds per cell": args.seconds or "no limit", "warm-up seconds per session": args.warmup_seconds,
               "first warm-up seconds per algorithm": args.first_warmup_seconds,
               "write concern": args.write_concern, "interleave": args.interleave, "data while a cell runs":
-                  "every algorithm's collection" if args.keep_data else "the measured algorithm's only",
+                  "every algorithm's collection" if args.keep_data or args.interleave == "slice"
+                  else "the measured algorithm's only",
               "load batch": args.load_batch, "error budget": args.max_error_rate,
               "proxy CPU measured": bool(args.proxy_pid), "backend CPU measured": bool(args.backend_pid)}
+    if args.interleave == "slice":   # windows and warm-ups are per algorithm, in slices
+        params["slice seconds"] = args.slice_seconds
+        params["seconds per cell"] = f"{args.seconds:g} per algorithm"
+        del params["warm-up seconds per session"]
+        params["warm-up seconds per cell and algorithm"] = args.warmup_seconds
     for w, n in ops.items():
         params[f"operations for {w}"] = n
     for w, n in args.cell_seconds.items():

@@ -56,9 +56,26 @@ import java.util.Vector;
  */
 public final class MongoDbClient extends DB {
     private static final Object LOCK = new Object();
-    private static MongoClient client;
-    private static MongoDatabase database;
-    private static int users;
+    /**
+     * One driver client per connection string and settings, shared by the instances (YCSB makes
+     * one per thread) that name it: a session that alternates algorithms talks to the backend
+     * directly and to the proxy at once.
+     */
+    private static final Map<String, Shared> CLIENTS = new HashMap<>();
+
+    private static final class Shared {
+        final MongoClient client;
+        final MongoDatabase database;
+        int users;
+
+        Shared(MongoClient client, MongoDatabase database) {
+            this.client = client;
+            this.database = database;
+        }
+    }
+
+    private String clientKey;
+    private MongoDatabase database;
 
     private int batchSize;
     private boolean upsert;
@@ -70,15 +87,21 @@ public final class MongoDbClient extends DB {
         Properties p = getProperties();
         batchSize = positiveInt(p, "mongodb.batchsize", 1);
         upsert = Boolean.parseBoolean(p.getProperty("mongodb.upsert", "false"));
+        clientKey = p.getProperty("mongodb.url", "mongodb://localhost:27017/ycsb") + "|"
+                + p.getProperty("mongodb.writeConcern", "acknowledged") + "|"
+                + p.getProperty("mongodb.readPreference", "primary");
         synchronized (LOCK) {
-            if (client == null) {
-                open(p);
+            Shared shared = CLIENTS.get(clientKey);
+            if (shared == null) {
+                shared = open(p);
+                CLIENTS.put(clientKey, shared);
             }
-            users++;
+            shared.users++;
+            database = shared.database;
         }
     }
 
-    private static void open(Properties p) throws DBException {
+    private static Shared open(Properties p) throws DBException {
         String url = p.getProperty("mongodb.url", "mongodb://localhost:27017/ycsb");
         ConnectionString cs;
         try {
@@ -93,14 +116,14 @@ public final class MongoDbClient extends DB {
         } catch (IllegalArgumentException e) {
             throw new DBException("mongodb.readPreference: " + e.getMessage());
         }
-        client = MongoClients.create(MongoClientSettings.builder().applyConnectionString(cs)
+        MongoClient client = MongoClients.create(MongoClientSettings.builder().applyConnectionString(cs)
                 .writeConcern(wc).readPreference(rp).build());
-        database = client.getDatabase(cs.getDatabase() != null ? cs.getDatabase() : "ycsb");
+        MongoDatabase database = client.getDatabase(cs.getDatabase() != null ? cs.getDatabase() : "ycsb");
         try {
             database.runCommand(new BsonDocument("ping", new BsonString("1")));
+            return new Shared(client, database);
         } catch (MongoException e) {
             client.close();
-            client = null;
             throw new DBException("cannot reach " + url.replaceAll("//[^@/]*@", "//") + ": " + e.getMessage());
         }
     }
@@ -166,15 +189,16 @@ public final class MongoDbClient extends DB {
             }
         } finally {
             synchronized (LOCK) {
-                if (--users == 0 && client != null) {
-                    client.close();
-                    client = null;
+                Shared shared = CLIENTS.get(clientKey);
+                if (shared != null && --shared.users == 0) {
+                    shared.client.close();
+                    CLIENTS.remove(clientKey);
                 }
             }
         }
     }
 
-    private static MongoCollection<BsonDocument> collection(String table) {
+    private MongoCollection<BsonDocument> collection(String table) {
         return database.getCollection(table, BsonDocument.class);
     }
 

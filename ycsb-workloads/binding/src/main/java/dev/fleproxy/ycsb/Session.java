@@ -51,6 +51,15 @@ import java.util.concurrent.TimeUnit;
  * names them, the measured window, the operations done and the CPU time (utime + stime, from
  * {@code /proc/PID/stat}) each named process and this client spent in that window.
  *
+ * <p>With {@code "targets"}, a session alternates algorithms inside each cell (see {@link SlicedCell}):
+ * <pre>
+ *   "targets": [{"name": "aes", "properties": {"table": ..., "mongodb.url": ...}, "processes": ["proxy", "backend"]}, ...],
+ *   "cells": [{"name": "a", "workload": FILE, "seconds": S, "slices": K}]    (S per target, in K slices each)
+ * </pre>
+ * the load fills every target's table in turn, the warm-up and each cell run every target in
+ * alternating slices, and each phase prints one line per target (with {@code "target"}); a
+ * target's CPU figures name only its {@code processes} (and the client).
+ *
  * <p>Insert keys: every phase starts its insert sequence where the previous phases left it
  * ({@code recordcount} = records loaded + inserts so far), so a run phase never inserts a key that
  * exists and no upsert is needed; reads and scans choose among keys that exist.
@@ -129,10 +138,23 @@ public final class Session {
         // One open binding instance for the whole session keeps the driver's connection pool (and
         // so the connections the proxy has warmed) across phases; every phase's threads share it.
         Measurements.setProperties(common);
-        DB keeper = newDb(dbName, common);
+        List<Properties> keeperProperties = new ArrayList<>();
+        if (plan.containsKey("targets")) {   // one per target: each names its own URL and table
+            for (BsonValue v : plan.getArray("targets")) {
+                keeperProperties.add(targetProperties(common, v.asDocument()));
+            }
+        } else {
+            keeperProperties.add(common);
+        }
+        List<DB> keepers = new ArrayList<>();
         try {
-            keeper.init();
+            for (Properties kp : keeperProperties) {
+                DB keeper = newDb(dbName, kp);
+                keeper.init();
+                keepers.add(keeper);
+            }
         } catch (DBException e) {
+            closeAll(keepers);
             throw new SessionException("the binding did not start: " + e.getMessage());
         }
         try {
@@ -140,6 +162,10 @@ public final class Session {
                     .append("writeConcern", new org.bson.BsonString(MongoDbClient.writeConcernName(common)))
                     .toJson(JSON));
             out.flush();
+            if (plan.containsKey("targets")) {
+                runSliced(dbName, common);
+                return;
+            }
             if (plan.containsKey("load")) {
                 BsonDocument load = plan.getDocument("load");
                 long records = load.getNumber("records").longValue();
@@ -173,12 +199,122 @@ public final class Session {
                 emit("cell", cell.getString("name").getValue(), runPhase(dbName, p, true, threads(), ops, seconds));
             }
         } finally {
+            closeAll(keepers);
+        }
+    }
+
+    private static void closeAll(List<DB> dbs) {
+        for (DB db : dbs) {
             try {
-                keeper.cleanup();
+                db.cleanup();
             } catch (DBException e) {
                 System.err.println("session: closing the binding: " + e.getMessage());
             }
         }
+    }
+
+    private static Properties targetProperties(Properties common, BsonDocument target) {
+        Properties p = new Properties();
+        p.putAll(common);
+        p.putAll(properties(target.getDocument("properties", new BsonDocument())));
+        return p;
+    }
+
+    /** A session over several targets: load each, then warm-up and cells in alternating slices. */
+    private void runSliced(String dbName, Properties common) throws SessionException {
+        List<BsonDocument> targets = new ArrayList<>();
+        for (BsonValue v : plan.getArray("targets")) {
+            targets.add(v.asDocument());
+        }
+        Map<String, Long> nextKeys = new java.util.LinkedHashMap<>();
+        for (BsonDocument target : targets) {
+            String name = target.getString("name").getValue();
+            Properties withTarget = targetProperties(common, target);
+            if (plan.containsKey("load")) {
+                BsonDocument load = plan.getDocument("load");
+                long records = load.getNumber("records").longValue();
+                Properties p = phaseProperties(withTarget, load);
+                p.setProperty("recordcount", Long.toString(records));
+                p.setProperty("operationcount", "0");
+                int threads = load.getNumber("threads", plan.getNumber("threads")).intValue();
+                BsonDocument result = runPhase(dbName, p, false, threads, records, 0);
+                keepProcesses(result, target);
+                emit("load", "load", result.append("target", new org.bson.BsonString(name)));
+                nextKeys.put(name, records);
+            } else {
+                nextKeys.put(name, plan.getNumber("records").longValue());
+            }
+        }
+        if (plan.containsKey("warmup")) {
+            BsonDocument warm = plan.getDocument("warmup");
+            org.bson.BsonArray files = warm.getArray("workloads");
+            double seconds = warm.getNumber("seconds").doubleValue() / files.size() / targets.size();
+            for (BsonValue file : files) {
+                BsonDocument phase = new BsonDocument("workload", file);
+                Map<String, BsonDocument> results = slicedPhase(dbName, common, targets, phase, nextKeys,
+                        seconds, sliceSeconds(warm));
+                String name = Path.of(file.asString().getValue()).getFileName().toString();
+                results.forEach((target, r) -> emit("warmup", name, r.append("target", new org.bson.BsonString(target))));
+            }
+        }
+        for (BsonValue v : plan.getArray("cells", new org.bson.BsonArray())) {
+            BsonDocument cell = v.asDocument();
+            double seconds = cell.getNumber("seconds", new org.bson.BsonDouble(0)).doubleValue();
+            if (seconds <= 0) {
+                throw new SessionException("a sliced cell needs seconds > 0");
+            }
+            double warm = cell.getNumber("warmupSeconds", new org.bson.BsonDouble(0)).doubleValue();
+            if (warm > 0) {   // the workload's own code paths, unrecorded, before its window
+                slicedPhase(dbName, common, targets, cell, nextKeys, warm, sliceSeconds(cell));
+            }
+            Map<String, BsonDocument> results = slicedPhase(dbName, common, targets, cell, nextKeys,
+                    seconds, sliceSeconds(cell));
+            String name = cell.getString("name").getValue();
+            results.forEach((target, r) -> emit("cell", name, r.append("target", new org.bson.BsonString(target))));
+        }
+    }
+
+    private static double sliceSeconds(BsonDocument phase) throws SessionException {
+        double s = phase.getNumber("sliceSeconds", new org.bson.BsonDouble(0.25)).doubleValue();
+        if (s <= 0) {
+            throw new SessionException("sliceSeconds must be > 0");
+        }
+        return s;
+    }
+
+    /** One workload over every target in alternating slices; advances each target's insert keys. */
+    private Map<String, BsonDocument> slicedPhase(String dbName, Properties common, List<BsonDocument> targets,
+                                                  BsonDocument phase, Map<String, Long> nextKeys,
+                                                  double seconds, double sliceSeconds) throws SessionException {
+        List<SlicedCell.Target> sliced = new ArrayList<>();
+        for (BsonDocument target : targets) {
+            String name = target.getString("name").getValue();
+            Properties withTarget = targetProperties(common, target);
+            nextKey = nextKeys.get(name);
+            Properties p = runProperties(withTarget, phase, Long.MAX_VALUE);
+            java.util.Set<String> processes = new java.util.HashSet<>(List.of("client"));
+            for (BsonValue n : target.getArray("processes", new org.bson.BsonArray())) {
+                processes.add(n.asString().getValue());
+            }
+            sliced.add(new SlicedCell.Target(name, p, processes));
+        }
+        Map<String, BsonDocument> results = new SlicedCell(sliced, threads(), cpu).run(dbName, tracer, seconds, sliceSeconds);
+        for (Map.Entry<String, BsonDocument> e : results.entrySet()) {
+            long start = nextKeys.get(e.getKey());
+            e.getValue().put("records", new org.bson.BsonInt64(start));
+            nextKeys.put(e.getKey(), start + insertsAttempted(e.getValue().getDocument("measurements")));
+        }
+        return results;
+    }
+
+    /** Drops from a phase's CPU figures the processes that are not the target's (the proxy, for direct). */
+    private static void keepProcesses(BsonDocument result, BsonDocument target) {
+        if (!target.containsKey("processes")) {
+            return;
+        }
+        java.util.Set<String> keep = new java.util.HashSet<>(List.of("client"));
+        target.getArray("processes").forEach(n -> keep.add(n.asString().getValue()));
+        result.getDocument("cpu_ms").keySet().removeIf(k -> !keep.contains(k));
     }
 
     private int threads() {
@@ -298,18 +434,23 @@ public final class Session {
      * cleared (it is rebuilt from the properties set just before, on first use).
      */
     private static void resetMeasurements() throws SessionException {
+        useMeasurements(null);
+    }
+
+    /** Makes {@code m} YCSB's measurements singleton (null: a fresh one on first use). */
+    static void useMeasurements(Measurements m) throws SessionException {
         try {
             java.lang.reflect.Field singleton = Measurements.class.getDeclaredField("singleton");
             singleton.setAccessible(true);
             synchronized (Measurements.class) {
-                singleton.set(null, null);
+                singleton.set(null, m);
             }
         } catch (ReflectiveOperationException e) {
             throw new SessionException("this YCSB core's measurements cannot be reset: " + e);
         }
     }
 
-    private static Workload newWorkload(Properties p) throws SessionException {
+    static Workload newWorkload(Properties p) throws SessionException {
         String name = p.getProperty("workload", "site.ycsb.workloads.CoreWorkload");
         try {
             Workload w = (Workload) Class.forName(name).getDeclaredConstructor().newInstance();
@@ -365,6 +506,10 @@ public final class Session {
             }
             pids.put("client", ProcessHandle.current().pid());
             this.ticksPerSecond = ticksPerSecond;
+        }
+
+        int ticksPerSecond() {
+            return ticksPerSecond;
         }
 
         Map<String, Long> sample() {
