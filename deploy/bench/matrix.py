@@ -303,6 +303,13 @@ def check_phase(result: dict, what: str, max_rate: float, log_path: str, read_on
                          f"the records loaded: data is missing; see {log_path}")
 
 
+def check_load(result: dict, name: str, records: int, log_path: str) -> None:
+    """A load may lose no record."""
+    check_phase(result, f"loading {name}", 0.0, log_path)
+    if result["operations"] != records:
+        raise CellFailed(f"loading {name}: {result['operations']} of {records} records inserted; see {log_path}")
+
+
 def url_for(args, algorithm: str) -> str:
     return with_database(args.direct if algorithm == "direct" else args.proxy, args.database)
 
@@ -590,10 +597,7 @@ def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, p
                 continue
             result = phase_result(phase)
             if phase["phase"] == "load":
-                check_phase(result, f"loading {name}", 0.0, log_path)
-                if phase["operations"] != records:
-                    raise CellFailed(f"loading {name}: {phase['operations']} of {records} records inserted; "
-                                     f"see {log_path}")
+                check_load(result, name, records, log_path)
                 entry = {**base, "kind": "load", "table": session["table"], "write_concern": write_concern,
                          "threads": plan["load"]["threads"], "started": now(), **figures(result)}
                 ledger.append(ledger_path, entry)
@@ -647,10 +651,7 @@ def run_sliced_session(args, jvm, session, workloads, files, props, ledger_path,
                 continue
             result = phase_result(phase)
             if phase["phase"] == "load":
-                check_phase(result, f"loading {names[algorithm]}", 0.0, log_path)
-                if phase["operations"] != records:
-                    raise CellFailed(f"loading {names[algorithm]}: {phase['operations']} of {records} records "
-                                     f"inserted; see {log_path}")
+                check_load(result, names[algorithm], records, log_path)
                 ledger.append(ledger_path, {**base, "algorithm": algorithm, "kind": "load", "table": session["table"],
                                             "write_concern": write_concern, "threads": plan["load"]["threads"],
                                             "started": now(), **figures(result)})

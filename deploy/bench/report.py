@@ -512,9 +512,10 @@ HOW_TO_READ = [
     "- A throughput or latency is the **median over repeats**, followed by the lowest and highest "
     "repeat in parentheses: `3,120 (2,980–3,300)`.",
     "- Repeats are interleaved: each repeat runs every algorithm once, in an order rotated from "
-    "repeat to repeat, so a ratio is taken between the **same repeat** of two algorithms (they ran "
-    "minutes apart). `0.93 [0.90, 0.95]` is the median of those paired ratios and its 95 % "
-    "percentile-bootstrap interval (resampling the pairs).",
+    "repeat to repeat, so a ratio is taken between the **same repeat** of two algorithms (with "
+    "`interleave: slice` they were measured in the same window, taking turns in short slices; "
+    "with `cell` or `session`, one after the other). `0.93 [0.90, 0.95]` is the median of those "
+    "paired ratios and its 95 % percentile-bootstrap interval (resampling the pairs).",
     f"- `{NOISE}` marks a ratio whose interval holds 1.0, or a change whose repeats overlap: this run "
     "cannot tell it from no difference. Hatched bars in the figures mean the same.",
     "- CPU per operation is utime + stime of a process (from `/proc/PID/stat`) over a cell's measured "

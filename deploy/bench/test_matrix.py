@@ -204,3 +204,38 @@ def test_a_plan_with_credentials_is_readable_by_its_owner_only(tmp_path):
     matrix.write_plan(str(path), {"properties": {"mongodb.url": "mongodb://alice:s3cret@h:1/ycsb"}})
     assert json.loads(path.read_text())["properties"]["mongodb.url"].startswith("mongodb://alice:")
     assert path.stat().st_mode & 0o077 == 0
+
+
+def test_slice_interleaving_runs_every_algorithm_in_one_session_per_record_count_and_repeat(tmp_path):
+    jar = tmp_path / "fle-ycsb.jar"
+    jar.write_text("")
+    args = matrix.parse_args(["--direct", "mongodb://db:1", "--proxy", "mongodb://proxy:2", "--out", str(tmp_path),
+                              "--jar", str(jar), "--records", "10,30", "--repeats", "2", "--algorithms",
+                              "direct,plain,aes", "--workloads", "a,e", "--interleave", "slice", "--seconds", "3",
+                              "--seconds-for", "e=4", "--slice-seconds", "0.2", "--warmup-seconds", "0.5",
+                              "--proxy-pid", "11", "--backend-pid", "22"])
+    matrix.check_args(args)
+    sessions = matrix.plan_sessions(args, {"a": "usertable", "e": "usertable"})
+    assert [(s["records"], s["repeat"], s["algorithms"]) for s in sessions] == [
+        (10, 1, ["direct", "plain", "aes"]), (10, 2, ["plain", "aes", "direct"]),
+        (30, 1, ["direct", "plain", "aes"]), (30, 2, ["plain", "aes", "direct"])]
+    files = {w: matrix.workload_file(w, args.workloads_dir) for w in "ae"}
+    plan = matrix.sliced_plan(args, sessions[1], ["a", "e"], files, 10)
+    assert [(t["name"], t["properties"]["table"], t["properties"]["mongodb.url"], t["processes"])
+            for t in plan["targets"]] == [
+        ("plain", "usertable_plain", "mongodb://proxy:2/ycsb", ["proxy", "backend"]),
+        ("aes", "usertable_aes", "mongodb://proxy:2/ycsb", ["proxy", "backend"]),
+        ("direct", "usertable_direct", "mongodb://db:1/ycsb", ["backend"])]   # the idle proxy is not direct's
+    assert [(c["name"], c["seconds"], c["sliceSeconds"], c["warmupSeconds"]) for c in plan["cells"]] == [
+        ("a", 3, 0.2, 0.5), ("e", 4, 0.2, 0.5)]
+    assert plan["load"]["records"] == 10 and plan["pids"] == {"proxy": 11, "backend": 22}
+    assert plan["properties"]["mongodb.writeConcern"] == "w1" and "table" not in plan["properties"]
+
+
+def test_slice_interleaving_needs_time_windows(tmp_path):
+    jar = tmp_path / "fle-ycsb.jar"
+    jar.write_text("")
+    args = matrix.parse_args(["--direct", "mongodb://h", "--proxy", "mongodb://p", "--out", str(tmp_path),
+                              "--jar", str(jar), "--interleave", "slice"])
+    with pytest.raises(matrix.MatrixError, match="needs --seconds"):
+        matrix.check_args(args)

@@ -167,14 +167,8 @@ public final class Session {
                 return;
             }
             if (plan.containsKey("load")) {
-                BsonDocument load = plan.getDocument("load");
-                long records = load.getNumber("records").longValue();
-                Properties p = phaseProperties(common, load);
-                p.setProperty("recordcount", Long.toString(records));
-                p.setProperty("operationcount", "0");
-                int threads = load.getNumber("threads", plan.getNumber("threads")).intValue();
-                emit("load", "load", runPhase(dbName, p, false, threads, records, 0));
-                nextKey = records;
+                emit("load", "load", load(dbName, common));
+                nextKey = plan.getDocument("load").getNumber("records").longValue();
             } else {
                 nextKey = plan.getNumber("records").longValue();
             }
@@ -231,16 +225,10 @@ public final class Session {
             String name = target.getString("name").getValue();
             Properties withTarget = targetProperties(common, target);
             if (plan.containsKey("load")) {
-                BsonDocument load = plan.getDocument("load");
-                long records = load.getNumber("records").longValue();
-                Properties p = phaseProperties(withTarget, load);
-                p.setProperty("recordcount", Long.toString(records));
-                p.setProperty("operationcount", "0");
-                int threads = load.getNumber("threads", plan.getNumber("threads")).intValue();
-                BsonDocument result = runPhase(dbName, p, false, threads, records, 0);
+                BsonDocument result = load(dbName, withTarget);
                 keepProcesses(result, target);
                 emit("load", "load", result.append("target", new org.bson.BsonString(name)));
-                nextKeys.put(name, records);
+                nextKeys.put(name, plan.getDocument("load").getNumber("records").longValue());
             } else {
                 nextKeys.put(name, plan.getNumber("records").longValue());
             }
@@ -280,6 +268,17 @@ public final class Session {
             throw new SessionException("sliceSeconds must be > 0");
         }
         return s;
+    }
+
+    /** The plan's load phase, with these properties (one target's, or the session's). */
+    private BsonDocument load(String dbName, Properties properties) throws SessionException {
+        BsonDocument load = plan.getDocument("load");
+        long records = load.getNumber("records").longValue();
+        Properties p = phaseProperties(properties, load);
+        p.setProperty("recordcount", Long.toString(records));
+        p.setProperty("operationcount", "0");
+        int threads = load.getNumber("threads", plan.getNumber("threads")).intValue();
+        return runPhase(dbName, p, false, threads, records, 0);
     }
 
     /** One workload over every target in alternating slices; advances each target's insert keys. */
