@@ -533,43 +533,40 @@ def first_warmup(args, jvm, sessions, files) -> None:
     """One unrecorded session per algorithm: a load of the smallest record count and
     --first-warmup-seconds shared by every workload; nothing is recorded but that it ran. (With
     --interleave slice, one session of every algorithm in slices, as long as theirs together.)"""
+    workloads = sessions[0]["workloads"]
+    warmup = {"workloads": [files[w] for w in workloads]}
     if args.interleave == "slice":
         session = sessions[0]
-        names = [collection(a, session["table"]) for a in session["algorithms"]]
-        plan = sliced_plan(args, session, session["workloads"][:1], files, min(args.records))
-        plan.update(cells=[], warmup={"workloads": [files[w] for w in session["workloads"]],
-                                      "seconds": args.first_warmup_seconds * len(session["algorithms"])})
-        path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-sliced")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_plan(path + ".plan.json", plan)
+        plan = sliced_plan(args, session, workloads[:1], files, min(args.records))
+        plan.update(cells=[], warmup={**warmup, "seconds": args.first_warmup_seconds * len(session["algorithms"])})
         print(f"matrix: first warm-up on {', '.join(session['algorithms'])} in slices: load {min(args.records):,} "
-              f"records each, {args.first_warmup_seconds:g} s each of {', '.join(session['workloads'])} "
-              f"(not recorded)", flush=True)
-        drop(args, names)
-        limit = args.cell_timeout * (2 + len(session["workloads"])) * len(names)
-        with open(path + ".log", "w", encoding="utf-8") as log:
-            for _ in jvm.phases(path + ".plan.json", limit, log):
-                pass
-        drop(args, names)
+              f"records each, {args.first_warmup_seconds:g} s each of {', '.join(workloads)} (not recorded)",
+              flush=True)
+        run_unrecorded(args, jvm, plan, "sliced", [collection(a, session["table"]) for a in session["algorithms"]])
         return
     first = {}
     for s in sessions:
         first.setdefault(s["algorithm"], s)
     for algorithm, session in first.items():
         name = collection(algorithm, session["table"])
-        plan = session_plan(args, {**session, "records": min(args.records)}, session["workloads"][:1], files, {})
-        plan.update(cells=[], warmup={"workloads": [files[w] for w in session["workloads"]],
-                                      "seconds": args.first_warmup_seconds})
-        path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-{name}")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_plan(path + ".plan.json", plan)
+        plan = session_plan(args, {**session, "records": min(args.records)}, workloads[:1], files, {})
+        plan.update(cells=[], warmup={**warmup, "seconds": args.first_warmup_seconds})
         print(f"matrix: first warm-up on {algorithm}: load {min(args.records):,} records, "
-              f"{args.first_warmup_seconds:g} s of {', '.join(session['workloads'])} (not recorded)", flush=True)
-        drop(args, [name])
-        with open(path + ".log", "w", encoding="utf-8") as log:
-            for _ in jvm.phases(path + ".plan.json", args.cell_timeout * (2 + len(session["workloads"])), log):
-                pass
-        drop(args, [name])
+              f"{args.first_warmup_seconds:g} s of {', '.join(workloads)} (not recorded)", flush=True)
+        run_unrecorded(args, jvm, plan, name, [name])
+
+
+def run_unrecorded(args, jvm, plan, tag, names) -> None:
+    """Run a warm-up plan between drops of the collections it loads; keep only its raw log."""
+    path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-{tag}")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_plan(path + ".plan.json", plan)
+    drop(args, names)
+    limit = args.cell_timeout * (2 + len(plan["warmup"]["workloads"])) * len(names)
+    with open(path + ".log", "w", encoding="utf-8") as log:
+        for _ in jvm.phases(path + ".plan.json", limit, log):
+            pass
+    drop(args, names)
 
 
 def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, progress) -> None:

@@ -3,8 +3,9 @@
 Repeats of a cell run interleaved (each repeat runs every algorithm once, in a rotated order), so
 a repeat of algorithm X and the same repeat of its baseline ran close together (in the same
 window, in alternating slices, with --interleave slice): a ratio is taken per such pair, and its
-interval comes from resampling the pairs (percentile bootstrap of the median). A ratio whose interval holds 1.0 cannot be told from "no
-difference" by this run: the report labels it "within noise".
+interval comes from resampling the pairs (percentile bootstrap of the median). A ratio whose
+interval holds 1.0 cannot be told from "no difference" by this run: the report labels it
+"within noise".
 """
 from __future__ import annotations
 

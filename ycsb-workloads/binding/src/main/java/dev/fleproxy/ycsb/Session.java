@@ -180,7 +180,7 @@ public final class Session {
                 double seconds = warm.getNumber("seconds").doubleValue() / files.size();
                 for (BsonValue file : files) {
                     BsonDocument phase = new BsonDocument("workload", file);
-                    Properties p = runProperties(common, phase, Long.MAX_VALUE);
+                    Properties p = runProperties(common, phase, Long.MAX_VALUE, nextKey);
                     emit("warmup", Path.of(file.asString().getValue()).getFileName().toString(),
                             runPhase(dbName, p, true, threads(), Long.MAX_VALUE, seconds));
                 }
@@ -189,7 +189,7 @@ public final class Session {
                 BsonDocument cell = v.asDocument();
                 long ops = cell.getNumber("operations", new org.bson.BsonInt64(Long.MAX_VALUE)).longValue();
                 double seconds = cell.getNumber("seconds", new org.bson.BsonDouble(0)).doubleValue();
-                Properties p = runProperties(common, cell, ops);
+                Properties p = runProperties(common, cell, ops, nextKey);
                 emit("cell", cell.getString("name").getValue(), runPhase(dbName, p, true, threads(), ops, seconds));
             }
         } finally {
@@ -226,7 +226,8 @@ public final class Session {
             Properties withTarget = targetProperties(common, target);
             if (plan.containsKey("load")) {
                 BsonDocument result = load(dbName, withTarget);
-                keepProcesses(result, target);
+                java.util.Set<String> processes = processesOf(target);
+                result.getDocument("cpu_ms").keySet().removeIf(k -> !processes.contains(k));
                 emit("load", "load", result.append("target", new org.bson.BsonString(name)));
                 nextKeys.put(name, plan.getDocument("load").getNumber("records").longValue());
             } else {
@@ -289,13 +290,8 @@ public final class Session {
         for (BsonDocument target : targets) {
             String name = target.getString("name").getValue();
             Properties withTarget = targetProperties(common, target);
-            nextKey = nextKeys.get(name);
-            Properties p = runProperties(withTarget, phase, Long.MAX_VALUE);
-            java.util.Set<String> processes = new java.util.HashSet<>(List.of("client"));
-            for (BsonValue n : target.getArray("processes", new org.bson.BsonArray())) {
-                processes.add(n.asString().getValue());
-            }
-            sliced.add(new SlicedCell.Target(name, p, processes));
+            Properties p = runProperties(withTarget, phase, Long.MAX_VALUE, nextKeys.get(name));
+            sliced.add(new SlicedCell.Target(name, p, processesOf(target)));
         }
         Map<String, BsonDocument> results = new SlicedCell(sliced, threads(), cpu).run(dbName, tracer, seconds, sliceSeconds);
         for (Map.Entry<String, BsonDocument> e : results.entrySet()) {
@@ -306,23 +302,30 @@ public final class Session {
         return results;
     }
 
-    /** Drops from a phase's CPU figures the processes that are not the target's (the proxy, for direct). */
-    private static void keepProcesses(BsonDocument result, BsonDocument target) {
+    /**
+     * The processes whose CPU time is a target's: the client and those it names (not the idle
+     * proxy, for direct); every process the plan names when it names none.
+     */
+    private java.util.Set<String> processesOf(BsonDocument target) {
+        java.util.Set<String> processes = new java.util.HashSet<>(List.of("client"));
         if (!target.containsKey("processes")) {
-            return;
+            processes.addAll(plan.getDocument("pids", new BsonDocument()).keySet());
         }
-        java.util.Set<String> keep = new java.util.HashSet<>(List.of("client"));
-        target.getArray("processes").forEach(n -> keep.add(n.asString().getValue()));
-        result.getDocument("cpu_ms").keySet().removeIf(k -> !keep.contains(k));
+        for (BsonValue n : target.getArray("processes", new org.bson.BsonArray())) {
+            processes.add(n.asString().getValue());
+        }
+        return processes;
     }
 
     private int threads() {
         return plan.getNumber("threads").intValue();
     }
 
-    private Properties runProperties(Properties common, BsonDocument phase, long ops) throws SessionException {
+    /** A run phase's properties; its inserts start at {@code firstKey}. */
+    private Properties runProperties(Properties common, BsonDocument phase, long ops, long firstKey)
+            throws SessionException {
         Properties p = phaseProperties(common, phase);
-        p.setProperty("recordcount", Long.toString(nextKey));
+        p.setProperty("recordcount", Long.toString(firstKey));
         // CoreWorkload sizes its zipfian key range by operationcount × insert share; a time-bound
         // cell gives the nominal count the plan names (the paper's 100,000 unless told).
         long nominal = phase.getNumber("nominalOperations", new org.bson.BsonInt64(Math.min(ops, 100_000))).longValue();
