@@ -4,7 +4,12 @@ import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeyResolvers;
+import dev.fleproxy.crypto.CryptoStats;
 import dev.fleproxy.kmip.KmipClient;
+import dev.fleproxy.metrics.AdminServer;
+import dev.fleproxy.metrics.ProxyGauges;
+import dev.fleproxy.metrics.PrometheusLint;
+import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyHolder;
 import dev.fleproxy.policy.PolicyParser;
@@ -13,8 +18,10 @@ import dev.fleproxy.rewrite.EncryptionFilter;
 import dev.fleproxy.server.HandshakeFilter;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.ProxyServer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -23,7 +30,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The whole proxy, assembled from its config file: the KMS client and key resolver (if the file
  * has {@code kmip:}), the policy (validated against the KMS, keys warmed into the cache, reloaded
- * on SIGHUP or file change), the handshake and encryption filters, and the server.
+ * on SIGHUP or file change), the handshake and encryption filters, the server, and (with {@code
+ * admin:}) the metrics and the admin listener.
  */
 public final class ProxyRuntime implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ProxyRuntime.class);
@@ -32,6 +40,8 @@ public final class ProxyRuntime implements AutoCloseable {
     private final PolicyHolder policy;
     private final KeyResolver resolver;
     private final KmipClient kmip;
+    private AdminServer admin;
+    private ProxyGauges gauges;
 
     private ProxyRuntime(ProxyServer server, PolicyHolder policy, KeyResolver resolver, KmipClient kmip) {
         this.server = server;
@@ -57,17 +67,36 @@ public final class ProxyRuntime implements AutoCloseable {
                 PolicyValidator.validate(startPolicy, resolver, configFile.toString()).forEach(log::warn);
             }
             PolicyHolder policy = new PolicyHolder(configFile, config, startPolicy, resolver);
+            PrometheusMeterRegistry registry = config.admin() != null
+                    ? PrometheusLint.newRegistry() : null;
+            ProxyMetrics metrics = registry != null ? new ProxyMetrics(registry) : ProxyMetrics.DISABLED;
+            if (registry != null) {
+                CryptoStats.enable();
+            }
             List<MessageFilter> filters = new ArrayList<>();
             filters.add(new HandshakeFilter(() -> !policy.get().isEmpty()));
             if (resolver != null) {
-                filters.add(new EncryptionFilter(policy, resolver, config.kmip().kmsWaitMs()));
+                filters.add(new EncryptionFilter(policy, resolver, config.kmip().kmsWaitMs(), metrics));
             }
-            ProxyServer server = ProxyServer.start(config, filters);
+            ProxyServer server = ProxyServer.start(config, filters, metrics);
+            ProxyRuntime runtime = new ProxyRuntime(server, policy, resolver, kmip);
+            if (registry != null) {
+                try {
+                    runtime.gauges = ProxyGauges.bind(metrics, server, resolver, policy);
+                    runtime.admin = AdminServer.start(config.admin(), registry, server, config.upstream(),
+                            config.upstreamConnectTimeoutMs(), policy, resolver,
+                            Duration.ofMillis(config.kmip() != null ? config.kmip().kmsWaitMs() : 0));
+                } catch (java.io.IOException | RuntimeException e) {
+                    server.close();
+                    throw new ConfigException(configFile + ": admin: cannot listen on " + config.admin() + ": "
+                            + e.getMessage());
+                }
+            }
             policy.watch();
             if (!startPolicy.isEmpty()) {
                 log.info("encrypting {} collection(s): {}", startPolicy.collections().size(), startPolicy);
             }
-            return new ProxyRuntime(server, policy, resolver, kmip);
+            return runtime;
         } catch (Exception | Error e) {
             if (resolver != null) {
                 resolver.close();
@@ -91,8 +120,19 @@ public final class ProxyRuntime implements AutoCloseable {
         return policy;
     }
 
+    /** The admin listener, or null without {@code admin:}. */
+    public AdminServer admin() {
+        return admin;
+    }
+
     @Override
     public void close() {
+        if (admin != null) {
+            admin.close();
+        }
+        if (gauges != null) {
+            gauges.close();
+        }
         server.close();
         policy.close();
         if (resolver != null) {

@@ -25,19 +25,20 @@ import org.yaml.snakeyaml.error.YAMLException;
  * upstreamTls: {…}                 # TLS to the upstream, see {@link UpstreamTls}
  * clientReadTimeoutMs: 30000       # and maxIdleTimeMs, maxConnections, maxBufferedMessageBytes: {@link Limits}
  * envelopeSubtype: 6               # and collections: {…}, the encryption policy (policy.PolicyParser)
+ * admin: 127.0.0.1:9464            # /metrics, /healthz, /readyz over HTTP (off unless set; never the data port)
  * </pre>
  *
  * Unknown keys are an error, so a typo never silently leaves a setting at its default.
  */
 public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, String transport,
                           KmipConfig kmip, PolicySection policySection, ListenerTls tls, boolean allowPlaintextListen,
-                          UpstreamTls upstreamTls, Limits limits) {
+                          UpstreamTls upstreamTls, Limits limits, HostPort admin) {
     public static final int DEFAULT_CONNECT_TIMEOUT_MS = 5000;
     /** The names {@code transport:} accepts (server.Transport maps them). */
     public static final Set<String> TRANSPORTS = Set.of("auto", "nio", "epoll", "io_uring");
     private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "transport",
             "kmip", "collections", "envelopeSubtype", "tls", "allowPlaintextListen", "upstreamTls",
-            "clientReadTimeoutMs", "maxIdleTimeMs", "maxConnections", "maxBufferedMessageBytes");
+            "clientReadTimeoutMs", "maxIdleTimeMs", "maxConnections", "maxBufferedMessageBytes", "admin");
 
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
         this(listen, upstream, upstreamConnectTimeoutMs, "auto", null, PolicySection.NONE);
@@ -46,25 +47,31 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, String transport,
                        KmipConfig kmip, PolicySection policySection) {
         this(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, null, false, null,
-                Limits.DEFAULT);
+                Limits.DEFAULT, null);
     }
 
     /** The same settings on another transport (benchmarks and tests compare them). */
     public ProxyConfig withTransport(String name) {
         return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, name, kmip, policySection, tls,
-                allowPlaintextListen, upstreamTls, limits);
+                allowPlaintextListen, upstreamTls, limits, admin);
     }
 
     /** The same settings with other limits (tests). */
     public ProxyConfig withLimits(Limits l) {
         return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, tls,
-                allowPlaintextListen, upstreamTls, l);
+                allowPlaintextListen, upstreamTls, l, admin);
     }
 
     /** The same settings with TLS on either side (tests). */
     public ProxyConfig withTls(ListenerTls listener, UpstreamTls upstreamSide) {
         return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, listener,
-                allowPlaintextListen, upstreamSide, limits);
+                allowPlaintextListen, upstreamSide, limits, admin);
+    }
+
+    /** The same settings with the admin listener at this address (tests). */
+    public ProxyConfig withAdmin(HostPort a) {
+        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, tls,
+                allowPlaintextListen, upstreamTls, limits, a);
     }
 
     public static ProxyConfig load(Path file) {
@@ -116,8 +123,13 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
             throw new ConfigException(m.where("allowPlaintextListen") + " must be true or false");
         }
         UpstreamTls upstreamTls = m.has("upstreamTls") ? UpstreamTls.parse(m.child("upstreamTls")) : null;
+        HostPort admin = m.has("admin") ? HostPort.parse(str(m.raw("admin")), source + ": admin") : null;
+        if (admin != null && admin.port() != 0 && admin.port() == listen.port()) {
+            throw new ConfigException(source + ": admin: " + admin + " uses the data port of listen: " + listen
+                    + "; give the admin listener a port of its own (e.g. 9464)");
+        }
         return new ProxyConfig(listen, upstream, timeout, transport, kmip, policy, tls, Boolean.TRUE.equals(plain),
-                upstreamTls, Limits.parse(m));
+                upstreamTls, Limits.parse(m), admin);
     }
 
     /**

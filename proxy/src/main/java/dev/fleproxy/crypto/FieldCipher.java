@@ -48,6 +48,16 @@ public final class FieldCipher {
 
     /** As {@link #encrypt(byte, byte[], byte[])}, for value[off, off+len) and context[ctxOff, ctxOff+ctxLen). */
     public byte[] encrypt(byte bsonType, byte[] value, int off, int len, byte[] context, int ctxOff, int ctxLen) {
+        if (!CryptoStats.enabled()) {
+            return seal(bsonType, value, off, len, context, ctxOff, ctxLen);
+        }
+        long t0 = System.nanoTime();
+        byte[] out = seal(bsonType, value, off, len, context, ctxOff, ctxLen);
+        CryptoStats.sealed(suite, System.nanoTime() - t0);
+        return out;
+    }
+
+    private byte[] seal(byte bsonType, byte[] value, int off, int len, byte[] context, int ctxOff, int ctxLen) {
         byte[] out = new byte[Envelope.HEADER_LENGTH + suite.sealedLength(len)];
         System.arraycopy(headerPrefix, 0, out, 0, Envelope.HEADER_LENGTH - 1);
         out[Envelope.HEADER_LENGTH - 1] = bsonType;
@@ -81,6 +91,9 @@ public final class FieldCipher {
                 || !Envelopes.isEnvelope(envelope, 0, envelope.length)
                 || (envelope[1] & ~CipherSuite.DETERMINISTIC_FLAG) != suite.id()
                 || !java.util.Arrays.equals(envelope, 2, 18, headerPrefix, 2, 18)) {
+            if (CryptoStats.enabled()) {
+                CryptoStats.failed(suite);
+            }
             throw new DecryptionFailedException();
         }
         return open(envelope, 0, envelope.length, context, 0, context.length);
@@ -91,6 +104,22 @@ public final class FieldCipher {
      * and matched to this cipher: the header is not parsed again. v2 authenticates the context.
      */
     Plaintext open(byte[] buf, int off, int len, byte[] context, int ctxOff, int ctxLen) {
+        if (!CryptoStats.enabled()) {
+            return openUncounted(buf, off, len, context, ctxOff, ctxLen);
+        }
+        long t0 = System.nanoTime();
+        Plaintext p;
+        try {
+            p = openUncounted(buf, off, len, context, ctxOff, ctxLen);
+        } catch (DecryptionFailedException e) {
+            CryptoStats.failed(suite);
+            throw e;
+        }
+        CryptoStats.opened(suite, System.nanoTime() - t0);
+        return p;
+    }
+
+    private Plaintext openUncounted(byte[] buf, int off, int len, byte[] context, int ctxOff, int ctxLen) {
         byte[] value;
         if ((buf[off] & 0xff) == Envelope.FORMAT_V2) {
             byte[] aad = associatedData(buf, off, context, ctxOff, ctxLen);

@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,6 +85,18 @@ public final class KeyResolver implements AutoCloseable {
     private final KmsHealth health;
     private final AtomicLong fetches = new AtomicLong();
     private final AtomicLong staleServes = new AtomicLong();
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private volatile FetchObserver observer = (operation, result, nanos) -> { };
+
+    /** Told of every KMS round trip for a key (the metrics): what for, how it ended, how long it took. */
+    public interface FetchObserver {
+        /**
+         * @param operation "fetch" (a key the data path or a start-up needed) or "refresh" (in the background)
+         * @param result "ok", or the failure's reason in lower case (kms_unavailable, unknown_key, …)
+         */
+        void fetched(String operation, String result, long nanos);
+    }
 
     public KeyResolver(KeySource source, Settings settings, Clock clock) {
         this.source = source;
@@ -123,6 +136,7 @@ public final class KeyResolver implements AutoCloseable {
     public ResolvedKey cached(UUID id) {
         Entry e = cache.get(id);
         if (e == null) {
+            misses.increment();
             return null;
         }
         long now = clock.millis();
@@ -132,6 +146,7 @@ public final class KeyResolver implements AutoCloseable {
         if (e.key != null) {
             long age = now - e.fetchedAt;
             if (age < ttl) {
+                hits.increment();
                 return e.key;
             }
             if (age < outageLimit && e.refreshSince != 0) {
@@ -139,8 +154,10 @@ public final class KeyResolver implements AutoCloseable {
                 health.servedStale(id, age, outageLimit - age);
                 return e.key;
             }
+            misses.increment();
             return null;
         }
+        misses.increment();
         if (now - e.fetchedAt < negativeTtl) {
             throw e.failure;
         }
@@ -188,12 +205,17 @@ public final class KeyResolver implements AutoCloseable {
         Entry previous = cache.get(id);
         long lastUsed = previous != null ? previous.lastUsed : clock.millis();
         fetches.incrementAndGet();
+        long t0 = System.nanoTime();
+        String operation = refresh ? "refresh" : "fetch";
         try {
             ResolvedKey k = source.fetch(id);
+            observer.fetched(operation, "ok", System.nanoTime() - t0);
             cache.put(id, new Entry(k, null, clock.millis(), 0, 0, lastUsed));
             health.answered();
             health.fresh(id);
         } catch (KeyAccessException failure) {
+            observer.fetched(operation, failure.reason().name().toLowerCase(java.util.Locale.ROOT),
+                    System.nanoTime() - t0);
             long now = clock.millis();
             if (failure.isDefinitive()) {
                 health.answered();
@@ -324,6 +346,90 @@ public final class KeyResolver implements AutoCloseable {
         for (UUID id : ids) {
             resolve(id);
         }
+    }
+
+    // ---- what the metrics and the readiness check read -------------------------------------------
+
+    public void observe(FetchObserver o) {
+        observer = o;
+    }
+
+    /** Data-path lookups answered from memory within the TTL. */
+    public long cacheHits() {
+        return hits.sum();
+    }
+
+    /** Data-path lookups that had to wait for the KMS (not held, or expired). */
+    public long cacheMisses() {
+        return misses.sum();
+    }
+
+    /** Keys held in memory now. */
+    public int keysCached() {
+        return (int) cache.values().stream().filter(e -> e.key != null).count();
+    }
+
+    /** How long ago the KMS delivered the oldest key held now, in milliseconds (0 if none). */
+    public long oldestKeyAgeMillis() {
+        long now = clock.millis();
+        return cache.values().stream().filter(e -> e.key != null).mapToLong(e -> now - e.fetchedAt).max().orElse(0);
+    }
+
+    /** Keys served past their TTL because the KMS does not answer (inside the outage window). */
+    public int keysInOutageWindow() {
+        long now = clock.millis();
+        return (int) cache.values().stream().filter(e -> e.key != null && e.refreshSince != 0
+                && now - e.fetchedAt >= ttl && now - e.fetchedAt < outageLimit).count();
+    }
+
+    /** False from a failed KMS round trip until the KMS answers again. */
+    public boolean kmsReachable() {
+        return health.reachable();
+    }
+
+    /**
+     * Why the proxy could not encrypt (or, for a previous key, decrypt) with this key now, or null
+     * if it can: the key is held in a state that allows it, within its TTL or inside the outage window. A key not held (or expired) is fetched
+     * first, waiting up to {@code wait}, so a readiness probe also keeps the policy's keys warm.
+     * Blocks: never call it on an event loop. Does not count as a data-path lookup.
+     */
+    public String unusable(UUID id, boolean encrypt, Duration wait) {
+        String why = unusableNow(id, encrypt, false);
+        if (why == null || why.startsWith("!")) {
+            return why == null ? null : why.substring(1);
+        }
+        try {
+            fetch(java.util.List.of(id)).get(wait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            return "key " + id + ": " + source.describe() + " did not answer within " + wait.toMillis() + " ms";
+        } catch (java.util.concurrent.ExecutionException | InterruptedException e) {
+            return "key " + id + ": " + e;
+        }
+        why = unusableNow(id, encrypt, true);
+        return why == null ? null : why.startsWith("!") ? why.substring(1) : why;
+    }
+
+    /** Null if usable; a reason starting with "!" if fetching again now would not help (a remembered no). */
+    private String unusableNow(UUID id, boolean encrypt, boolean fetched) {
+        Entry e = cache.get(id);
+        long now = clock.millis();
+        if (e == null) {
+            return "key " + id + " has not been fetched";
+        }
+        e.lastUsed = now; // in use: the background task keeps it fresh
+        if (e.key != null) {
+            long age = now - e.fetchedAt;
+            if (age < ttl || age < outageLimit && e.refreshSince != 0) {
+                if (encrypt ? e.key.state().mayEncrypt() : e.key.state().mayDecrypt()) {
+                    return null;
+                }
+                return "!key " + id + " is " + e.key.state() + (encrypt ? "; only Active keys encrypt"
+                        : "; only Active or Deactivated keys decrypt");
+            }
+            return "key " + id + " is past its TTL and the " + settings.outageWindow().toSeconds()
+                    + " s outage window, and " + source.describe() + " has not delivered it again";
+        }
+        return (fetched || now - e.fetchedAt < negativeTtl ? "!" : "") + e.failure.getMessage();
     }
 
     /** Resolutions that went to the KMS (cold misses and refreshes). */

@@ -48,6 +48,11 @@ final class KmsHealth {
         }
     }
 
+    /** False from a failed attempt until the KMS answers again. */
+    synchronized boolean reachable() {
+        return !down;
+    }
+
     /** The KMS answered (a key, or a definitive no). */
     synchronized void answered() {
         if (down) {

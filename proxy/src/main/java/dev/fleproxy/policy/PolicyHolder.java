@@ -35,6 +35,8 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
     private final ScheduledExecutorService watcher;
     private volatile Policy current;
     private byte[] fingerprint;
+    private final java.util.concurrent.atomic.AtomicLong reloadsApplied = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong reloadsFailed = new java.util.concurrent.atomic.AtomicLong();
     private final Runnable onHangup = this::reloadOnHangup;
 
     public PolicyHolder(Path file, ProxyConfig started, Policy startedPolicy, KeyResolver resolver) {
@@ -85,6 +87,17 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
 
     /** Loads and validates the file; applies it if it is good. Returns whether it was applied. */
     public synchronized boolean reload(String why) {
+        boolean applied = apply(why);
+        (applied ? reloadsApplied : reloadsFailed).incrementAndGet();
+        return applied;
+    }
+
+    /** Reloads applied, and refused or failed, since start (for the metrics). */
+    public long reloads(boolean applied) {
+        return (applied ? reloadsApplied : reloadsFailed).get();
+    }
+
+    private boolean apply(String why) {
         fingerprint = digest();
         ProxyConfig c;
         Policy p;

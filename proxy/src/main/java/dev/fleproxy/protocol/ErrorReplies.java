@@ -23,6 +23,13 @@ public final class ErrorReplies {
                 .append("codeName", new BsonString(error.codeName()));
     }
 
+    /** The code of an error reply built here (0 if it has none), for the metrics' {@code code} label. */
+    public static int codeOf(WireMessage reply) {
+        BsonDocument doc = reply instanceof OpMsg m ? m.body()
+                : reply instanceof OpReply r && !r.documents().isEmpty() ? r.documents().get(0) : null;
+        return doc != null && doc.isNumber("code") ? doc.getNumber("code").intValue() : 0;
+    }
+
     /** An OP_REPLY for a legacy OP_QUERY request, an OP_MSG for anything else. */
     public static WireMessage replyTo(Frame request, ProxyError error, String message) {
         BsonDocument doc = document(error, message);

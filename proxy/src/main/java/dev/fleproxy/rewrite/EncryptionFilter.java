@@ -2,6 +2,7 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.Commands;
@@ -46,6 +47,7 @@ public final class EncryptionFilter implements MessageFilter {
     private final KeyResolver resolver;
     private final Envelopes envelopes = new Envelopes();
     private final int keyWaitMs;
+    private final ProxyMetrics metrics;
     /** The encrypted-path trees of the policy in force, built once per policy (a reload makes a new one). */
     private volatile PolicyPaths paths = new PolicyPaths(Policy.EMPTY);
 
@@ -73,6 +75,12 @@ public final class EncryptionFilter implements MessageFilter {
 
     /** @param keyWaitMs how long a message may wait for keys (the session enforces it; refusals name it) */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, int keyWaitMs) {
+        this(policy, resolver, keyWaitMs, ProxyMetrics.DISABLED);
+    }
+
+    /** @param metrics where replies replaced with errors are counted */
+    public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, int keyWaitMs, ProxyMetrics metrics) {
+        this.metrics = metrics;
         this.policy = policy;
         this.resolver = resolver;
         this.keyWaitMs = keyWaitMs;
@@ -147,6 +155,9 @@ public final class EncryptionFilter implements MessageFilter {
         }
         String coll = m.bodyString(cmd.equals("getMore") ? "collection" : cmd);
         CollectionPolicy cp = coll == null ? null : p.get(db, coll);
+        if (cp != null) {
+            request.policyCollection(cp.namespace());
+        }
         if (cp == null) {
             // Not an encrypted collection, but maybe a way into one, from any database.
             if (Commands.REFERENCING_OTHER_NAMESPACES.contains(cmd)) {
@@ -314,6 +325,7 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.await(keys.fetchPending());
         }
         String named = encrypted.iterator().next();
+        request.policyCollection(named);
         OpMsg out = WriteCommands.bulkWrite(msg, contexts, named);
         // Its cursor holds per-operation results, not documents: nothing in its reply is decrypted
         // (a duplicate-key error's keyValue shows the envelope, as stored).
@@ -350,6 +362,7 @@ public final class EncryptionFilter implements MessageFilter {
             }
             return ReplyDecision.replace(plan.distinct() ? distinctValues(decrypted, reply) : decrypted);
         } catch (Refusal r) {
+            metrics.replyError(r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
         }
     }

@@ -56,6 +56,11 @@ abstract class InFlight {
         frame = replacement;
     }
 
+    /** Whether a filter replaced the message (it is forwarded rewritten). */
+    boolean replaced() {
+        return frame != received;
+    }
+
     Frame received() {
         return received;
     }

@@ -2,6 +2,7 @@ package dev.fleproxy.server;
 
 import dev.fleproxy.config.KmipConfig;
 import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.tls.ListenerContext;
 import dev.fleproxy.tls.UpstreamContext;
 import dev.fleproxy.wire.FrameDecoder;
@@ -12,7 +13,9 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.EventExecutor;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -31,7 +34,8 @@ public final class ProxyServer implements AutoCloseable {
     private final ListenerContext tls;
     private final ClientBounds bounds;
 
-    private ProxyServer(ProxyConfig config, List<MessageFilter> filters) throws InterruptedException {
+    private ProxyServer(ProxyConfig config, List<MessageFilter> filters, ProxyMetrics metrics)
+            throws InterruptedException {
         Transport transport = Transport.choose(config.transport());
         String unavailable = transport.unavailabilityCause();
         if (unavailable != null) {
@@ -66,11 +70,13 @@ public final class ProxyServer implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             if (!bounds.admit(ch)) {
+                                metrics.refusedConnection("max_connections");
                                 return; // over maxConnections: closed already, no upstream connection made
                             }
+                            metrics.accepted();
                             ProxySession session = new ProxySession(ch, transport, config.upstream(),
                                     config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter, bounds.log(),
-                                    upstreamTls);
+                                    upstreamTls, metrics);
                             if (tls != null) {
                                 ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                             }
@@ -96,12 +102,31 @@ public final class ProxyServer implements AutoCloseable {
 
     /** Binds the listen address and starts serving, handshake rewriting only (no encryption). */
     public static ProxyServer start(ProxyConfig config) throws InterruptedException {
-        return new ProxyServer(config, List.of(new HandshakeFilter()));
+        return new ProxyServer(config, List.of(new HandshakeFilter()), ProxyMetrics.DISABLED);
     }
 
     /** Binds and serves with these filters, applied to each request in order. */
     public static ProxyServer start(ProxyConfig config, List<MessageFilter> filters) throws InterruptedException {
-        return new ProxyServer(config, List.copyOf(filters));
+        return new ProxyServer(config, List.copyOf(filters), ProxyMetrics.DISABLED);
+    }
+
+    /** Binds and serves with these filters, counting what it does in these metrics. */
+    public static ProxyServer start(ProxyConfig config, List<MessageFilter> filters, ProxyMetrics metrics)
+            throws InterruptedException {
+        return new ProxyServer(config, List.copyOf(filters), metrics);
+    }
+
+    /** Whether the listening socket is open. */
+    public boolean listening() {
+        return listener.isActive();
+    }
+
+    /** The event loops (the acceptor's and the connections'), for the liveness check. */
+    public List<EventExecutor> eventLoops() {
+        List<EventExecutor> loops = new ArrayList<>();
+        boss.forEach(loops::add);
+        workers.forEach(loops::add);
+        return loops;
     }
 
     public InetSocketAddress address() {

@@ -1,6 +1,7 @@
 package dev.fleproxy.server;
 
 import dev.fleproxy.config.HostPort;
+import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.tls.TlsFailures;
 import dev.fleproxy.tls.UpstreamContext;
 import io.netty.handler.ssl.SslHandler;
@@ -25,6 +26,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
 import java.io.IOException;
 import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
@@ -76,6 +78,11 @@ final class ProxySession {
     private boolean closed;
     /** TLS to the upstream, or null. */
     private final UpstreamContext upstreamTls;
+    private final ProxyMetrics metrics;
+    /** Forwarded requests awaiting their first reply, by requestID (only with metrics on). */
+    private final HashMap<Integer, RequestTiming> timings = new HashMap<>();
+    /** Why the connection closed, for the metrics (the first cause named wins; none is "normal"). */
+    private String closeLabel;
 
     /** Lets the server count sessions and tests wait for them. */
     interface SessionListener {
@@ -86,8 +93,9 @@ final class ProxySession {
 
     ProxySession(Channel client, Transport transport, HostPort upstreamAddress, int connectTimeoutMs,
                  int keyWaitMs, List<MessageFilter> filters, SessionListener listener, BadInputLog badInput,
-                 UpstreamContext upstreamTls) {
+                 UpstreamContext upstreamTls, ProxyMetrics metrics) {
         this.upstreamTls = upstreamTls;
+        this.metrics = metrics;
         this.client = client;
         this.keyWaitNanos = TimeUnit.MILLISECONDS.toNanos(keyWaitMs);
         this.transport = transport;
@@ -158,6 +166,7 @@ final class ProxySession {
             return;
         }
         upstreamFailure = why;
+        label("upstream_unavailable");
         log.warn("{}: {}", who, upstreamFailure);
         // Read the client's first request so it gets an error reply, not just a reset.
         client.read();
@@ -186,6 +195,7 @@ final class ProxySession {
             frame.release();
             return;
         }
+        metrics.clientBytes(true, frame.length());
         if (parkedRequest != null || !requestBacklog.isEmpty()) {
             requestBacklog.add(frame); // behind a request that waits for keys: order is kept
             return;
@@ -216,6 +226,9 @@ final class ProxySession {
             frame.release();
             throw e;
         }
+        if (metrics.enabled()) {
+            request.readAt(System.nanoTime());
+        }
         continueRequest(request, 0);
     }
 
@@ -229,10 +242,12 @@ final class ProxySession {
                 if (decision instanceof RequestDecision.Replace replace) {
                     request.replaceFrame(replace.frame());
                 } else if (decision instanceof RequestDecision.Refuse refuse) {
+                    metrics.refused(request.commandName(), ErrorReplies.codeOf(refuse.reply()));
                     refuse(request.frame(), refuse.reply());
                     request.release();
                     return;
                 } else if (decision instanceof RequestDecision.Close c) {
+                    metrics.request(request.commandName(), ProxyMetrics.Outcome.CLOSED);
                     close(BadInputLog.Reason.REFUSED, "closed: " + c.reason());
                     request.release();
                     return;
@@ -242,6 +257,7 @@ final class ProxySession {
                 }
             }
         } catch (TooLargeAfterRewrite e) {
+            metrics.refused(request.commandName(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION.code());
             refuse(request.frame(), ErrorReplies.replyTo(request.frame(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION,
                     "the request would be " + e.size + " bytes once encrypted, over the " + MsgHeader.MAX_MESSAGE_SIZE
                             + "-byte message limit; send smaller batches"));
@@ -252,8 +268,18 @@ final class ProxySession {
             throw e;
         }
         Frame out = request.frame();
-        if (!OpMsg.isMoreToCome(out)) {
+        boolean replyComes = !OpMsg.isMoreToCome(out);
+        if (replyComes) {
             pending.expect(out.requestId(), request.expectations());
+        }
+        if (metrics.enabled()) {
+            metrics.request(request.commandName(), request.replaced() ? ProxyMetrics.Outcome.REWRITTEN
+                    : ProxyMetrics.Outcome.FORWARDED);
+            metrics.upstreamBytes(false, out.length());
+            if (replyComes) {
+                timings.put(out.requestId(), new RequestTiming(request.readAtNanos(), System.nanoTime(),
+                        request.collectionLabel()));
+            }
         }
         clientToUpstream.write(upstream, out.content().retain());
         request.release();
@@ -336,11 +362,14 @@ final class ProxySession {
                     "refused a request sent with moreToCome (unacknowledged); closing the connection");
             return;
         }
-        clientToUpstream.write(client,
-                reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), request.requestId()));
+        io.netty.buffer.ByteBuf encoded = reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(),
+                request.requestId());
+        metrics.clientBytes(false, encoded.readableBytes());
+        clientToUpstream.write(client, encoded);
     }
 
     private void answerUnavailable(Frame frame) {
+        metrics.refused(null, ProxyError.UPSTREAM_UNAVAILABLE.code());
         if (frame.opCode() == OpCode.OP_MSG || frame.opCode() == OpCode.OP_QUERY) {
             WireMessage reply = ErrorReplies.replyTo(frame, ProxyError.UPSTREAM_UNAVAILABLE, upstreamFailure);
             client.write(reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), frame.requestId()));
@@ -361,6 +390,7 @@ final class ProxySession {
             frame.release();
             return;
         }
+        metrics.upstreamBytes(true, frame.length());
         if (parkedReply != null || !replyBacklog.isEmpty()) {
             replyBacklog.add(frame);
             return;
@@ -383,7 +413,15 @@ final class ProxySession {
             frame.release();
             throw e;
         }
-        continueReply(new Reply(frame, client.alloc()), expectations, 0);
+        Reply reply = new Reply(frame, client.alloc());
+        if (metrics.enabled()) {
+            // the first reply to a request (an exhaust stream's later ones answer no request of the client's)
+            RequestTiming t = timings.remove(frame.responseTo());
+            if (t != null) {
+                reply.timed(t, System.nanoTime());
+            }
+        }
+        continueReply(reply, expectations, 0);
     }
 
     private void continueReply(Reply reply, List<PendingReplies.Expectation> expectations, int from) {
@@ -403,7 +441,16 @@ final class ProxySession {
                 throw new WireProtocolException("a rewritten reply would be " + out.length() + " bytes");
             }
             upstreamToClient.write(client, out.content().retain());
+            if (metrics.enabled()) {
+                metrics.clientBytes(false, out.length());
+                RequestTiming t = reply.timing();
+                if (t != null) {
+                    metrics.latency(t.collection(), System.nanoTime() - t.readAtNanos(),
+                            reply.readAtNanos() - t.forwardedAtNanos());
+                }
+            }
             if (OpMsg.isMoreToCome(reply.received()) && !OpMsg.isMoreToCome(out)) {
+                label("exhaust_ended");
                 // A filter ended an exhaust stream early (with an error): the upstream would keep
                 // streaming, so the pair cannot stay in step.
                 close("closed: an exhaust stream was ended early by an error reply");
@@ -459,6 +506,7 @@ final class ProxySession {
         if (side == SessionHandler.Side.UPSTREAM && !closed) {
             log.info("{}: upstream {} closed the connection", who, upstreamAddress);
         }
+        label(side == SessionHandler.Side.UPSTREAM ? "upstream_closed" : "client_closed");
         close(null);
     }
 
@@ -493,6 +541,7 @@ final class ProxySession {
                     + TlsFailures.describe(root));
         } else if (root instanceof IOException) {
             log.debug("{}: {} connection error: {}", who, from, root.toString());
+            label("io_error");
             close(null);
         } else if (fromClient && BadInputLog.isMalformedInputSymptom(root)) {
             // The driver's RawBsonDocument, ByteBuffer/ByteBuf bounds checks and our rewriters throw
@@ -506,12 +555,14 @@ final class ProxySession {
             // Error, anything from the upstream side: ours to fix, so the stack trace is kept.
             badInput.report(BadInputLog.Reason.UNEXPECTED_ERROR, who,
                     "closed after an unexpected error handling a message from " + from, root, client.eventLoop());
+            label("unexpected_error");
             close(null);
         }
     }
 
     /** A client's bad input is rate-limited; the upstream's (rare, and a server we trust) is always logged. */
     private void closeBad(boolean fromClient, BadInputLog.Reason reason, String text) {
+        label((fromClient ? "" : "upstream_") + reason.name().toLowerCase(java.util.Locale.ROOT));
         if (fromClient) {
             close(reason, text);
         } else {
@@ -523,6 +574,7 @@ final class ProxySession {
         if (!closed) {
             log.debug("{}: write failed: {}", who, String.valueOf(cause));
         }
+        label("io_error");
         close(null);
     }
 
@@ -545,6 +597,7 @@ final class ProxySession {
             return;
         }
         badInput.report(reason, who, text, null, client.eventLoop());
+        label(reason.name().toLowerCase(java.util.Locale.ROOT));
         shutDown();
     }
 
@@ -557,8 +610,16 @@ final class ProxySession {
         client.close();
     }
 
+    /** Names why the connection is closing, unless a cause was named already. */
+    private void label(String reason) {
+        if (closeLabel == null) {
+            closeLabel = reason;
+        }
+    }
+
     private void shutDown() {
         closed = true;
+        metrics.closed(closeLabel != null ? closeLabel : "normal");
         closeAfterFlush(client);
         if (upstream != null) {
             closeAfterFlush(upstream);

@@ -8,6 +8,9 @@ import io.netty.buffer.ByteBufAllocator;
 /** A reply a filter asked to see, read once and shared by the filters that asked. */
 public final class Reply extends InFlight {
     private OpMsgView msg;
+    /** For the metrics: the request this reply answers (null if untimed), and when it was read. */
+    private RequestTiming timing;
+    private long readAtNanos;
 
     public Reply(Frame frame, ByteBufAllocator alloc) {
         super(frame, alloc);
@@ -19,6 +22,19 @@ public final class Reply extends InFlight {
             msg = OpMsgView.of(frame);
         }
         return msg;
+    }
+
+    void timed(RequestTiming t, long nanos) {
+        timing = t;
+        readAtNanos = nanos;
+    }
+
+    RequestTiming timing() {
+        return timing;
+    }
+
+    long readAtNanos() {
+        return readAtNanos;
     }
 
     @Override

@@ -19,6 +19,9 @@ public final class Request extends InFlight {
     private OpMsgView msg;
     private OpQuery query;
     private MessageFilter current;
+    /** For the metrics: when the proxy had read it (0 without metrics), and its policy collection. */
+    private long readAtNanos;
+    private String collection;
 
     /** Reads the frame (an OP_MSG's structure and checksum are verified here, once). */
     public Request(Frame frame, ByteBufAllocator alloc) {
@@ -60,6 +63,14 @@ public final class Request extends InFlight {
         return null;
     }
 
+    /**
+     * Names the encrypted collection this request works on, for the metrics' {@code collection}
+     * label (requests to anything outside the policy are counted as {@code other}).
+     */
+    public void policyCollection(String namespace) {
+        collection = namespace;
+    }
+
     /** Asks for the reply to this request to be passed to the current filter's onReply. */
     public void expectReply(Object state) {
         expectations.add(new PendingReplies.Expectation(current, state));
@@ -81,6 +92,18 @@ public final class Request extends InFlight {
 
     void enter(MessageFilter filter) {
         current = filter;
+    }
+
+    String collectionLabel() {
+        return collection != null ? collection : dev.fleproxy.metrics.ProxyMetrics.OTHER_COLLECTION;
+    }
+
+    void readAt(long nanos) {
+        readAtNanos = nanos;
+    }
+
+    long readAtNanos() {
+        return readAtNanos;
     }
 
     List<PendingReplies.Expectation> expectations() {

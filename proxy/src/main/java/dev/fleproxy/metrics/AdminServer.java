@@ -1,0 +1,154 @@
+package dev.fleproxy.metrics;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.fleproxy.config.HostPort;
+import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.server.ProxyServer;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin listener ({@code admin:} in the config): {@code /metrics} (Prometheus text format),
+ * {@code /healthz} (the event loops answer) and {@code /readyz} (listening, upstream reachable,
+ * every policy key usable). The JDK's HTTP server on one thread of its own: never the data port,
+ * never an event loop, and a probe that waits (for the KMS, for a connect) holds up only probes.
+ */
+public final class AdminServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
+    /** How long an event loop has to run an empty task before /healthz fails. */
+    static final long LOOP_TIMEOUT_MS = 2000;
+    private static final String JSON = "application/json";
+
+    private final HttpServer http;
+    private final ExecutorService thread;
+    private final PrometheusMeterRegistry registry;
+    private final Liveness liveness;
+    private final Readiness readiness;
+    /** The last /readyz answer, also a gauge: 1 ready, 0 not (and before the first probe, 0). */
+    private final AtomicInteger ready = new AtomicInteger();
+
+    private AdminServer(HostPort address, PrometheusMeterRegistry registry, Liveness liveness, Readiness readiness)
+            throws IOException {
+        this.registry = registry;
+        this.liveness = liveness;
+        this.readiness = readiness;
+        // bounds what a peer that sends nothing can hold (the JDK server's own limits, in seconds)
+        System.setProperty("sun.net.httpserver.maxReqTime", System.getProperty("sun.net.httpserver.maxReqTime", "10"));
+        System.setProperty("sun.net.httpserver.maxRspTime", System.getProperty("sun.net.httpserver.maxRspTime", "30"));
+        http = HttpServer.create(new InetSocketAddress(address.host(), address.port()), 16);
+        thread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "admin-http");
+            t.setDaemon(true);
+            return t;
+        });
+        http.setExecutor(thread);
+        http.createContext("/", this::handle);
+        Gauge.builder("fleproxy.ready", ready, AtomicInteger::get)
+                .description("1 if the last /readyz answered ready, else 0").register(registry);
+        http.start();
+    }
+
+    /**
+     * Starts the listener. The registry must be the one the proxy's meters are in; resolver may be
+     * null (no kmip: section).
+     */
+    public static AdminServer start(HostPort address, PrometheusMeterRegistry registry, ProxyServer server,
+                                    HostPort upstream, int connectTimeoutMs, Supplier<Policy> policy,
+                                    KeyResolver resolver, Duration keyWait) throws IOException {
+        AdminServer a = new AdminServer(address, registry, new Liveness(server::eventLoops, LOOP_TIMEOUT_MS),
+                new Readiness(server, upstream, Math.min(connectTimeoutMs, 2000), policy, resolver, keyWait));
+        log.info("admin listener on http://{}:{} (/metrics, /healthz, /readyz)", address.host(), a.address().getPort());
+        return a;
+    }
+
+    public InetSocketAddress address() {
+        return http.getAddress();
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        try (ex) {
+            String method = ex.getRequestMethod();
+            if (!method.equals("GET") && !method.equals("HEAD")) {
+                ex.getResponseHeaders().set("Allow", "GET, HEAD");
+                send(ex, 405, "text/plain", "only GET and HEAD\n");
+                return;
+            }
+            switch (ex.getRequestURI().getPath()) {
+                case "/metrics" -> send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+                case "/healthz" -> {
+                    List<String> stuck = liveness.stuck();
+                    send(ex, stuck.isEmpty() ? 200 : 503, JSON, "{\"healthy\": " + stuck.isEmpty()
+                            + ", \"problems\": " + jsonArray(stuck) + "}\n");
+                }
+                case "/readyz" -> {
+                    List<String> problems = readiness.problems();
+                    ready.set(problems.isEmpty() ? 1 : 0);
+                    send(ex, problems.isEmpty() ? 200 : 503, JSON, "{\"ready\": " + problems.isEmpty()
+                            + ", \"problems\": " + jsonArray(problems) + "}\n");
+                }
+                default -> send(ex, 404, "text/plain", "not found: try /metrics, /healthz or /readyz\n");
+            }
+        } catch (RuntimeException e) {
+            log.error("admin request {} failed", ex.getRequestURI().getPath(), e);
+        }
+    }
+
+    private static void send(HttpExchange ex, int status, String type, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().set("Content-Type", type);
+        ex.getResponseHeaders().set("Cache-Control", "no-store");
+        boolean head = ex.getRequestMethod().equals("HEAD");
+        ex.sendResponseHeaders(status, head ? -1 : bytes.length);
+        if (!head) {
+            try (OutputStream out = ex.getResponseBody()) {
+                out.write(bytes);
+            }
+        }
+    }
+
+    static String jsonArray(List<String> items) {
+        StringBuilder b = new StringBuilder("[");
+        for (String s : items) {
+            if (b.length() > 1) {
+                b.append(", ");
+            }
+            b.append('"');
+            for (char c : s.toCharArray()) {
+                switch (c) {
+                    case '"' -> b.append("\\\"");
+                    case '\\' -> b.append("\\\\");
+                    case '\n' -> b.append("\\n");
+                    default -> {
+                        if (c < 0x20) {
+                            b.append(String.format("\\u%04x", (int) c));
+                        } else {
+                            b.append(c);
+                        }
+                    }
+                }
+            }
+            b.append('"');
+        }
+        return b.append(']').toString();
+    }
+
+    @Override
+    public void close() {
+        http.stop(0);
+        thread.shutdownNow();
+    }
+}
