@@ -60,19 +60,21 @@ public final class ProxyRuntime implements AutoCloseable {
         Policy startPolicy = PolicyParser.parse(config.policySection());
         KmipClient kmip = null;
         KeyResolver resolver = null;
+        PrometheusMeterRegistry registry = config.admin() != null ? PrometheusLint.newRegistry() : null;
+        ProxyMetrics metrics = registry != null ? new ProxyMetrics(registry) : ProxyMetrics.DISABLED;
+        if (registry != null) {
+            CryptoStats.enable();
+        }
         try {
             if (config.kmip() != null) {
                 kmip = KeyResolvers.client(config.kmip());
                 resolver = KeyResolvers.resolver(config.kmip(), kmip);
+                if (registry != null) {
+                    ProxyGauges.observeKms(metrics, resolver); // from the start-up fetches on
+                }
                 PolicyValidator.validate(startPolicy, resolver, configFile.toString()).forEach(log::warn);
             }
             PolicyHolder policy = new PolicyHolder(configFile, config, startPolicy, resolver);
-            PrometheusMeterRegistry registry = config.admin() != null
-                    ? PrometheusLint.newRegistry() : null;
-            ProxyMetrics metrics = registry != null ? new ProxyMetrics(registry) : ProxyMetrics.DISABLED;
-            if (registry != null) {
-                CryptoStats.enable();
-            }
             List<MessageFilter> filters = new ArrayList<>();
             filters.add(new HandshakeFilter(() -> !policy.get().isEmpty()));
             if (resolver != null) {

@@ -45,7 +45,7 @@ public final class ProxyGauges implements AutoCloseable {
                 .description("client connections open now").register(r);
         crypto(r);
         if (resolver != null) {
-            keys(metrics, r, resolver);
+            keys(r, resolver);
         }
         if (policy != null) {
             for (boolean applied : new boolean[] {true, false}) {
@@ -98,7 +98,9 @@ public final class ProxyGauges implements AutoCloseable {
         }
     }
 
-    private static void keys(ProxyMetrics metrics, MeterRegistry r, KeyResolver resolver) {
+    /** Counts and times the resolver's KMS round trips; call it before the first one. */
+    public static void observeKms(ProxyMetrics metrics, KeyResolver resolver) {
+        MeterRegistry r = metrics.registry();
         Map<String, Timer> kmsTimers = new ConcurrentHashMap<>();
         resolver.observe((operation, result, nanos) -> {
             io.micrometer.core.instrument.Counter.builder("fleproxy.kms.requests")
@@ -107,6 +109,9 @@ public final class ProxyGauges implements AutoCloseable {
             kmsTimers.computeIfAbsent(operation, op -> metrics.latencyTimer("fleproxy.kms.request.duration",
                     "time for one key's KMS round trips", "operation", op)).record(nanos, TimeUnit.NANOSECONDS);
         });
+    }
+
+    private static void keys(MeterRegistry r, KeyResolver resolver) {
         FunctionCounter.builder("fleproxy.key.cache.lookups", resolver, KeyResolver::cacheHits).tag("result", "hit")
                 .description("data-path key lookups: hit (held, within TTL), miss (waits for the KMS), stale (served "
                         + "past the TTL inside the outage window)").register(r);
