@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead bench-metrics mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -69,6 +69,12 @@ demo: build venv
 ## inserts and reads by _id), judged against the targets: results/embedded/overhead.md (~10 min)
 bench-overhead: build bench-jar venv
 	DEMO_JOB=overhead deploy/demo.sh
+
+## bench-metrics: the cost of the admin listener and its metrics (rule 5 of the overhead benchmark,
+## epoll only: the proxy with and without `admin:`, no policy and AES-GCM, in one run):
+## results/embedded/metrics-overhead/overhead.md (~6 min)
+bench-metrics: build bench-jar venv
+	DEMO_JOB=overhead-metrics DEMO_ROUNDS=$${DEMO_ROUNDS:-5} DEMO_WARMUP=$${DEMO_WARMUP:-90} deploy/demo.sh
 
 ## bench-crypto: JMH benchmark of every cipher suite next to `openssl speed`, writes results/crypto/ (~15 min)
 bench-crypto:

@@ -20,7 +20,8 @@ THREADS=${DEMO_THREADS:-8}
 SECONDS_PER_PHASE=${DEMO_SECONDS:-5}   # overhead: length of each insert and read phase
 ROUNDS=${DEMO_ROUNDS:-3}               # overhead: rounds, in alternating order (figures: the median)
 WARMUP=${DEMO_WARMUP:-180}  # overhead: seconds of unreported load first, shared by the processes (JIT warm-up: 30 s each)
-JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default) or overhead (make bench-overhead)
+JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default), overhead (make bench-overhead) or
+                            # overhead-metrics (make bench-metrics: epoll only, rule 5's targets and their baselines)
 RECORDS=${DEMO_RECORDS:-2000,6000,10000}
 WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
@@ -40,6 +41,15 @@ wait_port() {
   done
   echo "demo: nothing listening on port $1; see $RUN/*.log" >&2
   return 1
+}
+# scrape_every SECONDS PORT PID: GET /metrics on 127.0.0.1:PORT every SECONDS while PID lives (bash
+# only: no curl on a fresh machine), as Prometheus would; what it reads is thrown away.
+scrape_every() {
+  while kill -0 "$3" 2>/dev/null; do
+    { exec 3<>"/dev/tcp/127.0.0.1/$2" && printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 && cat <&3 >/dev/null; } 2>/dev/null || true
+    exec 3<&- 2>/dev/null
+    sleep "$1"
+  done
 }
 # wait_started PID PORT: 0 once PORT listens, 1 as soon as the process PID has exited.
 wait_started() {
@@ -108,7 +118,12 @@ java -jar "$JAR" keys --config "$RUN/proxy.yaml" \
   89d6d529-a2fe-31dd-ae60-3cb35458dcc0 da6fd698-4681-3bb5-88ad-d1d9d68b1df6 93a7f87f-458c-31be-ad16-d5dfa2fc1bae \
   $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).values()))' "$KMS_DIR/bootstrap.json")
 
-if [ "$JOB" = overhead ]; then
+if [ "$JOB" = overhead ] || [ "$JOB" = overhead-metrics ]; then
+  transports="nio epoll io_uring" everything=1
+  if [ "$JOB" = overhead-metrics ]; then
+    transports=epoll everything=0 OUT=results/embedded/metrics-overhead
+    mkdir -p "$OUT"
+  fi
   # Per transport, a byte relay in front of the backend (the floor) and a proxy with the same
   # policy as above plus `transport: X`; targets grouped by transport, so that what is compared
   # runs close in time: the relay, the proxy without policy, AES-GCM, and on epoll every other
@@ -120,14 +135,14 @@ if [ "$JOB" = overhead ]; then
   # its certificate is issued from the KMS CA for localhost and 127.0.0.1, which the client trusts.
   targets=(--target "kind=direct,uri=mongodb://127.0.0.1:$BACKEND_PORT")
   tls_args=() tls_note=()
-  for transport in nio epoll io_uring; do
+  for transport in $transports; do
     relay_port=$(free_port)
     java -jar "$BENCH_JAR" relay --listen "127.0.0.1:$relay_port" --upstream "127.0.0.1:$BACKEND_PORT" \
       --transport "$transport" >"$RUN/relay-$transport.log" 2>&1 &
     relay_pid=$!
     pids+=($relay_pid)
     port=$(free_port)
-    sed -e "s/^listen: .*/listen: 127.0.0.1:$port/" -e "/^upstream: /a transport: $transport" \
+    sed -e "s/^listen: .*/listen: 127.0.0.1:$port/" -e "/^upstream: /a transport: $transport" -e '/^admin: /d' \
       "$RUN/proxy.yaml" >"$RUN/proxy-$transport.yaml"
     java -jar "$JAR" proxy --config "$RUN/proxy-$transport.yaml" >"$RUN/proxy-$transport.log" 2>&1 &
     proxy_pid=$!
@@ -141,11 +156,11 @@ if [ "$JOB" = overhead ]; then
     uri="mongodb://127.0.0.1:$port"
     common="pid=$proxy_pid,transport=$transport"
     read_probe="" both_probe=""
-    if [ "$transport" = epoll ]; then read_probe=",alloc=read" both_probe=",alloc=both"; fi
+    if [ "$transport" = epoll ] && [ "$everything" = 1 ]; then read_probe=",alloc=read" both_probe=",alloc=both"; fi
     targets+=(--target "kind=relay,uri=mongodb://127.0.0.1:$relay_port,pid=$relay_pid,transport=$transport$read_probe"
               --target "kind=proxy-plain,uri=$uri,$common$read_probe"
               --target "kind=encrypted,uri=$uri,$common,suite=AES_GCM,collection=aes$both_probe")
-    if [ "$transport" = epoll ]; then
+    if [ "$transport" = epoll ] && [ "$everything" = 1 ]; then
       kms/kms proxy-tls --dir "$KMS_DIR" --name localhost --name 127.0.0.1 --force >/dev/null
       tls_port=$(free_port)
       { sed -e "s/^listen: .*/listen: 127.0.0.1:$tls_port/" "$RUN/proxy-$transport.yaml"
@@ -167,6 +182,29 @@ if [ "$JOB" = overhead ]; then
         echo "demo: TLS on $transport left out: $(tail -n 1 "$RUN/proxy-$transport-tls.log")"
         kill "$tls_pid" 2>/dev/null || true
       fi
+    fi
+    if [ "$transport" = epoll ]; then
+      # The cost of metrics (rule 5): a twin of this proxy with its admin listener on, /metrics
+      # scraped every 5 s (as Prometheus would) for as long as it runs.
+      m_port=$(free_port) m_admin=$(free_port)
+      { sed -e "s/^listen: .*/listen: 127.0.0.1:$m_port/" "$RUN/proxy-$transport.yaml"
+        echo "admin: 127.0.0.1:$m_admin"; } >"$RUN/proxy-$transport-metrics.yaml"
+      java -jar "$JAR" proxy --config "$RUN/proxy-$transport-metrics.yaml" >"$RUN/proxy-$transport-metrics.log" 2>&1 &
+      m_pid=$!
+      pids+=($m_pid)
+      if wait_started "$m_pid" "$m_port" && wait_port "$m_admin"; then
+        echo "demo: $transport: proxy with the admin listener on 127.0.0.1:$m_port (pid $m_pid, admin $m_admin)"
+        scrape_every 5 "$m_admin" "$m_pid" &
+        pids+=($!)
+        m_uri="mongodb://127.0.0.1:$m_port"
+        targets+=(--target "kind=proxy-plain,uri=$m_uri,pid=$m_pid,transport=$transport,metrics=true"
+                  --target "kind=encrypted,uri=$m_uri,pid=$m_pid,transport=$transport,suite=AES_GCM,collection=aes,metrics=true")
+      else
+        echo "demo: the metrics twin on $transport left out: $(tail -n 1 "$RUN/proxy-$transport-metrics.log")"
+        kill "$m_pid" 2>/dev/null || true
+      fi
+    fi
+    if [ "$transport" = epoll ] && [ "$everything" = 1 ]; then
       targets+=(--target "kind=encrypted,uri=$uri,$common,suite=ARIA_GCM,collection=aria"
                 --target "kind=encrypted,uri=$uri,$common,suite=LEA_GCM,collection=lea"
                 --target "kind=encrypted,uri=$uri,$common,suite=SEED_CBC_HMAC,collection=seed"

@@ -17,14 +17,19 @@ import java.util.Optional;
  * <li>allocation on the AES-GCM read path ≤ {@value #ALLOC_LIMIT_BYTES} bytes (10 KB) per
  *     operation (JFR's allocation samples).</li>
  * </ol>
+ * <li>(5) a proxy with its admin listener on and scraped ({@code metrics=true}) ≤ {@value
+ *     #METRICS_OVER_OFF} × its twin without it (same kind, transport and suite; CPU per operation,
+ *     inserts and reads together).</li>
  * Targets reached over TLS ({@code tls=true}) are neither judged nor taken as the baseline of a
- * check: the report sets them beside their plaintext twins instead.
+ * check: the report sets them beside their plaintext twins instead. Targets with metrics are judged
+ * by rule 5 only.
  */
 public final class Checks {
     public static final double PLAIN_OVER_RELAY = 1.05;
     public static final double AES_OVER_PLAIN = 1.15;
     public static final double CIPHER_FACTOR = 1.3;
     public static final double ALLOC_LIMIT_BYTES = 10 * 1024;
+    public static final double METRICS_OVER_OFF = 1.03;
 
     public enum Verdict {
         MET("met"), NOT_MET("not met"), NOT_EVALUATED("not evaluated");
@@ -103,7 +108,7 @@ public final class Checks {
                                        List<AllocationProbe.Allocation> allocations, String allocationNote) {
         List<Check> checks = new ArrayList<>();
         for (Target p : targets) {
-            if (p.kind() == Target.Kind.PROXY_PLAIN && !p.tls()) {
+            if (p.kind() == Target.Kind.PROXY_PLAIN && !p.tls() && !p.metrics()) {
                 Optional<Target> relay = peer(targets, Target.Kind.RELAY, p.transport());
                 checks.add(relay.map(r -> ratio(1, p.name(), r.name(), "both", figures.get(p.name()).cpuBoth().median(),
                                 figures.get(r.name()).cpuBoth().median(), PLAIN_OVER_RELAY))
@@ -111,7 +116,7 @@ public final class Checks {
             }
         }
         for (Target e : targets) {
-            if (e.kind() == Target.Kind.ENCRYPTED && !e.tls() && e.suite().equals("AES_GCM")) {
+            if (e.kind() == Target.Kind.ENCRYPTED && !e.tls() && !e.metrics() && e.suite().equals("AES_GCM")) {
                 Optional<Target> plain = peer(targets, Target.Kind.PROXY_PLAIN, e.transport());
                 checks.add(plain.map(p -> ratio(2, e.name(), p.name(), "both", figures.get(e.name()).cpuBoth().median(),
                                 figures.get(p.name()).cpuBoth().median(), AES_OVER_PLAIN))
@@ -119,7 +124,7 @@ public final class Checks {
             }
         }
         for (Target e : targets) {
-            if (e.kind() != Target.Kind.ENCRYPTED || e.tls()) {
+            if (e.kind() != Target.Kind.ENCRYPTED || e.tls() || e.metrics()) {
                 continue;
             }
             Optional<Target> plain = peer(targets, Target.Kind.PROXY_PLAIN, e.transport());
@@ -129,6 +134,17 @@ public final class Checks {
                                 CIPHER_FACTOR))
                         .orElse(absent(3, e.name(), phase, "no proxy without policy on " + e.transport())));
             }
+        }
+        for (Target m : targets) {
+            if (!m.metrics() || m.tls()) {
+                continue;
+            }
+            Optional<Target> off = targets.stream().filter(t -> !t.metrics() && !t.tls() && t.kind() == m.kind()
+                    && java.util.Objects.equals(t.transport(), m.transport())
+                    && java.util.Objects.equals(t.suite(), m.suite())).findFirst();
+            checks.add(off.map(o -> ratio(5, m.name(), o.name(), "both", figures.get(m.name()).cpuBoth().median(),
+                            figures.get(o.name()).cpuBoth().median(), METRICS_OVER_OFF))
+                    .orElse(absent(5, m.name(), "both", "no twin without metrics on " + m.transport())));
         }
         boolean aesRead = false;
         for (AllocationProbe.Allocation a : allocations) {
@@ -153,7 +169,8 @@ public final class Checks {
 
     /** The first plaintext target of that kind on that transport (TLS targets are never a baseline). */
     private static Optional<Target> peer(List<Target> targets, Target.Kind kind, String transport) {
-        return targets.stream().filter(t -> t.kind() == kind && !t.tls() && transport.equals(t.transport())).findFirst();
+        return targets.stream().filter(t -> t.kind() == kind && !t.tls() && !t.metrics()
+                && transport.equals(t.transport())).findFirst();
     }
 
     private static Target byName(List<Target> targets, String name) {

@@ -91,6 +91,11 @@ public final class OverheadReport {
                 + "without policy on the same transport (same measure)", Checks.AES_OVER_PLAIN));
         rule3(md, checks, info.cryptoSource());
         rule4(md, checks, result.allocations());
+        if (checks.stream().anyMatch(c -> c.rule() == 5)) {
+            rule1and2(md, checks, 5, String.format(Locale.ROOT, "5. The proxy with its admin listener on (`admin:`), "
+                    + "/metrics scraped every 5 s, ≤ %.2f × the same proxy without it (same measure)",
+                    Checks.METRICS_OVER_OFF));
+        }
 
         tls(md, targets, figures);
 
@@ -99,7 +104,7 @@ public final class OverheadReport {
         for (Target t : targets) {
             Figures f = figures.get(t.name());
             md.append("| ").append(t.name()).append(" | ").append(t.kind().label())
-                    .append(t.suite() == null ? "" : " (" + t.suite() + ")").append(t.tls() ? ", TLS" : "").append(" | ")
+                    .append(t.suite() == null ? "" : " (" + t.suite() + ")").append(t.tls() ? ", TLS" : "").append(t.metrics() ? ", metrics" : "").append(" | ")
                     .append(t.transport() == null ? "" : t.transport()).append(" | ")
                     .append(spread(f.insertOps(), false)).append(" | ").append(spread(f.readOps(), false)).append(" | ")
                     .append(spread(f.cpuInsert(), true)).append(" | ").append(spread(f.cpuRead(), true)).append(" | ")
@@ -183,7 +188,7 @@ public final class OverheadReport {
             if (!transports.contains(t.transport())) {
                 transports.add(t.transport());
             }
-            Target twin = targets.stream().filter(u -> !u.tls() && u.kind() == t.kind()
+            Target twin = targets.stream().filter(u -> !u.tls() && !u.metrics() && u.kind() == t.kind()
                     && Objects.equals(u.transport(), t.transport()) && Objects.equals(u.suite(), t.suite()))
                     .findFirst().orElse(null);
             pairs.add(new TlsPair(twin, t));
@@ -282,7 +287,7 @@ public final class OverheadReport {
     }
 
     private static Target firstPlain(List<Target> targets, Target.Kind kind, String transport, String suite) {
-        return targets.stream().filter(u -> !u.tls() && u.kind() == kind && transport.equals(u.transport())
+        return targets.stream().filter(u -> !u.tls() && !u.metrics() && u.kind() == kind && transport.equals(u.transport())
                 && Objects.equals(u.suite(), suite)).findFirst().orElse(null);
     }
 
@@ -314,7 +319,8 @@ public final class OverheadReport {
         for (Checks.Check c : r) {
             md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | ≤ %s | %s |%n", c.subject(),
                     c.against() == null ? "–" : c.against(), f1(c.baseline()), f1(c.figure()), f2(c.ratio()),
-                    f2(n == 1 ? Checks.PLAIN_OVER_RELAY : Checks.AES_OVER_PLAIN), verdict(c)));
+                    f2(n == 1 ? Checks.PLAIN_OVER_RELAY : n == 2 ? Checks.AES_OVER_PLAIN : Checks.METRICS_OVER_OFF),
+                    verdict(c)));
         }
         md.append('\n');
     }

@@ -21,9 +21,11 @@ import java.util.regex.Pattern;
  * @param alloc      which phases the allocation probe records; null when not said
  * @param tls        the client connects over TLS; such targets are reported beside their
  *                   plaintext twins ("TLS on the client side") and never take part in the checks
+ * @param metrics    the proxy runs with its admin listener on and scraped (issue 15); such targets
+ *                   are judged only against their twin without it (rule 5), never a baseline
  */
 public record Target(String name, Kind kind, String uri, String collection, long pid, String transport, String suite,
-                     Alloc alloc, boolean tls) {
+                     Alloc alloc, boolean tls, boolean metrics) {
 
     public enum Kind {
         DIRECT("direct"), RELAY("relay"), PROXY_PLAIN("proxy-plain"), ENCRYPTED("encrypted");
@@ -66,7 +68,7 @@ public record Target(String name, Kind kind, String uri, String collection, long
     public static final List<String> SUITES = List.of("AES_GCM", "ARIA_GCM", "LEA_GCM", "AES_CBC_HMAC", "ARIA_CBC_HMAC",
             "SEED_CBC_HMAC", "TDES_CBC_HMAC");
     static final List<String> KEYS = List.of("kind", "uri", "collection", "pid", "transport", "suite", "name", "alloc",
-            "tls");
+            "tls", "metrics");
     /** Commas start a new pair only before WORD=, so a URI may list several hosts (a:1,b:2). */
     private static final Pattern SPLIT = Pattern.compile(",(?=[A-Za-z_-]+=)");
     /** The URI's own tls= or ssl= option, if it has one. */
@@ -77,7 +79,7 @@ public record Target(String name, Kind kind, String uri, String collection, long
     }
 
     /**
-     * Parses {@code kind=K,uri=U[,collection=C][,pid=N][,transport=T][,suite=S][,name=L][,alloc=A][,tls=B]};
+     * Parses {@code kind=K,uri=U[,collection=C][,pid=N][,transport=T][,suite=S][,name=L][,alloc=A][,tls=B][,metrics=B]};
      * throws IllegalArgumentException naming what is wrong.
      */
     public static Target parse(String spec) {
@@ -151,14 +153,8 @@ public record Target(String name, Kind kind, String uri, String collection, long
                 throw new IllegalArgumentException("alloc must be none, insert, read or both, not '" + kv.get("alloc") + "'");
             }
         }
-        boolean tls = false;
-        if (kv.containsKey("tls")) {
-            String b = kv.get("tls").toLowerCase(Locale.ROOT);
-            if (!b.equals("true") && !b.equals("false")) {
-                throw new IllegalArgumentException("tls must be true or false, not '" + kv.get("tls") + "'");
-            }
-            tls = b.equals("true");
-        }
+        boolean tls = flag(kv, "tls");
+        boolean metrics = flag(kv, "metrics");
         Matcher m = URI_TLS.matcher(uri);
         if (m.find() && Boolean.parseBoolean(m.group(1).toLowerCase(Locale.ROOT)) != tls) {
             throw new IllegalArgumentException(tls ? "tls=true, but the uri says tls=false"
@@ -171,8 +167,19 @@ public record Target(String name, Kind kind, String uri, String collection, long
                 case RELAY -> "relay " + transport;
                 case PROXY_PLAIN -> "proxy " + transport + ", no policy";
                 case ENCRYPTED -> suite + " " + transport;
-            } + (tls ? ", TLS" : "");
+            } + (tls ? ", TLS" : "") + (metrics ? ", metrics" : "");
         }
-        return new Target(name.trim(), kind, uri, collection, pid, transport, suite, alloc, tls);
+        return new Target(name.trim(), kind, uri, collection, pid, transport, suite, alloc, tls, metrics);
+    }
+
+    private static boolean flag(Map<String, String> kv, String key) {
+        if (!kv.containsKey(key)) {
+            return false;
+        }
+        String b = kv.get(key).toLowerCase(Locale.ROOT);
+        if (!b.equals("true") && !b.equals("false")) {
+            throw new IllegalArgumentException(key + " must be true or false, not '" + kv.get(key) + "'");
+        }
+        return b.equals("true");
     }
 }

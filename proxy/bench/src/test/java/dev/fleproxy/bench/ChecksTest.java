@@ -169,6 +169,44 @@ class ChecksTest {
         assertEquals(21, checks.get(1).baseline(), EPS);
     }
 
+    @Test
+    void metricsTargetsAreJudgedAgainstTheirTwinOnly() {
+        Target relay = Target.parse("kind=relay,uri=mongodb://h:1,pid=1,transport=epoll");
+        Target plainM = Target.parse("kind=proxy-plain,uri=mongodb://h:5,pid=5,transport=epoll,metrics=true");
+        Target aesM = Target.parse("kind=encrypted,uri=mongodb://h:5,pid=5,transport=epoll,suite=AES_GCM,collection=aes,"
+                + "metrics=true");
+        Target plain = Target.parse("kind=proxy-plain,uri=mongodb://h:3,pid=3,transport=epoll");
+        Target aes = Target.parse("kind=encrypted,uri=mongodb://h:3,pid=3,transport=epoll,suite=AES_GCM,collection=aes");
+        // the metrics targets come first, so a peer search that did not skip them would pick them
+        List<Target> targets = List.of(relay, plainM, aesM, plain, aes);
+        List<OverheadBenchmark.Phase> phases = new ArrayList<>();
+        cpu(phases, relay, 20, 20);
+        cpu(phases, plainM, 21.5, 21.5); // 1.024 × its twin: met
+        cpu(phases, aesM, 25, 25);       // 1.042 × its twin: not met
+        cpu(phases, plain, 21, 21);
+        cpu(phases, aes, 24, 24);
+        CryptoCosts costs = CryptoCosts.parse(List.of("table,subject,size_bytes,variant,operation,ops_per_s",
+                "suite,AES_GCM,100,random,encrypt,1000000", "suite,AES_GCM,100,random,decrypt,1000000"), "t");
+        List<Checks.Check> checks = Checks.evaluate(targets, OverheadReport.figures(targets, phases), costs, List.of(),
+                null);
+        List<String> got = new ArrayList<>();
+        for (Checks.Check c : checks) {
+            got.add(c.rule() + " " + c.subject() + " vs " + c.against() + ": " + c.verdict());
+        }
+        assertEquals(List.of(
+                "1 proxy epoll, no policy vs relay epoll: met",
+                "2 AES_GCM epoll vs proxy epoll, no policy: met",
+                "3 AES_GCM epoll vs proxy epoll, no policy: met",
+                "3 AES_GCM epoll vs proxy epoll, no policy: met",
+                "5 proxy epoll, no policy, metrics vs proxy epoll, no policy: met",
+                "5 AES_GCM epoll, metrics vs AES_GCM epoll: not met",
+                "4 AES_GCM vs null: not evaluated"), got);
+        assertEquals(25 / 24.0, checks.get(5).ratio(), EPS);
+        String md = OverheadReport.markdown(targets, new OverheadBenchmark.Result(phases, List.of(), null), checks,
+                OverheadReportTest.info());
+        assertTrue(md.contains("### 5. The proxy with its admin listener on"), md);
+    }
+
     private static void cpu(List<OverheadBenchmark.Phase> phases, Target t, double insertMs, double readMs) {
         phases.add(phase(t, "insert", 1, 1000, insertMs));
         phases.add(phase(t, "read", 1, 1000, readMs));

@@ -96,7 +96,7 @@ class OverheadReportTest {
         }
     }
 
-    private static OverheadReport.RunInfo info() {
+    static OverheadReport.RunInfo info() {
         return new OverheadReport.RunInfo("java -jar fle-bench.jar overhead", 8, 1, 2, 0, 4, 1, 2, "a CPU", "17",
                 List.of(), 100, "results/crypto/results.csv", List.of());
     }

@@ -11,7 +11,7 @@ class TargetTest {
     @Test
     void defaultsAndNames() {
         Target d = Target.parse("kind=direct,uri=mongodb://127.0.0.1:27017");
-        assertEquals(new Target("direct", Target.Kind.DIRECT, "mongodb://127.0.0.1:27017", "plain", 0, null, null, null, false), d);
+        assertEquals(new Target("direct", Target.Kind.DIRECT, "mongodb://127.0.0.1:27017", "plain", 0, null, null, null, false, false), d);
         Target r = Target.parse("kind=relay,uri=mongodb://h:1,pid=42,transport=EPOLL");
         assertEquals("relay epoll", r.name());
         assertEquals(42, r.pid());
