@@ -87,7 +87,8 @@ public final class ProxyRuntime implements AutoCloseable {
                     runtime.gauges = ProxyGauges.bind(metrics, server, resolver, policy);
                     runtime.admin = AdminServer.start(config.admin(), registry, server, config.upstream(),
                             config.upstreamConnectTimeoutMs(), policy, resolver,
-                            Duration.ofMillis(config.kmip() != null ? config.kmip().kmsWaitMs() : 0));
+                            // a probe waits for the KMS no longer than a request would, and at most 2 s
+                            Duration.ofMillis(Math.min(2000, config.kmip() != null ? config.kmip().kmsWaitMs() : 0)));
                 } catch (java.io.IOException | RuntimeException e) {
                     server.close();
                     throw new ConfigException(configFile + ": admin: cannot listen on " + config.admin() + ": "

@@ -388,48 +388,40 @@ public final class KeyResolver implements AutoCloseable {
     }
 
     /**
-     * Why the proxy could not encrypt (or, for a previous key, decrypt) with this key now, or null
-     * if it can: the key is held in a state that allows it, within its TTL or inside the outage window. A key not held (or expired) is fetched
-     * first, waiting up to {@code wait}, so a readiness probe also keeps the policy's keys warm.
-     * Blocks: never call it on an event loop. Does not count as a data-path lookup.
+     * Whether a key is usable now, for a readiness check: {@code problem} is null if it is (held in a
+     * state that allows the use, within its TTL or inside the outage window); {@code fetchMayHelp}
+     * says whether asking the KMS now could change that (not held, or expired), as opposed to a
+     * refusal it gave within the negative TTL or a state only an operator changes.
      */
-    public String unusable(UUID id, boolean encrypt, Duration wait) {
-        String why = unusableNow(id, encrypt, false);
-        if (why == null || why.startsWith("!")) {
-            return why == null ? null : why.substring(1);
-        }
-        try {
-            fetch(java.util.List.of(id)).get(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
-            return "key " + id + ": " + source.describe() + " did not answer within " + wait.toMillis() + " ms";
-        } catch (java.util.concurrent.ExecutionException | InterruptedException e) {
-            return "key " + id + ": " + e;
-        }
-        why = unusableNow(id, encrypt, true);
-        return why == null ? null : why.startsWith("!") ? why.substring(1) : why;
+    public record Usability(String problem, boolean fetchMayHelp) {
+        static final Usability OK = new Usability(null, false);
     }
 
-    /** Null if usable; a reason starting with "!" if fetching again now would not help (a remembered no). */
-    private String unusableNow(UUID id, boolean encrypt, boolean fetched) {
+    /**
+     * How usable the key is now, to encrypt with ({@code encrypt}) or, for a previous key, to
+     * decrypt with. Marks it in use, so the background task keeps it fresh (a readiness probe
+     * thereby keeps the policy's keys warm). Does not count as a data-path lookup; never asks the KMS.
+     */
+    public Usability usability(UUID id, boolean encrypt) {
         Entry e = cache.get(id);
         long now = clock.millis();
         if (e == null) {
-            return "key " + id + " has not been fetched";
+            return new Usability("key " + id + " has not been fetched", true);
         }
-        e.lastUsed = now; // in use: the background task keeps it fresh
+        e.lastUsed = now;
         if (e.key != null) {
             long age = now - e.fetchedAt;
             if (age < ttl || age < outageLimit && e.refreshSince != 0) {
                 if (encrypt ? e.key.state().mayEncrypt() : e.key.state().mayDecrypt()) {
-                    return null;
+                    return Usability.OK;
                 }
-                return "!key " + id + " is " + e.key.state() + (encrypt ? "; only Active keys encrypt"
-                        : "; only Active or Deactivated keys decrypt");
+                return new Usability("key " + id + " is " + e.key.state() + (encrypt ? "; only Active keys encrypt"
+                        : "; only Active or Deactivated keys decrypt"), false);
             }
-            return "key " + id + " is past its TTL and the " + settings.outageWindow().toSeconds()
-                    + " s outage window, and " + source.describe() + " has not delivered it again";
+            return new Usability("key " + id + " is past its TTL and the " + settings.outageWindow().toSeconds()
+                    + " s outage window, and " + source.describe() + " has not delivered it again", true);
         }
-        return (fetched || now - e.fetchedAt < negativeTtl ? "!" : "") + e.failure.getMessage();
+        return new Usability(e.failure.getMessage(), now - e.fetchedAt >= negativeTtl);
     }
 
     /** Resolutions that went to the KMS (cold misses and refreshes). */

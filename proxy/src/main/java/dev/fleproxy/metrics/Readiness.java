@@ -10,8 +10,13 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -50,17 +55,48 @@ final class Readiness {
         }
         Policy p = policy.get();
         if (resolver != null && !p.isEmpty()) {
-            for (CollectionPolicy cp : p.collections().values()) {
-                String why = resolver.unusable(cp.keyId(), true, keyWait);
-                if (why != null) {
-                    problems.add(cp.namespace() + ": " + why);
-                }
-                for (UUID previous : cp.previousKeys()) {
-                    why = resolver.unusable(previous, false, keyWait);
-                    if (why != null) {
-                        problems.add(cp.namespace() + " (previous key): " + why);
-                    }
-                }
+            problems.addAll(keyProblems(p));
+        }
+        return problems;
+    }
+
+    /**
+     * Each policy key's problem, if it has one. Keys a fetch could make usable (not held, expired)
+     * are fetched all at once, with one wait for them all, before they are judged.
+     */
+    private List<String> keyProblems(Policy p) {
+        Map<UUID, Boolean> uses = new LinkedHashMap<>(); // key → whether it must encrypt (else only decrypt)
+        Map<UUID, String> where = new LinkedHashMap<>();
+        for (CollectionPolicy cp : p.collections().values()) {
+            uses.put(cp.keyId(), true);
+            where.merge(cp.keyId(), cp.namespace(), (a, b) -> a + ", " + b);
+            for (UUID previous : cp.previousKeys()) {
+                uses.putIfAbsent(previous, false);
+                where.merge(previous, cp.namespace() + " (previous key)", (a, b) -> a + ", " + b);
+            }
+        }
+        List<UUID> fetch = new ArrayList<>();
+        uses.forEach((id, encrypt) -> {
+            if (resolver.usability(id, encrypt).fetchMayHelp()) {
+                fetch.add(id);
+            }
+        });
+        String waited = null;
+        if (!fetch.isEmpty()) {
+            try {
+                resolver.fetch(fetch).get(keyWait.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                waited = " (" + resolver.describeSource() + " did not answer within " + keyWait.toMillis() + " ms)";
+            } catch (ExecutionException | InterruptedException e) {
+                waited = " (" + e + ")";
+            }
+        }
+        List<String> problems = new ArrayList<>();
+        for (Map.Entry<UUID, Boolean> u : uses.entrySet()) {
+            String why = resolver.usability(u.getKey(), u.getValue()).problem();
+            if (why != null) {
+                problems.add(where.get(u.getKey()) + ": " + why + (waited != null && fetch.contains(u.getKey())
+                        ? waited : ""));
             }
         }
         return problems;

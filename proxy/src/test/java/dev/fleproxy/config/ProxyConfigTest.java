@@ -24,6 +24,17 @@ class ProxyConfigTest {
     }
 
     @Test
+    void readsTheAdminListenerAndKeepsItOffTheDataPort() {
+        assertEquals(null, parse("listen: 127.0.0.1:1\nupstream: b:2\n").admin());
+        assertEquals(new HostPort("127.0.0.1", 9464), parse("listen: 127.0.0.1:1\nupstream: b:2\nadmin: 127.0.0.1:9464\n")
+                .admin());
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> parse("listen: 127.0.0.1:27018\nupstream: b:2\nadmin: 0.0.0.0:27018\n"));
+        assertTrue(e.getMessage().contains("data port"), e.getMessage());
+        assertThrows(ConfigException.class, () -> parse("listen: 127.0.0.1:1\nupstream: b:2\nadmin: nowhere\n"));
+    }
+
+    @Test
     void readsListenUpstreamAndTimeout() {
         ProxyConfig c = parse("listen: 0.0.0.0:27018\nupstream: mongos.internal:27017\nupstreamConnectTimeoutMs: 1500\n");
         assertEquals(new HostPort("0.0.0.0", 27018), c.listen());
