@@ -85,9 +85,11 @@ echo "demo: embedded backend on 127.0.0.1:$BACKEND_PORT, proxy on 127.0.0.1:$PRO
 java -jar "$JAR" backend --port "$BACKEND_PORT" >"$RUN/backend.log" 2>&1 &
 BACKEND_PID=$!
 pids+=($BACKEND_PID)
+ADMIN_PORT=$(free_port)
 cat >"$RUN/proxy.yaml" <<YAML
 listen: 127.0.0.1:$PROXY_PORT
 upstream: 127.0.0.1:$BACKEND_PORT
+admin: 127.0.0.1:$ADMIN_PORT        # /metrics: the matrix reads what the proxy adds per request
 kmip:
   host: 127.0.0.1
   port: $KMS_PORT
@@ -112,6 +114,7 @@ PROXY_PID=$!
 pids+=($PROXY_PID)
 wait_port "$BACKEND_PORT"
 wait_port "$PROXY_PORT"
+wait_port "$ADMIN_PORT"
 
 echo "demo: the keys as the proxy resolves them over KMIP (fingerprint = first 8 bytes of SHA-256, never the key)"
 java -jar "$JAR" keys --config "$RUN/proxy.yaml" \
@@ -231,7 +234,7 @@ rm -rf "$OUT/raw" "$OUT/plots"   # figures of an older run would stay beside the
 echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALGORITHMS, $REPEATS repeats, $THREADS threads"
 "$PYTHON" deploy/bench/matrix.py \
   --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
-  --proxy-pid "$PROXY_PID" --backend-pid "$BACKEND_PID" \
+  --proxy-pid "$PROXY_PID" --backend-pid "$BACKEND_PID" --proxy-metrics "http://127.0.0.1:$ADMIN_PORT/metrics" \
   --topology embedded --algorithms "$ALGORITHMS" --records "$RECORDS" --workloads "$WORKLOADS" \
   --repeats "$REPEATS" --threads "$THREADS" --operations 10000000 --seconds "$CELL_SECONDS" \
   --interleave slice --slice-seconds "$SLICE_SECONDS" \

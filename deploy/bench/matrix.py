@@ -35,6 +35,7 @@ import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ledger  # noqa: E402
+import proxy_added  # noqa: E402
 import ycsb_output  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -127,6 +128,9 @@ def parse_args(argv):
                    "operation is recorded for every cell")
     p.add_argument("--backend-pid", type=int, help="the database's process id on this machine (the embedded "
                    "backend), likewise")
+    p.add_argument("--proxy-metrics", metavar="URL",
+                   help="the proxy's /metrics (its admin: listener, e.g. http://127.0.0.1:9464/metrics): read before "
+                        "and after each cell, for what the proxy adds per request (p50/p99) in the ledger and report")
     p.add_argument("--property", action="append", default=[], metavar="KEY=VALUE", dest="properties",
                    help="a YCSB or binding property for every phase, e.g. mongodb.readPreference=primary (repeatable)")
     p.add_argument("--jar", default=DEFAULT_JAR, help="the YCSB runner jar (make build)")
@@ -419,16 +423,30 @@ def sliced_plan(args, session, workloads, files, records) -> dict:
                      if v and not (k == "proxy" and algorithm == "direct")]
         targets.append({"name": algorithm, "processes": processes,
                         "properties": {"table": collection(algorithm, session["table"]),
-                                       "mongodb.url": url_for(args, algorithm)}})
+                                       "mongodb.url": url_for(args, algorithm)},
+                        **metrics_label(args, algorithm, session["table"])})
     cells = [{"name": w, "workload": files[w], "seconds": args.cell_seconds.get(w, args.seconds),
               "sliceSeconds": args.slice_seconds, "warmupSeconds": args.warmup_seconds} for w in workloads]
     pids = {k: v for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid)) if v}
-    return {"db": BINDING, "threads": args.threads, "targets": targets,
+    return {"db": BINDING, "threads": args.threads, "targets": targets, **metrics_url(args),
             "properties": {**args.extra_props, "mongodb.writeConcern": args.write_concern},
             "load": {"workload": files[workloads[0]], "records": records,
                      "threads": args.load_threads or args.threads,
                      "properties": {"mongodb.batchsize": str(args.load_batch)}},
             "cells": cells, "pids": pids, "clockTicks": os.sysconf("SC_CLK_TCK")}
+
+
+def metrics_url(args) -> dict:
+    return {"proxyMetrics": args.proxy_metrics} if args.proxy_metrics else {}
+
+
+def metrics_label(args, algorithm: str, table: str) -> dict:
+    """The `collection` label the proxy counts an algorithm's requests under: its namespace when
+    the policy encrypts it, `other` for plain; direct bypasses the proxy and has none."""
+    if not args.proxy_metrics or algorithm == "direct":
+        return {}
+    return {"metricsCollection": "other" if algorithm == "plain"
+            else f"{args.database}.{collection(algorithm, table)}"}
 
 
 def session_plan(args, session, workloads, files, ops) -> dict:
@@ -451,6 +469,7 @@ def session_plan(args, session, workloads, files, ops) -> dict:
                  "threads": args.load_threads or args.threads,
                  "properties": {"mongodb.batchsize": str(args.load_batch)}},
         "cells": cells, "pids": pids, "clockTicks": os.sysconf("SC_CLK_TCK"),
+        **metrics_url(args), **metrics_label(args, session["algorithm"], session["table"]),
     }
     if args.warmup_seconds:
         plan["warmup"] = {"workloads": [files[workloads[0]]], "seconds": args.warmup_seconds}
@@ -674,6 +693,7 @@ def run_sliced_session(args, jvm, session, workloads, files, props, ledger_path,
 def phase_result(phase: dict) -> dict:
     return {"throughput": phase["throughput"], "runtime_ms": phase["runtime_ms"],
             "operations": phase["operations"], "cpu_ms": phase.get("cpu_ms", {}),
+            "proxy_added": proxy_added.summarize(phase.get("proxy_added")),
             "ops": ycsb_output.summarize(phase.get("measurements", {}))}
 
 
@@ -686,12 +706,16 @@ def figures(result: dict) -> dict:
             "errors": sum(o["errors"] for o in result["ops"].values()),
             "not_found": sum(o["not_found"] for o in result["ops"].values()),
             "cpu_ms": result["cpu_ms"],
-            "cpu_us_per_op": {k: round(v * 1000 / n, 2) for k, v in result["cpu_ms"].items()} if n else {}}
+            "cpu_us_per_op": {k: round(v * 1000 / n, 2) for k, v in result["cpu_ms"].items()} if n else {},
+            **({"proxy_added": result["proxy_added"]} if result.get("proxy_added") else {})}
 
 
 def describe(entry: dict) -> str:
     cpu = entry["cpu_us_per_op"]
     extra = "".join(f", {k} {cpu[k]:.0f} µs/op" for k in ("proxy", "backend") if k in cpu)
+    added = entry.get("proxy_added")
+    if added and added.get("p99_us") is not None:
+        extra += f", proxy adds p50 {added['p50_us']:.0f} / p99 {added['p99_us']:.0f} µs"
     flags = "".join(f", {entry[k]} {k.replace('_', ' ')}" for k in ("not_found", "errors") if entry.get(k))
     return (f"{entry['topology']} {entry['records']} {entry['workload']} {entry['algorithm']} r{entry['repeat']}: "
             f"{entry['throughput']:,.0f} ops/s{extra}{flags}")
@@ -719,7 +743,8 @@ def write_matrix_json(args, ops) -> None:
                   "every algorithm's collection" if args.keep_data or args.interleave == "slice"
                   else "the measured algorithm's only",
               "load batch": args.load_batch, "error budget": args.max_error_rate,
-              "proxy CPU measured": bool(args.proxy_pid), "backend CPU measured": bool(args.backend_pid)}
+              "proxy CPU measured": bool(args.proxy_pid), "backend CPU measured": bool(args.backend_pid),
+              "proxy-added latency measured": bool(args.proxy_metrics)}
     if args.interleave == "slice":   # windows and warm-ups are per algorithm, in slices
         params["slice seconds"] = args.slice_seconds
         params["seconds per cell"] = f"{args.seconds:g} per algorithm"

@@ -36,6 +36,7 @@ CPU_PROCESSES = ("proxy", "backend", "client")
 CSV_BASE = ("topology", "algorithm", "records", "workload", "repeat", "threads", "operations", "seconds",
             "throughput", "write_concern", "data", "errors", "not_found") + tuple(
     f"{p}_cpu_us_per_op" for p in CPU_PROCESSES)
+PROXY_ADDED = ("p50_us", "p99_us", "mean_us")   # what the proxy adds per request (its /metrics histogram)
 MISSING = "–"
 NOISE = "≈"   # marks a ratio or a change that the run cannot tell from none
 
@@ -165,6 +166,12 @@ def _cpu(value) -> dict[str, float]:
     return {str(k): v for k, v in ((k, _optional(v, _number)) for k, v in value.items()) if v is not None}
 
 
+def _proxy_added(value) -> dict:
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in ((k, _optional(value.get(k), _number)) for k in PROXY_ADDED) if v is not None}
+
+
 def parse_line(obj: dict) -> dict:
     """A cell or load line as the report uses it; raises ValueError/KeyError if it cannot fill a cell."""
     ops = _operations(obj.get("ops"))
@@ -183,6 +190,7 @@ def parse_line(obj: dict) -> dict:
         "errors": _optional(obj.get("errors"), _whole),
         "not_found": _optional(obj.get("not_found"), _whole),
         "cpu": _cpu(obj.get("cpu_us_per_op")),
+        "proxy_added": _proxy_added(obj.get("proxy_added")),
     }
     for key in ("errors", "not_found"):   # older lines: from the per-operation counts
         if line[key] is None:
@@ -383,12 +391,13 @@ def operations_seen(runs) -> list[str]:
 def write_csv(runs, path: Path) -> Path:
     """One row per cell line, in ledger order; per-operation columns empty when absent."""
     ops = operations_seen(runs)
-    header = list(CSV_BASE) + [f"{op}_{m}" for op in ops for m in OP_METRICS]
+    header = list(CSV_BASE) + [f"proxy_added_{k}" for k in PROXY_ADDED] + [f"{op}_{m}" for op in ops for m in OP_METRICS]
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         for r in runs:
             row = [r[k] for k in CSV_BASE[:-len(CPU_PROCESSES)]] + [r["cpu"].get(p) for p in CPU_PROCESSES]
+            row += [r.get("proxy_added", {}).get(k) for k in PROXY_ADDED]
             for op in ops:
                 metrics = r["ops"].get(op, {})
                 row += [metrics.get(m) for m in OP_METRICS]
@@ -571,6 +580,35 @@ def md_cpu(runs) -> list[str]:
     if not any_rows:
         lines += ["No cell line carries CPU figures: the runner was given no `--proxy-pid` or `--backend-pid` "
                   "(on a real cluster the proxy and mongod run in other containers or machines).", ""]
+    return lines
+
+
+def md_proxy_added(runs) -> list[str]:
+    """p50 and p99 of what the proxy adds per request, by algorithm and workload (when measured)."""
+    if not any(r.get("proxy_added") for r in runs):
+        return []
+    lines = ["## What the proxy adds per request", "",
+             "The proxy's own time per request, from its `/metrics` (`fleproxy_proxy_duration_seconds`, read before "
+             "and after each cell's window): reading the request to forwarding it, plus reading the reply to writing "
+             "it — parsing, rewriting, encryption, decryption, any wait for keys; the upstream's time is not in it. "
+             "p50 / p99 in µs, each the median over record counts and repeats (bucket bounds 10, 25, 50, 75, 100, "
+             "150, 200, 300, 500, 750 µs, 1 ms…: values are interpolated inside a bucket). *plain* is the proxy "
+             "without a policy for the collection; direct bypasses the proxy.", ""]
+    for topo in topologies_of(runs):
+        topo_runs = [r for r in only(runs, topology=topo) if r.get("proxy_added")]
+        if not topo_runs:
+            continue
+        algorithms, workloads = algorithms_of(topo_runs), workloads_of(topo_runs)
+        rows = []
+        for w in workloads:
+            row = [workload_label(w)]
+            for a in algorithms:
+                cells = [r["proxy_added"] for r in topo_runs if r["algorithm"] == a and r["workload"] == w]
+                p50 = stats.spread([c["p50_us"] for c in cells if "p50_us" in c])
+                p99 = stats.spread([c["p99_us"] for c in cells if "p99_us" in c])
+                row.append(f"{fmt_us(p50['median']) if p50 else MISSING} / {fmt_us(p99['median']) if p99 else MISSING}")
+            rows.append(row)
+        lines += [f"### {topo}", ""] + md_table(["workload"] + [label(a) for a in algorithms], rows)
     return lines
 
 
@@ -758,7 +796,7 @@ def write_report(dir_path) -> list[str]:
     figures = write_plots(runs, dir_path / "plots")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     lines = (md_intro(matrix, matrix_problem, ledger, generated) + HOW_TO_READ
-             + md_answer(runs, ratios(runs)) + md_cpu(runs) + md_throughput(runs)
+             + md_answer(runs, ratios(runs)) + md_cpu(runs) + md_proxy_added(runs) + md_throughput(runs)
              + md_ratios_per_records(runs) + md_latency(runs) + md_loads(ledger.loads)
              + md_paper(runs) + md_figures(figures, dir_path, topologies_of(runs)))
     report_path = dir_path / "report.md"

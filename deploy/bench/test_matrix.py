@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ledger  # noqa: E402
 import matrix  # noqa: E402
+import proxy_added  # noqa: E402
 import ycsb_output  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
@@ -239,3 +240,44 @@ def test_slice_interleaving_needs_time_windows(tmp_path):
                               "--jar", str(jar), "--interleave", "slice"])
     with pytest.raises(matrix.MatrixError, match="needs --seconds"):
         matrix.check_args(args)
+
+
+def test_plans_name_the_proxys_metrics_and_each_algorithms_label(tmp_path):
+    jar = tmp_path / "fle-ycsb.jar"
+    jar.write_text("")
+    common = ["--direct", "mongodb://db:1", "--proxy", "mongodb://proxy:2", "--out", str(tmp_path), "--jar", str(jar),
+              "--algorithms", "direct,plain,aes", "--workloads", "a", "--seconds", "3", "--records", "10"]
+    url = "http://127.0.0.1:9464/metrics"
+    files = {"a": matrix.workload_file("a", matrix.DEFAULT_WORKLOADS_DIR)}
+    args = matrix.parse_args(common + ["--interleave", "slice", "--proxy-metrics", url])
+    matrix.check_args(args)
+    plan = matrix.sliced_plan(args, matrix.plan_sessions(args, {"a": "usertable"})[0], ["a"], files, 10)
+    assert plan["proxyMetrics"] == url
+    assert {t["name"]: t.get("metricsCollection") for t in plan["targets"]} == {
+        "direct": None, "plain": "other", "aes": "ycsb.usertable_aes"}
+    args = matrix.parse_args(common + ["--proxy-metrics", url])
+    matrix.check_args(args)
+    sessions = matrix.plan_sessions(args, {"a": "usertable"})
+    plans = {s["algorithm"]: matrix.session_plan(args, s, ["a"], files, {}) for s in sessions}
+    assert plans["aes"]["metricsCollection"] == "ycsb.usertable_aes" and plans["aes"]["proxyMetrics"] == url
+    assert "metricsCollection" not in plans["direct"]
+    without = matrix.parse_args(common)
+    matrix.check_args(without)
+    assert "proxyMetrics" not in matrix.session_plan(without, sessions[0], ["a"], files, {})
+
+
+def test_the_proxys_histogram_becomes_p50_p99_and_mean():
+    # 100 requests: 60 within 50 µs, 39 more within 100 µs, 1 above 10 ms
+    histogram = {"buckets": [[2.5e-05, 10], [5e-05, 60], [0.0001, 99], [0.01, 99], [None, 100]],
+                 "sum_s": 0.02, "count": 100}
+    added = proxy_added.summarize(histogram)
+    # p50: rank 50 inside (25 µs, 50 µs], 40 of its 50 → 25 + 25 × 0.8 = 45 µs
+    assert added == {"p50_us": 45.0, "p99_us": 100.0, "mean_us": 200.0, "count": 100}
+    assert proxy_added.quantile([[1e-05, 0], [None, 5]], 0.99) == 1e-05   # in +Inf: the largest finite bound
+    assert proxy_added.summarize({"buckets": [], "sum_s": 0, "count": 0}) is None
+    assert proxy_added.summarize(None) is None
+    result = {"throughput": 10.0, "runtime_ms": 1000, "operations": 10, "cpu_ms": {"proxy": 1.0}, "ops": {},
+              "proxy_added": added}
+    entry = matrix.figures(result)
+    assert entry["proxy_added"] == added and entry["cpu_us_per_op"] == {"proxy": 100.0}
+    assert "proxy_added" not in matrix.figures({**result, "proxy_added": None})

@@ -324,3 +324,27 @@ def test_compare_says_whether_two_runs_agree(tmp_path):
     assert not agree and "-0.09 **over**" in "\n".join(text)
     assert "- AES/plain: median |difference| over workloads 0.088 (over ±0.05); largest 0.09; 2 of 2" in "\n".join(text)
     assert compare.main([str(tmp_path / "one"), str(tmp_path / "nothing")]) == 2
+
+
+def test_proxy_added_latency_is_reported_when_measured_and_absent_otherwise(tmp_path):
+    lines = []
+    for a in ("direct", "plain", "aes"):
+        for repeat in (1, 2, 3):
+            line = run_line("rs3", a, 10_000, "a", repeat)
+            if a != "direct":
+                line["proxy_added"] = {"p50_us": 40.0 + repeat + (20 if a == "aes" else 0),
+                                       "p99_us": 300.0 + repeat, "mean_us": 60.0, "count": 1000}
+            lines.append(json.dumps(line))
+    (tmp_path / "ledger.jsonl").write_text("\n".join(lines) + "\n")
+    report.write_report(tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "## What the proxy adds per request" in text
+    assert "| A | 42.0 / 302 | 62.0 / 302 |" in text   # medians of the three repeats; direct has none
+    with open(tmp_path / "results.csv", newline="") as handle:
+        rows = {r["algorithm"] + r["repeat"]: r for r in csv.DictReader(handle)}
+    assert rows["aes1"]["proxy_added_p50_us"] == "61.0" and rows["direct1"]["proxy_added_p99_us"] == ""
+
+
+def test_a_ledger_without_proxy_added_latency_reports_without_the_section(results):
+    directory, _ = results
+    assert "## What the proxy adds per request" not in (directory / "report.md").read_text()

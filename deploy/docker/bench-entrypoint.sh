@@ -23,5 +23,8 @@ for dir in /proc/[0-9]*; do
   if tr '\0' ' ' <"$dir/cmdline" 2>/dev/null | grep -q 'fle-proxy.jar proxy'; then proxy_pid=${dir#/proc/}; break; fi
 done
 [ -n "$proxy_pid" ] || echo "bench: the proxy's process is not visible here; its CPU per operation is not recorded" >&2
+# The proxy's admin listener (admin: in deploy/proxy/proxy.yaml): what it adds per request, per cell.
+METRICS_URL=${FLE_PROXY_METRICS_URL-http://proxy:9464/metrics}
 exec /opt/venv/bin/python deploy/bench/matrix.py \
-  --direct "${FLE_DIRECT_URL:-mongodb://mongos:27017}" --proxy "$PROXY_URL" ${proxy_pid:+--proxy-pid "$proxy_pid"} "$@"
+  --direct "${FLE_DIRECT_URL:-mongodb://mongos:27017}" --proxy "$PROXY_URL" ${proxy_pid:+--proxy-pid "$proxy_pid"} \
+  ${METRICS_URL:+--proxy-metrics "$METRICS_URL"} "$@"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from bson import Binary
 
-from conftest import AES_256, ROOT, TDES, EncryptingProxy, client, free_port
+from conftest import AES_256, ROOT, TDES, EncryptingProxy, client, free_port, wait_for_port
 
 YCSB_JAR = ROOT / "ycsb-workloads" / "binding" / "target" / "fle-ycsb.jar"
 WORKLOADS = ROOT / "ycsb-workloads" / "workloads"
@@ -33,7 +33,8 @@ POLICY = f"""  ycsb.usertable_aes:  {{ key: {AES_256}, fields: "*" }}
 
 @pytest.fixture(scope="module")
 def enc(workdir, backend, kms):
-    p = EncryptingProxy(workdir, backend.port, kms, POLICY, name="proxy-ycsb").start()
+    p = EncryptingProxy(workdir, backend.port, kms, POLICY, name="proxy-ycsb", admin=True).start()
+    wait_for_port(p.admin_port, p.proc)
     yield p
     p.stop()
 
@@ -286,7 +287,8 @@ def test_sliced_matrix_measures_the_algorithms_in_one_window(tmp_path, backend, 
         raw.drop_collection(name)
     with CollectionWatch(raw) as watch:
         r = matrix(backend, enc, out, "--repeats", "1", "--interleave", "slice", "--seconds", "0.6", "--slice-seconds", "0.1",
-                   "--warmup-seconds", "0.2", "--first-warmup-seconds", "0.3")
+                   "--warmup-seconds", "0.2", "--first-warmup-seconds", "0.3",
+                   "--proxy-metrics", f"http://127.0.0.1:{enc.admin_port}/metrics")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "12 cells in 2 sessions" in r.stdout
     assert watch.most == 3 and not [n for n in raw.list_collection_names() if n.startswith("usertable_")]
@@ -305,3 +307,13 @@ def test_sliced_matrix_measures_the_algorithms_in_one_window(tmp_path, backend, 
     # algorithm's own collection: none hit an existing key, which would have been an error above
     assert all(e["records_at_start"] >= e["records"] for e in runs if e["workload"] == "e")
     assert json.loads((out / "matrix.json").read_text())["topologies"]["tiny"]["interleave"] == "slice"
+    # what the proxy added to each request of a target, from its /metrics around the window: read
+    # under the target's own collection label (plain's is "other"); direct bypasses the proxy
+    for e in runs:
+        added = e.get("proxy_added")
+        if e["algorithm"] == "direct":
+            assert added is None
+        else:
+            assert added and 0 < added["p50_us"] <= added["p99_us"] and added["count"] > 0, e
+    report_text = (out / "report.md").read_text()
+    assert "## What the proxy adds per request" in report_text

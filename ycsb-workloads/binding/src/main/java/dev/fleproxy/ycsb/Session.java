@@ -190,7 +190,10 @@ public final class Session {
                 long ops = cell.getNumber("operations", new org.bson.BsonInt64(Long.MAX_VALUE)).longValue();
                 double seconds = cell.getNumber("seconds", new org.bson.BsonDouble(0)).doubleValue();
                 Properties p = runProperties(common, cell, ops, nextKey);
-                emit("cell", cell.getString("name").getValue(), runPhase(dbName, p, true, threads(), ops, seconds));
+                Map<String, ProxyHistogram.Series> before = scrapeProxy();
+                BsonDocument result = runPhase(dbName, p, true, threads(), ops, seconds);
+                proxyAdded(result, before, scrapeProxy(), plan);
+                emit("cell", cell.getString("name").getValue(), result);
             }
         } finally {
             closeAll(keepers);
@@ -256,10 +259,36 @@ public final class Session {
             if (warm > 0) {   // the workload's own code paths, unrecorded, before its window
                 slicedPhase(dbName, common, targets, cell, nextKeys, warm, sliceSeconds(cell));
             }
+            Map<String, ProxyHistogram.Series> before = scrapeProxy();
             Map<String, BsonDocument> results = slicedPhase(dbName, common, targets, cell, nextKeys,
                     seconds, sliceSeconds(cell));
+            Map<String, ProxyHistogram.Series> after = scrapeProxy();
+            for (BsonDocument target : targets) {
+                proxyAdded(results.get(target.getString("name").getValue()), before, after, target);
+            }
             String name = cell.getString("name").getValue();
             results.forEach((target, r) -> emit("cell", name, r.append("target", new org.bson.BsonString(target))));
+        }
+    }
+
+    /** The proxy's latency histograms now, if the plan names its /metrics ({@code proxyMetrics}); else null. */
+    private Map<String, ProxyHistogram.Series> scrapeProxy() {
+        return plan.isString("proxyMetrics") ? ProxyHistogram.scrape(plan.getString("proxyMetrics").getValue()) : null;
+    }
+
+    /**
+     * Adds to a cell's result what the proxy added to its requests during the window ({@code
+     * proxy_added}: the histogram's difference for the collection label {@code metricsCollection}
+     * of the plan or target names; nothing for a target that bypasses the proxy).
+     */
+    private static void proxyAdded(BsonDocument result, Map<String, ProxyHistogram.Series> before,
+                                   Map<String, ProxyHistogram.Series> after, BsonDocument owner) {
+        if (result == null || !owner.isString("metricsCollection")) {
+            return;
+        }
+        BsonDocument h = ProxyHistogram.between(before, after, owner.getString("metricsCollection").getValue());
+        if (h != null) {
+            result.append("proxy_added", h);
         }
     }
 
