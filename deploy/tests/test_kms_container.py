@@ -97,11 +97,29 @@ def test_first_start_makes_certificates_keys_and_hands_over_only_the_proxys_cred
     assert "PRIVATE KEY" not in out
 
 
+def admin_get(port, path):
+    """(status, body) of GET on the proxy's admin listener; (0, why) when nothing answers."""
+    import urllib.error
+    import urllib.request
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError as e:
+        return 0, str(e)
+
+
+def admin_status(port, path):
+    return admin_get(port, path)[0]
+
+
 def stack_proxy_config(entrypoint, tmp: Path) -> Path:
     """deploy/proxy/proxy.yaml with the container names and mount points moved to this machine."""
     cfg = yaml.safe_load((ROOT / "deploy" / "proxy" / "proxy.yaml").read_text())
     cfg["listen"] = f"127.0.0.1:{free_port()}"
     cfg["upstream"] = f"127.0.0.1:{free_port()}"  # nothing there: the proxy connects upstream per client
+    cfg["admin"] = f"127.0.0.1:{free_port()}"
     cfg["kmip"]["host"], cfg["kmip"]["port"] = "127.0.0.1", entrypoint.port
     for k in ("ca", "clientCert", "clientKey"):
         cfg["kmip"][k] = str(entrypoint.credentials / Path(cfg["kmip"][k]).name)
@@ -135,6 +153,11 @@ def test_the_stacks_policy_starts_a_proxy_on_the_bootstrapped_keys(entrypoint, t
         wait_for("the proxy listening (its policy validated against the KMS)", listening, proxy, timeout=60)
         text = log.read_text()
         assert "encrypting 3 collection(s)" in text and "3DES" in text, text
+        # the stack's healthcheck asks /readyz: with no mongos behind it, the proxy is alive, not ready
+        admin = int(yaml.safe_load(config.read_text())["admin"].rsplit(":", 1)[1])
+        wait_for("the admin listener", lambda: admin_status(admin, "/healthz") == 200, proxy, timeout=30)
+        status, body = admin_get(admin, "/readyz")
+        assert status == 503 and "upstream" in body and "unreachable" in body, body
         # its listener speaks TLS with the certificate the kms service issued, trusted through its CA
         ctx = ssl.create_default_context(cafile=str(entrypoint.credentials / "ca.pem"))
         with socket.create_connection(("127.0.0.1", port)) as raw, \

@@ -81,6 +81,9 @@ public final class ProxyRuntime implements AutoCloseable {
                 filters.add(new EncryptionFilter(policy, resolver, config.kmip().kmsWaitMs(), metrics));
             }
             ProxyServer server = ProxyServer.start(config, filters, metrics);
+            if (!startPolicy.isEmpty()) {
+                log.info("encrypting {} collection(s): {}", startPolicy.collections().size(), startPolicy);
+            }
             ProxyRuntime runtime = new ProxyRuntime(server, policy, resolver, kmip);
             if (registry != null) {
                 try {
@@ -96,9 +99,6 @@ public final class ProxyRuntime implements AutoCloseable {
                 }
             }
             policy.watch();
-            if (!startPolicy.isEmpty()) {
-                log.info("encrypting {} collection(s): {}", startPolicy.collections().size(), startPolicy);
-            }
             return runtime;
         } catch (Exception | Error e) {
             if (resolver != null) {
