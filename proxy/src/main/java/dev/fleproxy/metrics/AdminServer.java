@@ -72,6 +72,11 @@ public final class AdminServer implements AutoCloseable {
         AdminServer a = new AdminServer(address, registry, new Liveness(server::eventLoops, LOOP_TIMEOUT_MS),
                 new Readiness(server, upstream, Math.min(connectTimeoutMs, 2000), policy, resolver, keyWait));
         log.info("admin listener on http://{}:{} (/metrics, /healthz, /readyz)", address.host(), a.address().getPort());
+        if (!HostPort.isLoopback(address.host())) {
+            log.warn("the admin listener on {} is reachable from other hosts, without TLS or authentication: it carries "
+                    + "no field values, keys or client addresses, but names the encrypted collections and their traffic; "
+                    + "keep it on a network you trust", address);
+        }
         return a;
     }
 
