@@ -32,14 +32,19 @@ public final class AdminServer implements AutoCloseable {
     /** How long an event loop has to run an empty task before /healthz fails. */
     static final long LOOP_TIMEOUT_MS = 2000;
     private static final String JSON = "application/json";
+    private static final long READY_MAX_AGE_NANOS = 5_000_000_000L;
 
     private final HttpServer http;
     private final ExecutorService thread;
     private final PrometheusMeterRegistry registry;
     private final Liveness liveness;
     private final Readiness readiness;
-    /** The last /readyz answer, also a gauge: 1 ready, 0 not (and before the first probe, 0). */
+    /**
+     * The gauge fleproxy_ready: the last readiness answer, 1 ready or 0, checked afresh when a
+     * scrape finds it older than {@link #READY_MAX_AGE_NANOS} (so it is right without any probe).
+     */
     private final AtomicInteger ready = new AtomicInteger();
+    private volatile long readyCheckedAt = System.nanoTime() - 2 * READY_MAX_AGE_NANOS;
 
     private AdminServer(HostPort address, PrometheusMeterRegistry registry, Liveness liveness, Readiness readiness)
             throws IOException {
@@ -57,8 +62,8 @@ public final class AdminServer implements AutoCloseable {
         });
         http.setExecutor(thread);
         http.createContext("/", this::handle);
-        Gauge.builder("fleproxy.ready", ready, AtomicInteger::get)
-                .description("1 if the last /readyz answered ready, else 0").register(registry);
+        Gauge.builder("fleproxy.ready", this, AdminServer::readyNow)
+                .description("1 if the proxy is ready (as /readyz answers), else 0").register(registry);
         http.start();
     }
 
@@ -100,8 +105,7 @@ public final class AdminServer implements AutoCloseable {
                             + ", \"problems\": " + jsonArray(stuck) + "}\n");
                 }
                 case "/readyz" -> {
-                    List<String> problems = readiness.problems();
-                    ready.set(problems.isEmpty() ? 1 : 0);
+                    List<String> problems = checkReadiness();
                     send(ex, problems.isEmpty() ? 200 : 503, JSON, "{\"ready\": " + problems.isEmpty()
                             + ", \"problems\": " + jsonArray(problems) + "}\n");
                 }
@@ -110,6 +114,22 @@ public final class AdminServer implements AutoCloseable {
         } catch (RuntimeException e) {
             log.error("admin request {} failed", ex.getRequestURI().getPath(), e);
         }
+    }
+
+    /** Runs the readiness check and remembers its answer for the gauge. */
+    private List<String> checkReadiness() {
+        List<String> problems = readiness.problems();
+        ready.set(problems.isEmpty() ? 1 : 0);
+        readyCheckedAt = System.nanoTime();
+        return problems;
+    }
+
+    /** The gauge's value: the last answer, or a fresh one if it is older than 5 s (scrapes run on the admin thread). */
+    private double readyNow() {
+        if (System.nanoTime() - readyCheckedAt > READY_MAX_AGE_NANOS) {
+            checkReadiness();
+        }
+        return ready.get();
     }
 
     private static void send(HttpExchange ex, int status, String type, String body) throws IOException {
