@@ -591,8 +591,8 @@ def md_proxy_added(runs) -> list[str]:
              "The proxy's own time per request, from its `/metrics` (`fleproxy_proxy_duration_seconds`, read before "
              "and after each cell's window): reading the request to forwarding it, plus reading the reply to writing "
              "it — parsing, rewriting, encryption, decryption, any wait for keys; the upstream's time is not in it. "
-             "p50 / p99 in µs, each the median over record counts and repeats (bucket bounds 10, 25, 50, 75, 100, "
-             "150, 200, 300, 500, 750 µs, 1 ms…: values are interpolated inside a bucket). *plain* is the proxy "
+             "p50 / p99 in µs, each the median over record counts and repeats (bucket bounds 1, 2, 5, 10, 25, 50, 75, "
+             "100, 150, 200, 300, 500, 750 µs, 1 ms…: values are interpolated inside a bucket). *plain* is the proxy "
              "without a policy for the collection; direct bypasses the proxy.", ""]
     for topo in topologies_of(runs):
         topo_runs = [r for r in only(runs, topology=topo) if r.get("proxy_added")]

@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = "mongo-fle-proxy: a MongoDB wire-protocol proxy with per-collection field encryption.",
-        subcommands = {ProxyCommand.class, BackendCommand.class, KeysCommand.class,
+        subcommands = {ProxyCommand.class, BackendCommand.class, KeysCommand.class, RewrapCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

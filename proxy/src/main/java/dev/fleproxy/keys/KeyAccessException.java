@@ -44,7 +44,7 @@ public final class KeyAccessException extends RuntimeException {
     }
 
     /** Definitive answers from the KMS, as opposed to failing to reach it. */
-    boolean isDefinitive() {
+    public boolean isDefinitive() {
         return reason != Reason.KMS_UNAVAILABLE;
     }
 }

@@ -25,7 +25,7 @@ public final class ProxyMetrics {
      * Bucket bounds: fine below a millisecond, where the proxy's own part lies, then coarse up to
      * the slowest upstream answers.
      */
-    private static final Duration[] LATENCY_BUCKETS = micros(10, 25, 50, 75, 100, 150, 200, 300, 500, 750, 1_000,
+    private static final Duration[] LATENCY_BUCKETS = micros(1, 2, 5, 10, 25, 50, 75, 100, 150, 200, 300, 500, 750, 1_000,
             1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,
             2_500_000, 5_000_000, 10_000_000);
 

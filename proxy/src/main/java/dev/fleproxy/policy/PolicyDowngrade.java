@@ -23,8 +23,9 @@ import java.util.UUID;
  * one kept in previousKeys; allow → deny; and a suite change. Readers open every envelope by the
  * suite and key its header names, so values sealed under the old suite stay readable; the
  * validator checks the new suite against the key and warns about 3DES as at startup. (Equality
- * queries on a deterministic field then match only values sealed after the change, exactly as
- * after a key rotation, which is allowed too.) The envelope subtype is not compared either:
+ * queries on a deterministic field match values under the key and every previous key, each with
+ * its algorithm's default suite, until {@code rewrap} has moved them.) The envelope subtype is not
+ * compared either:
  * readers take both subtypes.
  */
 public final class PolicyDowngrade {

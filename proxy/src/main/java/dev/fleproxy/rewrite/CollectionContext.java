@@ -56,6 +56,18 @@ final class CollectionContext {
     }
 
     /**
+     * A query value's envelopes under the collection's key and each of its previous keys (each
+     * with its algorithm's default suite), for equality while a key change is under way.
+     */
+    java.util.List<BsonBinary> encryptForQueryUnderEveryKey(FieldRule rule, BsonValue value) {
+        java.util.List<BsonBinary> out = new java.util.ArrayList<>();
+        for (FieldCipher fc : keys.queryingUnderEveryKey(policy)) {
+            out.add(seal(fc, value, rule.path()));
+        }
+        return out;
+    }
+
+    /**
      * The envelope of a value given as its BSON type and value bytes, buf[start, end), bound to the
      * context context[0, contextLength).
      */

@@ -123,6 +123,9 @@ final class FilterRewriter {
         }
         String field = m.rule().path();
         boolean det = m.rule().deterministic();
+        if (!ctx.policy.previousKeys().isEmpty()) {
+            return duringKeyChange(v, ctx, m.rule());
+        }
         if (!isOperatorDocument(v)) {
             requireDeterministic(det, ctx, field, "equality");
             return encryptedValue(v, ctx, m.rule());
@@ -144,6 +147,57 @@ final class FilterRewriter {
             }
             throw Refusal.onField(ctx.ns(), field, "the query operator " + name);
         });
+    }
+
+    /**
+     * While a collection has {@code previousKeys} (a key change or an algorithm migration under way,
+     * `rewrap`), a stored value is under any of its keys: equality becomes membership in the
+     * value's envelopes under every one of them ($eq → $in, $ne → $nin, $in/$nin over the product),
+     * so a document matches whether it was rewritten yet or not.
+     */
+    private static BsonValue duringKeyChange(BsonValue v, CollectionContext ctx, FieldRule rule) {
+        String field = rule.path();
+        boolean det = rule.deterministic();
+        if (!isOperatorDocument(v)) {
+            requireDeterministic(det, ctx, field, "equality");
+            return new BsonDocument("$in", envelopesUnderEveryKey(new BsonArray(java.util.List.of(v)), ctx, rule));
+        }
+        BsonDocument out = new BsonDocument();
+        for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
+            String name = e.getKey();
+            BsonValue arg = e.getValue();
+            String as;
+            BsonValue value;
+            if (name.equals("$exists")) {
+                as = name;
+                value = arg;
+            } else if (EQUALITY.contains(name) || MEMBERSHIP.contains(name)) {
+                requireDeterministic(det, ctx, field, name);
+                if (MEMBERSHIP.contains(name) && !arg.isArray()) {
+                    throw Refusal.onField(ctx.ns(), field, name + " without an array");
+                }
+                as = name.equals("$eq") || name.equals("$in") ? "$in" : "$nin";
+                value = envelopesUnderEveryKey(arg.isArray() ? arg.asArray() : new BsonArray(java.util.List.of(arg)),
+                        ctx, rule);
+            } else {
+                throw Refusal.onField(ctx.ns(), field, "the query operator " + name);
+            }
+            if (out.containsKey(as)) {
+                throw Refusal.onField(ctx.ns(), field, "both " + as + " and its equality form in one condition while "
+                        + "the collection changes keys; put them in an $and");
+            }
+            out.put(as, value);
+        }
+        return out;
+    }
+
+    private static BsonArray envelopesUnderEveryKey(BsonArray values, CollectionContext ctx, FieldRule rule) {
+        BsonArray out = new BsonArray();
+        for (BsonValue each : values) {
+            encryptedValue(each, ctx, rule); // the same refusals (null, regular expressions)
+            out.addAll(ctx.encryptForQueryUnderEveryKey(rule, each));
+        }
+        return out;
     }
 
     private static void requireDeterministic(boolean det, CollectionContext ctx, String field, String what) {

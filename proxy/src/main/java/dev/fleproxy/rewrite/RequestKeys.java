@@ -117,6 +117,34 @@ final class RequestKeys implements Envelopes.KeyLookup {
         return cipher(p, true, false);
     }
 
+    /**
+     * The equality ciphers of a collection whose key is changing: its key's, then each previous
+     * key's with that key's algorithm's default suite (what the proxy wrote under it). Every one
+     * must be usable: a query that silently skipped a key would miss the documents still under it.
+     */
+    java.util.List<FieldCipher> queryingUnderEveryKey(CollectionPolicy p) {
+        java.util.List<FieldCipher> out = new java.util.ArrayList<>(1 + p.previousKeys().size());
+        out.add(querying(p));
+        boolean missing = false;
+        for (UUID id : p.previousKeys()) {
+            ResolvedKey k = resolved(id, p.namespace() + ": previous key");
+            if (k == null) {
+                missing = true;
+                continue;
+            }
+            DataKey key = checked(k, false, p.namespace() + ": previous key").key();
+            try {
+                out.add(envelopes.cipher(key, CipherSuite.defaultFor(key.algorithm()), true));
+            } catch (CryptoException e) {
+                throw new Refusal(ProxyError.KEY_UNAVAILABLE, p.namespace() + ": previous key " + id + ": " + e.getMessage());
+            }
+        }
+        if (missing) {
+            throw new KeysPending();
+        }
+        return out;
+    }
+
     private FieldCipher cipher(CollectionPolicy p, boolean deterministic, boolean encrypt) {
         ResolvedKey k = resolved(p.keyId(), p.namespace());
         if (k == null) {

@@ -1,0 +1,157 @@
+package dev.fleproxy.cli;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.config.UpstreamTls;
+import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.keys.KeyResolvers;
+import dev.fleproxy.kmip.KmipClient;
+import dev.fleproxy.kmip.KmipTls;
+import dev.fleproxy.policy.CollectionPolicy;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.rewrap.Rewrap;
+import dev.fleproxy.rewrap.Rewraps;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.bson.BsonDocument;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "rewrap",
+        mixinStandardHelpOptions = true,
+        description = "Re-encrypts a collection in place, online: every policy field that is not an envelope under "
+                + "the collection's key, suite and variant (plaintext, v1, a previous key, another suite) is rewritten.",
+        footer = {
+            "",
+            "Talks to the upstream of the config directly (applications keep using the proxy meanwhile); the",
+            "policy's previousKeys open what was written before. Each document is updated only if its fields",
+            "still hold what was read, so no application write is overwritten. The checkpoint is kept in",
+            "fle_proxy.rewrap_state. Exit codes: 0 done; 3 done, but fields were skipped (unknown key,",
+            "failed authentication, changed at every attempt); 1 stopped (KMS or upstream gone for",
+            "--retry-seconds; --resume continues); 2 bad arguments or config."})
+final class RewrapCommand implements Callable<Integer> {
+
+    @Option(names = "--config", required = true, paramLabel = "FILE", description = "the proxy's YAML config")
+    Path config;
+
+    @Option(names = "--collection", required = true, paramLabel = "DB.COLL", description = "a collection of the policy")
+    String namespace;
+
+    @Option(names = "--dry-run", description = "count what would change, by category; write nothing")
+    boolean dryRun;
+
+    @Option(names = "--batch", defaultValue = "500", paramLabel = "N",
+            description = "documents read per batch and between checkpoints (default ${DEFAULT-VALUE})")
+    int batch;
+
+    @Option(names = "--rate", defaultValue = "0", paramLabel = "DOCS_PER_S",
+            description = "at most this many documents per second (default: no limit)")
+    double rate;
+
+    @Option(names = "--resume", description = "continue after the checkpoint of a stopped run")
+    boolean resume;
+
+    @Option(names = "--retry-seconds", defaultValue = "60", paramLabel = "S",
+            description = "how long an unreachable KMS or upstream is retried before the run stops (default ${DEFAULT-VALUE})")
+    double retrySeconds;
+
+    @Override
+    public Integer call() {
+        ProxyConfig cfg;
+        CollectionPolicy cp;
+        try {
+            cfg = ProxyConfig.load(config);
+            Policy policy = PolicyParser.parse(cfg.policySection());
+            cp = policy.collections().get(namespace);
+            if (cp == null) {
+                throw new ConfigException(config + " has no policy for " + namespace + " (collections: "
+                        + policy.collections().keySet() + ")");
+            }
+            if (cfg.kmip() == null) {
+                throw new ConfigException(config + " has no kmip: section");
+            }
+            if (batch < 1 || batch > 100_000 || rate < 0 || retrySeconds < 0) {
+                throw new ConfigException("--batch must be 1..100000, --rate and --retry-seconds >= 0");
+            }
+        } catch (ConfigException e) {
+            System.err.println("fle-proxy: " + e.getMessage());
+            return 2;
+        }
+        try (KmipClient kmip = KeyResolvers.client(cfg.kmip());
+             KeyResolver resolver = KeyResolvers.resolver(cfg.kmip(), kmip);
+             MongoClient client = MongoClients.create(settings(cfg))) {
+            MongoCollection<BsonDocument> coll = client.getDatabase(cp.database())
+                    .getCollection(cp.collection(), BsonDocument.class);
+            MongoCollection<BsonDocument> state = client.getDatabase("fle_proxy")
+                    .getCollection("rewrap_state", BsonDocument.class);
+            CollectionPolicy policy = cp;
+            Rewrap run = new Rewrap(coll, state, cp, () -> Rewraps.ciphers(policy, resolver),
+                    new Rewrap.Options(batch, rate, dryRun, resume, retrySeconds), System.err, System.console() != null);
+            Rewrap.Result r = run.run();
+            System.out.printf(Locale.ROOT, "rewrap %s%s: %,d documents examined, %,d %s in %.1f s (%,.0f documents/s)%n"
+                            + "  fields: %s%n", namespace, dryRun ? " (dry run)" : "", r.examined(), r.rewritten(),
+                    dryRun ? "would be rewritten" : "rewritten", r.seconds(),
+                    r.seconds() > 0 ? r.examined() / r.seconds() : 0.0, r.fields());
+            if (r.skipped() > 0) {
+                System.out.printf(Locale.ROOT, "  %,d field(s) skipped: see the categories above; they were left as "
+                        + "they were%n", r.skipped());
+                return 3;
+            }
+            return 0;
+        } catch (Rewrap.Stopped e) {
+            System.err.println("rewrap: stopped: " + e.getMessage() + ". The checkpoint is saved: run again with "
+                    + "--resume once it is back.");
+            return 1;
+        } catch (IllegalStateException | ConfigException e) {
+            System.err.println("rewrap: " + e.getMessage());
+            return 2;
+        }
+    }
+
+    /** The upstream of the config, over TLS if it says so (its CA, and a client certificate if given). */
+    private static MongoClientSettings settings(ProxyConfig cfg) {
+        MongoClientSettings.Builder b = MongoClientSettings.builder()
+                .applyConnectionString(new ConnectionString("mongodb://" + cfg.upstream()))
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(cfg.upstreamConnectTimeoutMs(), TimeUnit.MILLISECONDS))
+                .applyToSocketSettings(s -> s.connectTimeout(cfg.upstreamConnectTimeoutMs(), TimeUnit.MILLISECONDS));
+        UpstreamTls tls = cfg.upstreamTls();
+        if (tls != null) {
+            SSLContext ctx = tls.cert() != null ? KmipTls.fromPem(tls.ca(), tls.cert(), tls.key()) : trusting(tls.ca());
+            b.applyToSslSettings(s -> s.enabled(true).context(ctx));
+        }
+        return b.build();
+    }
+
+    private static SSLContext trusting(Path caPem) {
+        try (InputStream in = Files.newInputStream(caPem)) {
+            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+            ks.load(null, null);
+            int i = 0;
+            for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                ks.setCertificateEntry("ca" + i++, c);
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(ks);
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(null, tmf.getTrustManagers(), null);
+            return ctx;
+        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+            throw new ConfigException("upstreamTls.ca " + caPem + ": " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package dev.fleproxy.rewrap;
+
+import dev.fleproxy.crypto.CipherSuite;
+import dev.fleproxy.crypto.CryptoException;
+import dev.fleproxy.crypto.DataKey;
+import dev.fleproxy.crypto.Envelope;
+import dev.fleproxy.crypto.Envelopes;
+import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.policy.CollectionPolicy;
+import dev.fleproxy.policy.FieldRule;
+import dev.fleproxy.rewrite.BsonValueBytes;
+import dev.fleproxy.rewrite.EnvelopeBinary;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/**
+ * What one document needs: for each policy field present, whether its value is a current
+ * envelope, and if not, the value it becomes (DESIGN.md §3: v2, the collection's key, suite and the
+ * field's variant, bound to namespace and field). Every envelope is opened, current ones too, so a
+ * run also finds values that fail authentication. Nothing else in the document is looked at.
+ */
+public final class DocumentRewrap {
+    /** One policy field of the document: where, what it holds now, what it becomes (null: stays). */
+    record Field(String path, BsonValue old, BsonValue replacement, Category category) {
+    }
+
+    private final CollectionPolicy policy;
+    private final CipherSuite suite;
+    private final FieldCipher randomized;
+    private final FieldCipher deterministic;
+    /** The keys that may open this collection's envelopes: its key and its previous keys. */
+    private final Map<UUID, DataKey> opening;
+    /** Opening ciphers, made once per key, suite and variant. */
+    private final Envelopes ciphers = new Envelopes();
+
+    /** @param key the collection's key (Active); opening: it and every previous key (Active or Deactivated) */
+    DocumentRewrap(CollectionPolicy policy, DataKey key, Map<UUID, DataKey> opening) {
+        this.policy = policy;
+        this.suite = policy.suite() != null ? policy.suite() : CipherSuite.defaultFor(key.algorithm());
+        this.randomized = FieldCipher.create(key, suite, false);
+        this.deterministic = FieldCipher.create(key, suite, true);
+        this.opening = Map.copyOf(opening);
+    }
+
+    /** The policy fields the document holds, each with its category and, if rewritten, its new value. */
+    List<Field> plan(BsonDocument doc) {
+        List<Field> out = new ArrayList<>();
+        if (policy.allFields()) {
+            for (Map.Entry<String, BsonValue> e : doc.entrySet()) {
+                if (!e.getKey().equals("_id")) {
+                    out.add(field(e.getKey(), false, e.getValue()));
+                }
+            }
+            return out;
+        }
+        for (FieldRule rule : policy.fields().values()) {
+            BsonValue v = at(doc, rule.path());
+            if (v != null) {
+                out.add(field(rule.path(), rule.deterministic(), v));
+            }
+        }
+        return out;
+    }
+
+    /** The value at a dotted path through sub-documents, or null. */
+    private static BsonValue at(BsonDocument doc, String path) {
+        BsonValue v = doc;
+        for (String part : path.split("\\.")) {
+            if (!v.isDocument()) {
+                return null;
+            }
+            v = v.asDocument().get(part);
+            if (v == null) {
+                return null;
+            }
+        }
+        return v;
+    }
+
+    private Field field(String path, boolean det, BsonValue value) {
+        byte[] context = Envelope.context(policy.namespace(), path);
+        byte[] envelope = EnvelopeBinary.unwrap(value);
+        FieldCipher target = det ? deterministic : randomized;
+        if (envelope == null) {
+            BsonValueBytes b = BsonValueBytes.of(value);
+            return new Field(path, value, seal(target, b.type(), b.bytes(), context), Category.PLAINTEXT);
+        }
+        Envelope.Header h;
+        try {
+            h = Envelope.parse(envelope);
+        } catch (CryptoException e) {
+            return new Field(path, value, null, Category.UNREADABLE);
+        }
+        boolean underKey = h.keyId().equals(policy.keyId());
+        boolean current = underKey && h.format() == Envelope.FORMAT_V2 && h.suite() == suite && h.deterministic() == det;
+        DataKey key = opening.get(h.keyId());
+        if (key == null) {
+            return new Field(path, value, null, Category.UNKNOWN_KEY);
+        }
+        FieldCipher.Plaintext p;
+        try {
+            p = ciphers.cipher(key, h.suite(), h.deterministic()).decrypt(envelope, context);
+        } catch (CryptoException e) {
+            return new Field(path, value, null, Category.UNREADABLE);
+        }
+        if (current) {
+            // opened all the same: a run is also a check that every stored value authenticates
+            return new Field(path, value, null, Category.CURRENT);
+        }
+        Category c = !underKey ? Category.PREVIOUS_KEY
+                : h.format() == Envelope.FORMAT_V1 && h.suite() == suite && h.deterministic() == det ? Category.V1
+                : Category.OTHER_SUITE;
+        return new Field(path, value, seal(target, p.bsonType(), p.value(), context), c);
+    }
+
+    private BsonValue seal(FieldCipher fc, byte type, byte[] value, byte[] context) {
+        return EnvelopeBinary.wrap(fc.encrypt(type, value, context), policy.subtype());
+    }
+}

@@ -1,0 +1,140 @@
+package dev.fleproxy.rewrap;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import dev.fleproxy.backend.EmbeddedBackend;
+import dev.fleproxy.crypto.CipherAlgorithm;
+import dev.fleproxy.crypto.CipherSuite;
+import dev.fleproxy.crypto.DataKey;
+import dev.fleproxy.crypto.Envelope;
+import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.policy.CollectionPolicy;
+import dev.fleproxy.policy.FieldRule;
+import dev.fleproxy.rewrite.BsonValueBytes;
+import dev.fleproxy.rewrite.EnvelopeBinary;
+import dev.fleproxy.testing.ProxyFixture;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.bson.BsonBinary;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every category rewrap meets, on the real embedded backend through the Java driver, with keys
+ * in memory: a v1 envelope becomes v2, a previous key's (3DES) and another suite's envelopes move
+ * to the key and suite, plaintext is encrypted, current values and other fields are left alone,
+ * and what cannot be opened (an unknown key, a tampered value) is skipped and counted.
+ */
+class RewrapTest {
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final String NS = "t.c";
+
+    private static DataKey key(CipherAlgorithm alg, int bytes) {
+        byte[] m = new byte[bytes];
+        RANDOM.nextBytes(m);
+        return new DataKey(UUID.randomUUID(), alg, m);
+    }
+
+    private static BsonBinary seal(FieldCipher fc, String path, BsonValue v) {
+        BsonValueBytes b = BsonValueBytes.of(v);
+        return EnvelopeBinary.wrap(fc.encrypt(b.type(), b.bytes(), Envelope.context(NS, path)), EnvelopeBinary.GENERIC);
+    }
+
+    private static BsonValue open(DataKey key, String path, BsonValue stored) {
+        byte[] env = EnvelopeBinary.unwrap(stored);
+        Envelope.Header h = Envelope.parse(env);
+        FieldCipher.Plaintext p = FieldCipher.create(key, h.suite(), h.deterministic()).decrypt(env,
+                Envelope.context(NS, path));
+        return new BsonValueBytes(p.bsonType(), p.value()).toBsonValue();
+    }
+
+    @Test
+    void everyCategoryIsRewrittenOrSkippedAsItShouldBe() {
+        DataKey aes = key(CipherAlgorithm.AES, 32);
+        DataKey tdes = key(CipherAlgorithm.TRIPLE_DES, 24);
+        DataKey stranger = key(CipherAlgorithm.AES, 32);
+        CollectionPolicy cp = new CollectionPolicy(NS, aes.id(), List.of(tdes.id()), null, false,
+                Map.of("name", new FieldRule("name", false), "tag", new FieldRule("tag", true)), EnvelopeBinary.GENERIC,
+                false);
+        FieldCipher current = FieldCipher.create(aes, CipherSuite.AES_GCM, false);
+        FieldCipher currentDet = FieldCipher.create(aes, CipherSuite.AES_GCM, true);
+        BsonString name = new BsonString("Ada");
+        BsonString tag = new BsonString("blue");
+        BsonValueBytes nb = BsonValueBytes.of(name);
+        BsonBinary v1 = EnvelopeBinary.wrap(current.encryptLegacyV1(nb.type(), nb.bytes()), EnvelopeBinary.GENERIC);
+        BsonBinary tampered = seal(current, "name", name);
+        tampered.getData()[tampered.getData().length - 1] ^= 1;
+        List<BsonDocument> docs = List.of(
+                new BsonDocument("_id", new BsonInt32(1)).append("name", v1).append("tag", seal(currentDet, "tag", tag)),
+                new BsonDocument("_id", new BsonInt32(2)).append("name",
+                        seal(FieldCipher.create(tdes, CipherSuite.TDES_CBC_HMAC, false), "name", name))
+                        .append("tag", seal(FieldCipher.create(tdes, CipherSuite.TDES_CBC_HMAC, true), "tag", tag)),
+                new BsonDocument("_id", new BsonInt32(3)).append("name", name).append("tag", tag)
+                        .append("note", new BsonString("not a policy field")),
+                new BsonDocument("_id", new BsonInt32(4)).append("name", seal(current, "name", name))
+                        .append("tag", seal(FieldCipher.create(aes, CipherSuite.AES_CBC_HMAC, true), "tag", tag)),
+                new BsonDocument("_id", new BsonInt32(5)).append("name",
+                        seal(FieldCipher.create(stranger, CipherSuite.AES_GCM, false), "name", name)),
+                new BsonDocument("_id", new BsonInt32(6)).append("name", tampered));
+
+        EmbeddedBackend backend = EmbeddedBackend.start("127.0.0.1", 0, null);
+        try (MongoClient c = ProxyFixture.client("mongodb://127.0.0.1:" + backend.address().getPort(), b -> { })) {
+            MongoCollection<BsonDocument> coll = c.getDatabase("t").getCollection("c", BsonDocument.class);
+            coll.insertMany(docs);
+            MongoCollection<BsonDocument> state = c.getDatabase("fle_proxy").getCollection("rewrap_state",
+                    BsonDocument.class);
+            ByteArrayOutputStream log = new ByteArrayOutputStream();
+            Rewrap.Result dry = new Rewrap(coll, state, cp, () -> new DocumentRewrap(cp, aes,
+                    Map.of(aes.id(), aes, tdes.id(), tdes)), new Rewrap.Options(2, 0, true, false, 1),
+                    new PrintStream(log, true, StandardCharsets.UTF_8), false).run();
+            assertEquals(6, dry.examined());
+            assertEquals(4, dry.rewritten());
+            assertEquals("current 2, plaintext 2, v1 1, previous_key 2, other_suite 1, unknown_key 1, unreadable 1",
+                    dry.fields());
+            assertEquals(v1, coll.find(new BsonDocument("_id", new BsonInt32(1))).first().get("name"));
+            assertNull(state.find().first(), "a dry run keeps no checkpoint");
+
+            Rewrap.Result r = new Rewrap(coll, state, cp, () -> new DocumentRewrap(cp, aes,
+                    Map.of(aes.id(), aes, tdes.id(), tdes)), new Rewrap.Options(2, 0, false, false, 1),
+                    new PrintStream(log, true, StandardCharsets.UTF_8), false).run();
+            assertEquals(dry.fields(), r.fields());
+            assertEquals(2, r.skipped());
+            for (BsonDocument d : coll.find(new BsonDocument("_id", new BsonDocument("$lte", new BsonInt32(4))))) {
+                for (String f : List.of("name", "tag")) {
+                    Envelope.Header h = Envelope.parse(EnvelopeBinary.unwrap(d.get(f)));
+                    assertEquals(Envelope.FORMAT_V2, h.format(), d.toJson());
+                    assertEquals(CipherSuite.AES_GCM, h.suite());
+                    assertEquals(f.equals("tag"), h.deterministic());
+                    assertEquals(aes.id(), h.keyId());
+                }
+                assertEquals(name, open(aes, "name", d.get("name")));
+                assertEquals(tag, open(aes, "tag", d.get("tag")));
+            }
+            BsonDocument three = coll.find(new BsonDocument("_id", new BsonInt32(3))).first();
+            assertEquals(new BsonString("not a policy field"), three.get("note"));
+            // deterministic: the same value under the same key gives the same envelope, whatever it came from
+            assertArrayEquals(coll.find(new BsonDocument("_id", new BsonInt32(2))).first().getBinary("tag").getData(),
+                    three.getBinary("tag").getData());
+            assertEquals(docs.get(4).get("name"), coll.find(new BsonDocument("_id", new BsonInt32(5))).first().get("name"));
+            assertEquals(tampered, coll.find(new BsonDocument("_id", new BsonInt32(6))).first().get("name"));
+            BsonDocument saved = state.find().first();
+            assertTrue(saved.getBoolean("finished").getValue());
+            assertEquals(new BsonInt32(6), saved.get("lastId"));
+        } finally {
+            backend.close();
+        }
+    }
+}
