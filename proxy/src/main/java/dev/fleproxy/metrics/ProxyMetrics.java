@@ -3,17 +3,21 @@ package dev.fleproxy.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executor;
 
 /**
  * The meters the data path moves: connections, requests by command and outcome, bytes, and the
  * three latency histograms (what the client sees, the upstream's part, the proxy's own part).
- * {@link #DISABLED} (no admin listener) does nothing, and callers skip their clock reads when
- * {@link #enabled} is false. Labels come from fixed lists or the policy's namespaces only.
+ * What every request moves is counted by the calling thread in its own {@link LoopMeters} and
+ * summed at scrape time ({@link DataPathCollector}); what happens rarely (connections, refusals,
+ * replaced replies) goes to Micrometer counters. {@link #DISABLED} (no admin listener) does
+ * nothing, and callers skip their clock reads when {@link #enabled} is false. Labels come from
+ * fixed lists or the policy's namespaces only.
  */
 public final class ProxyMetrics {
     public static final ProxyMetrics DISABLED = new ProxyMetrics(null);
@@ -25,9 +29,9 @@ public final class ProxyMetrics {
      * Bucket bounds: fine below a millisecond, where the proxy's own part lies, then coarse up to
      * the slowest upstream answers.
      */
-    private static final Duration[] LATENCY_BUCKETS = micros(1, 2, 5, 10, 25, 50, 75, 100, 150, 200, 300, 500, 750, 1_000,
-            1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,
-            2_500_000, 5_000_000, 10_000_000);
+    private static final long[] LATENCY_BUCKETS_MICROS = {1, 2, 5, 10, 25, 50, 75, 100, 150, 200, 300, 500, 750,
+        1_000, 1_500, 2_000, 3_000, 5_000, 7_500, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,
+        2_500_000, 5_000_000, 10_000_000};
 
     public enum Outcome {
         /** Passed on unchanged. */
@@ -39,39 +43,34 @@ public final class ProxyMetrics {
         /** Not forwarded and not answerable (legacy write opcodes, unacknowledged writes): the connection closed. */
         CLOSED;
 
+        static final int COUNT = values().length;
         final String label = name().toLowerCase(Locale.ROOT);
     }
 
     private final MeterRegistry registry;
-    private final Map<String, Counter> requests = new ConcurrentHashMap<>();
+    /** The meters for what every request moves, one set per event loop (its thread is their only writer). */
+    private final Map<Executor, LoopMeters> loops = new ConcurrentHashMap<>();
+    private final DataPathCollector collector;
     private final Map<String, Counter> refusals = new ConcurrentHashMap<>();
     private final Map<String, Counter> closes = new ConcurrentHashMap<>();
-    private final Map<String, Timer[]> latencies = new ConcurrentHashMap<>();
     private final Map<String, Counter> replyErrors = new ConcurrentHashMap<>();
     private final Counter accepted;
-    private final Counter clientReceived;
-    private final Counter clientSent;
-    private final Counter upstreamReceived;
-    private final Counter upstreamSent;
 
-    public ProxyMetrics(MeterRegistry registry) {
+    public ProxyMetrics(PrometheusMeterRegistry registry) {
         this.registry = registry;
         if (registry == null) {
-            accepted = clientReceived = clientSent = upstreamReceived = upstreamSent = null;
+            accepted = null;
+            collector = null;
             return;
         }
         accepted = Counter.builder("fleproxy.connections.accepted").description("client connections accepted")
                 .register(registry);
-        clientReceived = bytes("client", "received");
-        clientSent = bytes("client", "sent");
-        upstreamReceived = bytes("upstream", "received");
-        upstreamSent = bytes("upstream", "sent");
-    }
-
-    private Counter bytes(String side, String direction) {
-        return Counter.builder("fleproxy.bytes").description("wire message bytes, by side (client or upstream) and "
-                + "direction (received or sent by the proxy)").tag("side", side).tag("direction", direction)
-                .register(registry);
+        long[] bounds = new long[LATENCY_BUCKETS_MICROS.length];
+        for (int i = 0; i < bounds.length; i++) {
+            bounds[i] = LATENCY_BUCKETS_MICROS[i] * 1000;
+        }
+        collector = new DataPathCollector(bounds);
+        registry.getPrometheusRegistry().register(collector);
     }
 
     public boolean enabled() {
@@ -105,22 +104,22 @@ public final class ProxyMetrics {
         }
     }
 
-    public void request(String command, Outcome outcome) {
-        if (registry == null) {
-            return;
-        }
-        String label = CommandLabels.of(command);
-        requests.computeIfAbsent(label + ' ' + outcome.label, k -> Counter.builder("fleproxy.requests")
-                .description("client requests, by command and outcome").tag("command", label)
-                .tag("outcome", outcome.label).register(registry)).increment();
+    /**
+     * The meters a connection on this event loop counts its requests, bytes and latencies in
+     * (only the loop's thread may use them); null without metrics. A connection takes them once.
+     */
+    public LoopMeters loopMeters(Executor loop) {
+        return registry == null ? null : loops.computeIfAbsent(loop, l -> collector.newLoop());
     }
 
-    /** A request the proxy answered with an error reply instead of forwarding it. */
+    /**
+     * A request the proxy answered with an error reply instead of forwarding it, by error code
+     * (its {@link Outcome#REFUSED} is counted in the connection's {@link LoopMeters}).
+     */
     public void refused(String command, int code) {
         if (registry == null) {
             return;
         }
-        request(command, Outcome.REFUSED);
         String label = CommandLabels.of(command);
         String c = Integer.toString(code);
         refusals.computeIfAbsent(label + ' ' + c, k -> Counter.builder("fleproxy.requests.refused")
@@ -138,58 +137,13 @@ public final class ProxyMetrics {
         }
     }
 
-    public void clientBytes(boolean received, int n) {
-        if (registry != null) {
-            (received ? clientReceived : clientSent).increment(n);
-        }
-    }
-
-    public void upstreamBytes(boolean received, int n) {
-        if (registry != null) {
-            (received ? upstreamReceived : upstreamSent).increment(n);
-        }
-    }
-
-    /**
-     * One request's times, from when the proxy had read it to when it had written the reply:
-     * total, the upstream's part (forwarded → reply read) and the rest, which is the proxy's own.
-     */
-    public void latency(String collection, long totalNanos, long upstreamNanos) {
-        if (registry == null) {
-            return;
-        }
-        Timer[] t = latencies.computeIfAbsent(collection, this::latencyTimers);
-        t[0].record(totalNanos, TimeUnit.NANOSECONDS);
-        t[1].record(upstreamNanos, TimeUnit.NANOSECONDS);
-        t[2].record(totalNanos - upstreamNanos, TimeUnit.NANOSECONDS);
-    }
-
-    private Timer[] latencyTimers(String collection) {
-        return new Timer[] {
-            histogram("fleproxy.request.duration", "time from reading a request to writing its reply, as the client "
-                    + "sees it (less the network)", collection),
-            histogram("fleproxy.upstream.duration", "time from forwarding a request to reading the upstream's reply",
-                    collection),
-            histogram("fleproxy.proxy.duration", "what the proxy adds to a request: reading it to forwarding it, "
-                    + "plus reading the reply to writing it (rewriting, crypto, waits for keys)", collection)};
-    }
-
-    private Timer histogram(String name, String description, String collection) {
-        return Timer.builder(name).description(description).tag("collection", collection)
-                .serviceLevelObjectives(LATENCY_BUCKETS).register(registry);
-    }
-
     /** A histogram with this module's latency buckets (the KMS's requests use it too). */
     Timer latencyTimer(String name, String description, String tagKey, String tagValue) {
-        return Timer.builder(name).description(description).tag(tagKey, tagValue)
-                .serviceLevelObjectives(LATENCY_BUCKETS).register(registry);
-    }
-
-    private static Duration[] micros(long... us) {
-        Duration[] d = new Duration[us.length];
-        for (int i = 0; i < us.length; i++) {
-            d[i] = Duration.ofNanos(us[i] * 1000);
+        Duration[] buckets = new Duration[LATENCY_BUCKETS_MICROS.length];
+        for (int i = 0; i < buckets.length; i++) {
+            buckets[i] = Duration.ofNanos(LATENCY_BUCKETS_MICROS[i] * 1000);
         }
-        return d;
+        return Timer.builder(name).description(description).tag(tagKey, tagValue)
+                .serviceLevelObjectives(buckets).register(registry);
     }
 }

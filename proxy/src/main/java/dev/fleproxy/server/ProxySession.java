@@ -1,6 +1,7 @@
 package dev.fleproxy.server;
 
 import dev.fleproxy.config.HostPort;
+import dev.fleproxy.metrics.LoopMeters;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.tls.TlsFailures;
 import dev.fleproxy.tls.UpstreamContext;
@@ -26,7 +27,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.DecoderException;
 import java.io.IOException;
 import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
@@ -79,8 +79,10 @@ final class ProxySession {
     /** TLS to the upstream, or null. */
     private final UpstreamContext upstreamTls;
     private final ProxyMetrics metrics;
-    /** Forwarded requests awaiting their first reply, by requestID (only with metrics on). */
-    private final HashMap<Integer, RequestTiming> timings = new HashMap<>();
+    /** This connection's event loop's meters (null without metrics): only that loop uses them. */
+    private final LoopMeters meters;
+    /** Forwarded requests awaiting their first reply (only with metrics on). */
+    private final RequestTimings timings = new RequestTimings();
     /** Why the connection closed, for the metrics (the first cause named wins; none is "normal"). */
     private String closeLabel;
 
@@ -96,6 +98,7 @@ final class ProxySession {
                  UpstreamContext upstreamTls, ProxyMetrics metrics) {
         this.upstreamTls = upstreamTls;
         this.metrics = metrics;
+        this.meters = metrics.loopMeters(client.eventLoop());
         this.client = client;
         this.keyWaitNanos = TimeUnit.MILLISECONDS.toNanos(keyWaitMs);
         this.transport = transport;
@@ -195,7 +198,9 @@ final class ProxySession {
             frame.release();
             return;
         }
-        metrics.clientBytes(true, frame.length());
+        if (meters != null) {
+            meters.clientBytes(true, frame.length());
+        }
         if (parkedRequest != null || !requestBacklog.isEmpty()) {
             requestBacklog.add(frame); // behind a request that waits for keys: order is kept
             return;
@@ -226,7 +231,7 @@ final class ProxySession {
             frame.release();
             throw e;
         }
-        if (metrics.enabled()) {
+        if (meters != null) {
             request.readAt(System.nanoTime());
         }
         continueRequest(request, 0);
@@ -242,12 +247,14 @@ final class ProxySession {
                 if (decision instanceof RequestDecision.Replace replace) {
                     request.replaceFrame(replace.frame());
                 } else if (decision instanceof RequestDecision.Refuse refuse) {
-                    metrics.refused(request.commandName(), ErrorReplies.codeOf(refuse.reply()));
+                    countRefused(request.commandName(), ErrorReplies.codeOf(refuse.reply()));
                     refuse(request.frame(), refuse.reply());
                     request.release();
                     return;
                 } else if (decision instanceof RequestDecision.Close c) {
-                    metrics.request(request.commandName(), ProxyMetrics.Outcome.CLOSED);
+                    if (meters != null) {
+                        meters.request(request.commandName(), ProxyMetrics.Outcome.CLOSED);
+                    }
                     close(BadInputLog.Reason.REFUSED, "closed: " + c.reason());
                     request.release();
                     return;
@@ -257,7 +264,7 @@ final class ProxySession {
                 }
             }
         } catch (TooLargeAfterRewrite e) {
-            metrics.refused(request.commandName(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION.code());
+            countRefused(request.commandName(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION.code());
             refuse(request.frame(), ErrorReplies.replyTo(request.frame(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION,
                     "the request would be " + e.size + " bytes once encrypted, over the " + MsgHeader.MAX_MESSAGE_SIZE
                             + "-byte message limit; send smaller batches"));
@@ -272,17 +279,25 @@ final class ProxySession {
         if (replyComes) {
             pending.expect(out.requestId(), request.expectations());
         }
-        if (metrics.enabled()) {
-            metrics.request(request.commandName(), request.replaced() ? ProxyMetrics.Outcome.REWRITTEN
+        if (meters != null) {
+            meters.request(request.commandName(), request.replaced() ? ProxyMetrics.Outcome.REWRITTEN
                     : ProxyMetrics.Outcome.FORWARDED);
-            metrics.upstreamBytes(false, out.length());
+            meters.upstreamBytes(false, out.length());
             if (replyComes) {
-                timings.put(out.requestId(), new RequestTiming(request.readAtNanos(), System.nanoTime(),
+                timings.add(out.requestId(), new RequestTiming(request.readAtNanos(), System.nanoTime(),
                         request.collectionLabel()));
             }
         }
         clientToUpstream.write(upstream, out.content().retain());
         request.release();
+    }
+
+    /** Counts a request answered with an error instead of being forwarded. */
+    private void countRefused(String command, int code) {
+        if (meters != null) {
+            meters.request(command, ProxyMetrics.Outcome.REFUSED);
+            metrics.refused(command, code);
+        }
     }
 
     private void parkRequest(Request request, int filterIndex, CompletionStage<?> ready) {
@@ -364,12 +379,14 @@ final class ProxySession {
         }
         io.netty.buffer.ByteBuf encoded = reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(),
                 request.requestId());
-        metrics.clientBytes(false, encoded.readableBytes());
+        if (meters != null) {
+            meters.clientBytes(false, encoded.readableBytes());
+        }
         clientToUpstream.write(client, encoded);
     }
 
     private void answerUnavailable(Frame frame) {
-        metrics.refused(null, ProxyError.UPSTREAM_UNAVAILABLE.code());
+        countRefused(null, ProxyError.UPSTREAM_UNAVAILABLE.code());
         if (frame.opCode() == OpCode.OP_MSG || frame.opCode() == OpCode.OP_QUERY) {
             WireMessage reply = ErrorReplies.replyTo(frame, ProxyError.UPSTREAM_UNAVAILABLE, upstreamFailure);
             client.write(reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), frame.requestId()));
@@ -390,7 +407,9 @@ final class ProxySession {
             frame.release();
             return;
         }
-        metrics.upstreamBytes(true, frame.length());
+        if (meters != null) {
+            meters.upstreamBytes(true, frame.length());
+        }
         if (parkedReply != null || !replyBacklog.isEmpty()) {
             replyBacklog.add(frame);
             return;
@@ -414,9 +433,9 @@ final class ProxySession {
             throw e;
         }
         Reply reply = new Reply(frame, client.alloc());
-        if (metrics.enabled()) {
+        if (meters != null) {
             // the first reply to a request (an exhaust stream's later ones answer no request of the client's)
-            RequestTiming t = timings.remove(frame.responseTo());
+            RequestTiming t = timings.take(frame.responseTo());
             if (t != null) {
                 reply.timed(t, System.nanoTime());
             }
@@ -441,11 +460,11 @@ final class ProxySession {
                 throw new WireProtocolException("a rewritten reply would be " + out.length() + " bytes");
             }
             upstreamToClient.write(client, out.content().retain());
-            if (metrics.enabled()) {
-                metrics.clientBytes(false, out.length());
+            if (meters != null) {
+                meters.clientBytes(false, out.length());
                 RequestTiming t = reply.timing();
                 if (t != null) {
-                    metrics.latency(t.collection(), System.nanoTime() - t.readAtNanos(),
+                    meters.latency(t.collection(), System.nanoTime() - t.readAtNanos(),
                             reply.readAtNanos() - t.forwardedAtNanos());
                 }
             }
