@@ -196,3 +196,37 @@ def test_overhead_sets_a_tls_target_beside_its_plaintext_twin(bench_jar, backend
         ("direct", "insert", "false"), ("direct", "read", "false"), ("proxy", "insert", "false"),
         ("proxy", "read", "false"), ("proxy-tls", "insert", "true"), ("proxy-tls", "read", "true")]
     assert all(int(p["ops"]) > 0 for p in phases)
+
+
+def test_overhead_judges_a_proxy_with_metrics_side_by_side_with_its_twin(bench_jar, backend, proxy, workdir, tmp_path):
+    admin = free_port()
+    metered = ProxyProcess(workdir, backend.port, name="bench-proxy-metrics", extra=f"admin: 127.0.0.1:{admin}\n").start()
+    try:
+        transport = transport_of(proxy.log_text)
+        metered_transport = transport_of(metered.log_text)
+        args = ["java", "-jar", str(bench_jar), "overhead",
+                "--target", f"kind=direct,uri=mongodb://127.0.0.1:{backend.port}",
+                "--target", f"kind=proxy-plain,uri={proxy.uri()},pid={proxy.proc.pid},transport={transport},name=twin",
+                "--target", f"kind=proxy-plain,uri={metered.uri()},pid={metered.proc.pid},"
+                            f"transport={metered_transport},metrics=true,name=metered",
+                "--no-alloc", "--threads", "2", "--seconds", "0.5", "--rounds", "1", "--warmup", "0",
+                "--side-by-side-rounds", "2"]
+        # at the same time, the two would insert the same _ids into one collection
+        same = subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert same.returncode == 2 and "give one a collection= of its own" in same.stderr, same.stderr
+        args[args.index(f"kind=proxy-plain,uri={metered.uri()},pid={metered.proc.pid},"
+                        f"transport={metered_transport},metrics=true,name=metered")] += ",collection=plain_m"
+        out = tmp_path / "out"
+        r = subprocess.run(args + ["--out", str(out)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert r.returncode == 0, r.stdout + r.stderr
+    finally:
+        metered.stop()
+    if transport != metered_transport:
+        pytest.skip(f"the two proxies chose different transports ({transport}, {metered_transport})")
+    rule5 = r.stdout.split("### 5.", 1)[1].split("\n## ", 1)[0]
+    assert "Judged on 2 side-by-side rounds" in rule5
+    assert re.search(r"\| metered \| twin \| \d+\.\d \| \d+\.\d \| \d\.\d\d \(\d\.\d\d–\d\.\d\d\) \| ≤ 1\.03 \| ", rule5), rule5
+    with open(out / "overhead.csv") as f:
+        side = [(p["round"], p["target"], p["operation"]) for p in csv.DictReader(f) if p["round"].startswith("s")]
+    # each round: both targets' inserts, then both targets' reads, measured over the same seconds
+    assert side == [(f"s{n}", t, op) for n in (1, 2) for op in ("insert", "read") for t in ("metered", "twin")], side

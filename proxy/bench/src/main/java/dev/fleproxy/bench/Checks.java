@@ -19,7 +19,8 @@ import java.util.Optional;
  * </ol>
  * <li>(5) a proxy with its admin listener on and scraped ({@code metrics=true}) ≤ {@value
  *     #METRICS_OVER_OFF} × its twin without it (same kind, transport and suite; CPU per operation,
- *     inserts and reads together).</li>
+ *     inserts and reads together): the median of the per-round ratios of side-by-side rounds, where
+ *     there are any, else the ratio of the two targets' medians over the rounds.</li>
  * Targets reached over TLS ({@code tls=true}) are neither judged nor taken as the baseline of a
  * check: the report sets them beside their plaintext twins instead. Targets with metrics are judged
  * by rule 5 only.
@@ -79,6 +80,17 @@ public final class Checks {
                 v == Verdict.NOT_EVALUATED ? missing(figure, baseline) : null);
     }
 
+    /**
+     * The median of per-round ratios ≤ factor: figure and baseline are the two targets' medians,
+     * shown beside it; the ratio judged is taken round by round, each from figures of the same seconds.
+     */
+    public static Check pairedRatio(int rule, String subject, String against, Figures.Paired p, double factor) {
+        double ratio = p.ratio().median();
+        Verdict v = verdict(ratio, factor);
+        return new Check(rule, subject, against, "both", p.cpu().median(), p.twinCpu().median(), Double.NaN,
+                factor * p.twinCpu().median(), ratio, v, null);
+    }
+
     /** figure ≤ baseline + factor × cipherCost. */
     public static Check additive(int rule, String subject, String against, String phase, double figure, double baseline,
                                  double cipherCost, double factor) {
@@ -103,8 +115,15 @@ public final class Checks {
         return Double.isNaN(figure) ? "no CPU figure (pid= missing?)" : "no CPU figure for the baseline (pid= missing?)";
     }
 
-    /** Every check the targets of a run allow, in rule order. */
+    /** Every check the targets of a run allow, in rule order, with no side-by-side rounds. */
     public static List<Check> evaluate(List<Target> targets, Map<String, Figures> figures, CryptoCosts crypto,
+                                       List<AllocationProbe.Allocation> allocations, String allocationNote) {
+        return evaluate(targets, figures, Map.of(), crypto, allocations, allocationNote);
+    }
+
+    /** @param paired rule 5's side-by-side figures, by the name of the target with metrics */
+    public static List<Check> evaluate(List<Target> targets, Map<String, Figures> figures,
+                                       Map<String, Figures.Paired> paired, CryptoCosts crypto,
                                        List<AllocationProbe.Allocation> allocations, String allocationNote) {
         List<Check> checks = new ArrayList<>();
         for (Target p : targets) {
@@ -139,12 +158,16 @@ public final class Checks {
             if (!m.metrics() || m.tls()) {
                 continue;
             }
-            Optional<Target> off = targets.stream().filter(t -> !t.metrics() && !t.tls() && t.kind() == m.kind()
-                    && java.util.Objects.equals(t.transport(), m.transport())
-                    && java.util.Objects.equals(t.suite(), m.suite())).findFirst();
-            checks.add(off.map(o -> ratio(5, m.name(), o.name(), "both", figures.get(m.name()).cpuBoth().median(),
-                            figures.get(o.name()).cpuBoth().median(), METRICS_OVER_OFF))
-                    .orElse(absent(5, m.name(), "both", "no twin without metrics on " + m.transport())));
+            Target o = Target.twinOf(targets, m);
+            Figures.Paired p = paired.get(m.name());
+            if (o == null) {
+                checks.add(absent(5, m.name(), "both", "no twin without metrics on " + m.transport()));
+            } else if (p != null && p.ratio().present()) {
+                checks.add(pairedRatio(5, m.name(), o.name(), p, METRICS_OVER_OFF));
+            } else {
+                checks.add(ratio(5, m.name(), o.name(), "both", figures.get(m.name()).cpuBoth().median(),
+                        figures.get(o.name()).cpuBoth().median(), METRICS_OVER_OFF));
+            }
         }
         boolean aesRead = false;
         for (AllocationProbe.Allocation a : allocations) {

@@ -41,11 +41,45 @@ public record Figures(Target target, Spread insertOps, Spread readOps, Spread cp
         };
     }
 
-    /** The figures of one target from the measured (not probe) phases of the run. */
+    /**
+     * Rule 5's figures from the side-by-side rounds of a target and its twin: each one's CPU per
+     * 1,000 operations (inserts and reads together), and per round the ratio of the two, which
+     * is what is judged: both were measured in the same seconds.
+     */
+    public record Paired(Spread cpu, Spread twinCpu, Spread ratio) {
+    }
+
+    public static Paired paired(Target t, Target twin, List<OverheadBenchmark.Phase> phases) {
+        TreeMap<Integer, double[]> rounds = new TreeMap<>(); // round → cpu ms and ops of t, then of twin
+        for (OverheadBenchmark.Phase p : phases) {
+            int at = p.target().equals(t.name()) ? 0 : p.target().equals(twin.name()) ? 2 : -1;
+            if (!p.sideBySide() || at < 0) {
+                continue;
+            }
+            double[] r = rounds.computeIfAbsent(p.round(), k -> new double[4]);
+            r[at] += p.cpuMs();
+            r[at + 1] += p.ops();
+        }
+        List<Double> cpu = new ArrayList<>();
+        List<Double> twinCpu = new ArrayList<>();
+        List<Double> ratio = new ArrayList<>();
+        for (double[] r : rounds.values()) {
+            if (r[1] > 0 && r[3] > 0) {
+                double a = r[0] / r[1] * 1000;
+                double b = r[2] / r[3] * 1000;
+                cpu.add(a);
+                twinCpu.add(b);
+                ratio.add(a / b);
+            }
+        }
+        return new Paired(Spread.of(cpu), Spread.of(twinCpu), Spread.of(ratio));
+    }
+
+    /** The figures of one target from the measured (not probe, not side-by-side) phases of the run. */
     public static Figures of(Target t, List<OverheadBenchmark.Phase> phases) {
         TreeMap<Integer, OverheadBenchmark.Phase[]> rounds = new TreeMap<>();
         for (OverheadBenchmark.Phase p : phases) {
-            if (p.probe() || p.round() < 1 || !p.target().equals(t.name())) {
+            if (p.probe() || p.sideBySide() || p.round() < 1 || !p.target().equals(t.name())) {
                 continue;
             }
             OverheadBenchmark.Phase[] pair = rounds.computeIfAbsent(p.round(), r -> new OverheadBenchmark.Phase[2]);

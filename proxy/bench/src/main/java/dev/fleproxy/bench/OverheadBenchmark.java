@@ -39,11 +39,12 @@ public final class OverheadBenchmark {
     /**
      * One timed phase against one target.
      *
-     * @param round  1.. for measured rounds; probe phases carry {@code probe}
-     * @param cpuMs  CPU time of the target's process during the phase, NaN when it has none
+     * @param round       1.. for measured rounds (and for side-by-side rounds); probe phases carry {@code probe}
+     * @param sideBySide  measured at the same time as its twin ({@link #sideBySide}), not in the rounds
+     * @param cpuMs       CPU time of the target's process during the phase, NaN when it has none
      */
-    public record Phase(String target, String operation, int round, boolean probe, long ops, double seconds,
-                        double meanLatencyMs, double cpuMs, Instant began, Instant ended) {
+    public record Phase(String target, String operation, int round, boolean probe, boolean sideBySide, long ops,
+                        double seconds, double meanLatencyMs, double cpuMs, Instant began, Instant ended) {
         public double opsPerSecond() {
             return seconds == 0 ? 0 : ops / seconds;
         }
@@ -90,6 +91,17 @@ public final class OverheadBenchmark {
     public Result run(List<Target> targets, Target checkTarget, int rounds, double warmupSeconds,
                       Map<Target, Target.Alloc> probes, AllocationProbe probe, double probeSeconds)
             throws InterruptedException {
+        return run(targets, checkTarget, rounds, 0, warmupSeconds, probes, probe, probeSeconds);
+    }
+
+    /**
+     * As above, with {@code sideBySideRounds} rounds after the others in which each target with
+     * metrics and its twin without ({@link Target#twinOf}) run their inserts, then their reads,
+     * at the same time.
+     */
+    public Result run(List<Target> targets, Target checkTarget, int rounds, int sideBySideRounds, double warmupSeconds,
+                      Map<Target, Target.Alloc> probes, AllocationProbe probe, double probeSeconds)
+            throws InterruptedException {
         List<Phase> phases = new ArrayList<>();
         List<AllocationProbe.Allocation> allocations = new ArrayList<>();
         Map<String, MongoClient> clients = new LinkedHashMap<>();
@@ -116,6 +128,16 @@ public final class OverheadBenchmark {
                 }
                 for (Target t : order) {
                     target(t, client(clients, t), check, round, seconds, phases);
+                }
+            }
+            for (int round = 1; round <= sideBySideRounds; round++) {
+                for (Target m : targets) {
+                    Target twin = Target.twinOf(targets, m);
+                    if (m.metrics() && twin != null) {
+                        // which one's threads are made and read first alternates: an A/A run (two
+                        // proxies without metrics) showed the first ~2 % dearer in a fixed order
+                        sideBySide(round % 2 == 1 ? List.of(m, twin) : List.of(twin, m), check, round, phases);
+                    }
                 }
             }
             String note = null;
@@ -147,6 +169,51 @@ public final class OverheadBenchmark {
             m.computeIfAbsent(t.measured() ? "pid " + t.pid() : t.uri(), k -> new ArrayList<>()).add(t);
         }
         return m;
+    }
+
+    /**
+     * Insert then read on a group of targets at the same time, each with its own threads and
+     * collection: whatever the shared machine does in those seconds falls on all of them alike,
+     * so their ratio holds still where figures measured one after another drift apart.
+     */
+    private void sideBySide(List<Target> group, MongoClient check, int round, List<Phase> phases)
+            throws InterruptedException {
+        // New clients, so new connections each round: a proxy hands each connection to one of its
+        // event loops, and how a run's few busy connections happen to fall on them moved its CPU per
+        // operation by a few per cent for as long as they lived (two proxies without metrics
+        // differed by up to 5 % run to run with clients kept for the whole run).
+        Map<String, MongoClient> fresh = new LinkedHashMap<>();
+        try {
+            sideBySide(group, fresh, check, round, phases);
+        } finally {
+            fresh.values().forEach(MongoClient::close);
+        }
+    }
+
+    private void sideBySide(List<Target> group, Map<String, MongoClient> clients, MongoClient check, int round,
+                            List<Phase> phases) throws InterruptedException {
+        List<MongoCollection<Document>> colls = new ArrayList<>();
+        List<AtomicLong> ids = new ArrayList<>();
+        for (Target t : group) {
+            MongoCollection<Document> coll = client(clients, t).getDatabase(DATABASE).getCollection(t.collection());
+            coll.drop();
+            colls.add(coll);
+            ids.add(new AtomicLong());
+        }
+        List<Op> inserts = new ArrayList<>();
+        for (int i = 0; i < group.size(); i++) {
+            inserts.add(inserter(colls.get(i), ids.get(i)));
+        }
+        report(timedTogether(group, "insert", round, false, true, seconds, inserts), phases);
+        List<Op> reads = new ArrayList<>();
+        for (int i = 0; i < group.size(); i++) {
+            if (check != null) {
+                checkStorage(group.get(i), check);
+            }
+            reads.add(reader(group.get(i), colls.get(i), ids.get(i).get()));
+        }
+        report(timedTogether(group, "read", round, false, true, seconds, reads), phases);
+        colls.forEach(MongoCollection::drop);
     }
 
     /** Insert then read on one target. */
@@ -227,11 +294,21 @@ public final class OverheadBenchmark {
             throws InterruptedException {
         Phase p = timed(t, operation, round, probe, phaseSeconds, op);
         if (round > 0 || probe) {
-            progress.printf(Locale.ROOT, "overhead: %s, %s, %s: %.0f ops/s, %s CPU ms/1,000 ops%n",
-                    probe ? "allocation probe" : "round " + round, t.name(), operation, p.opsPerSecond(),
-                    Double.isNaN(p.cpuMs()) ? "-" : String.format(Locale.ROOT, "%.1f", p.cpuMsPer1000Ops()));
+            progress(p);
         }
         return p;
+    }
+
+    private void report(List<Phase> done, List<Phase> phases) {
+        done.forEach(this::progress);
+        phases.addAll(done);
+    }
+
+    private void progress(Phase p) {
+        progress.printf(Locale.ROOT, "overhead: %s, %s, %s: %.0f ops/s, %s CPU ms/1,000 ops%n",
+                p.probe() ? "allocation probe" : (p.sideBySide() ? "side by side " : "round ") + p.round(), p.target(),
+                p.operation(), p.opsPerSecond(),
+                Double.isNaN(p.cpuMs()) ? "-" : String.format(Locale.ROOT, "%.1f", p.cpuMsPer1000Ops()));
     }
 
     /** The backend must hold envelopes (binary) in encrypted targets, strings in the others. */
@@ -290,33 +367,55 @@ public final class OverheadBenchmark {
 
     private Phase timed(Target target, String operation, int round, boolean probe, double phaseSeconds, Op op)
             throws InterruptedException {
-        LongAdder ops = new LongAdder();
-        LongAdder nanos = new LongAdder();
+        return timedTogether(List.of(target), operation, round, probe, false, phaseSeconds, List.of(op)).get(0);
+    }
+
+    /**
+     * Runs ops.get(i) on targets.get(i) with this benchmark's threads each, all started at once,
+     * for phaseSeconds; the CPU of each target's process is read before the start and after the
+     * last thread ends.
+     */
+    private List<Phase> timedTogether(List<Target> targets, String operation, int round, boolean probe,
+                                      boolean sideBySide, double phaseSeconds, List<Op> ops)
+            throws InterruptedException {
+        int n = targets.size();
+        LongAdder[] done = new LongAdder[n];
+        LongAdder[] nanos = new LongAdder[n];
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
         CountDownLatch start = new CountDownLatch(1);
         long durationNanos = (long) (phaseSeconds * 1e9);
         List<Thread> workers = new ArrayList<>();
         long[] began = new long[1];
-        for (int t = 0; t < threads; t++) {
-            Thread w = new Thread(() -> {
-                try {
-                    start.await();
-                    while (System.nanoTime() - began[0] < durationNanos && failure.get() == null) {
-                        long t0 = System.nanoTime();
-                        op.run();
-                        nanos.add(System.nanoTime() - t0);
-                        ops.increment();
+        for (int k = 0; k < n; k++) {
+            done[k] = new LongAdder();
+            nanos[k] = new LongAdder();
+            Op op = ops.get(k);
+            LongAdder count = done[k];
+            LongAdder time = nanos[k];
+            for (int t = 0; t < threads; t++) {
+                Thread w = new Thread(() -> {
+                    try {
+                        start.await();
+                        while (System.nanoTime() - began[0] < durationNanos && failure.get() == null) {
+                            long t0 = System.nanoTime();
+                            op.run();
+                            time.add(System.nanoTime() - t0);
+                            count.increment();
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } catch (RuntimeException e) {
+                        failure.compareAndSet(null, e);
                     }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } catch (RuntimeException e) {
-                    failure.compareAndSet(null, e);
-                }
-            }, "bench-" + target.name() + "-" + t);
-            workers.add(w);
-            w.start();
+                }, "bench-" + targets.get(k).name() + "-" + t);
+                workers.add(w);
+                w.start();
+            }
         }
-        long cpuBefore = target.measured() ? ProcStat.cpuTicks(target.pid()) : 0;
+        long[] cpuBefore = new long[n];
+        for (int k = 0; k < n; k++) {
+            cpuBefore[k] = targets.get(k).measured() ? ProcStat.cpuTicks(targets.get(k).pid()) : 0;
+        }
         Instant from = Instant.now();
         began[0] = System.nanoTime();
         start.countDown();
@@ -325,13 +424,20 @@ public final class OverheadBenchmark {
         }
         double elapsed = (System.nanoTime() - began[0]) / 1e9;
         Instant to = Instant.now();
-        double cpuMs = target.measured() ? ProcStat.millis(ProcStat.cpuTicks(target.pid()) - cpuBefore) : Double.NaN;
+        List<Phase> out = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            Target target = targets.get(k);
+            double cpuMs = target.measured() ? ProcStat.millis(ProcStat.cpuTicks(target.pid()) - cpuBefore[k])
+                    : Double.NaN;
+            long count = done[k].sum();
+            out.add(new Phase(target.name(), operation, round, probe, sideBySide, count, elapsed,
+                    count == 0 ? 0 : nanos[k].sum() / 1e6 / count, cpuMs, from, to));
+        }
         if (failure.get() != null) {
-            throw new IllegalStateException(operation + " on " + target.name() + " failed: " + failure.get().getMessage(),
+            String names = String.join(" and ", targets.stream().map(Target::name).toList());
+            throw new IllegalStateException(operation + " on " + names + " failed: " + failure.get().getMessage(),
                     failure.get());
         }
-        long n = ops.sum();
-        return new Phase(target.name(), operation, round, probe, n, elapsed, n == 0 ? 0 : nanos.sum() / 1e6 / n, cpuMs,
-                from, to);
+        return out;
     }
 }

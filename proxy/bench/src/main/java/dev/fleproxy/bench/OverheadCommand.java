@@ -48,6 +48,9 @@ import picocli.CommandLine.Option;
             "                 (same kind, transport and suite) and the cost of field",
             "                 encryption. Their client trusts --tls-ca (else the JVM's",
             "                 trust store) and verifies the host name.",
+            "  metrics=true|false  the proxy runs its admin listener, scraped while the",
+            "                 run lasts (rule 5): judged only against its twin, the first",
+            "                 target of its kind, transport and suite without metrics.",
             "",
             "N threads insert YCSB-sized documents (10 fields x 100 bytes) for --seconds,",
             "then read them by _id, on every target in turn, in --rounds of alternating",
@@ -58,7 +61,9 @@ import picocli.CommandLine.Option;
             "bytes per operation from the recording. The report judges the project's",
             "targets on this run's figures: proxy without policy <= 1.05 x relay; AES-GCM",
             "<= 1.15 x proxy without policy; each suite <= no policy + 1.3 x its cipher",
-            "alone (--crypto-results); AES-GCM reads allocate <= 10 KB per operation.",
+            "alone (--crypto-results); AES-GCM reads allocate <= 10 KB per operation;",
+            "a metrics=true target <= 1.03 x its twin without metrics (same kind,",
+            "transport and suite), judged on --side-by-side-rounds when given.",
             "Prints Markdown; --out also writes overhead.md and overhead.csv. Progress",
             "goes to stderr. Bad arguments: one line, exit code 2.",
             "",
@@ -86,8 +91,15 @@ final class OverheadCommand implements Callable<Integer> {
     @Option(names = "--seconds", defaultValue = "10", paramLabel = "S", description = "length of each phase; default ${DEFAULT-VALUE}")
     double seconds;
 
-    @Option(names = "--rounds", defaultValue = "2", paramLabel = "N", description = "measured rounds; default ${DEFAULT-VALUE}")
+    @Option(names = "--rounds", defaultValue = "2", paramLabel = "N",
+            description = "measured rounds (0 with --side-by-side-rounds: only those); default ${DEFAULT-VALUE}")
     int rounds;
+
+    @Option(names = "--side-by-side-rounds", defaultValue = "0", paramLabel = "N",
+            description = "rounds after the others in which each metrics=true target and its twin without metrics "
+                    + "run at the same time, each with --threads threads; rule 5 then judges the median of their "
+                    + "per-round ratios; default ${DEFAULT-VALUE}")
+    int sideBySideRounds;
 
     @Option(names = "--warmup", defaultValue = "20", paramLabel = "S",
             description = "seconds of unreported load first (JIT warm-up), the same share for every process "
@@ -150,16 +162,18 @@ final class OverheadCommand implements Callable<Integer> {
         OverheadBenchmark.Result result;
         try {
             result = new OverheadBenchmark(threads, seconds, System.err, tlsContext)
-                    .run(targets, checkTarget, rounds, warmup, probes, probe, probeSeconds);
+                    .run(targets, checkTarget, rounds, sideBySideRounds, warmup, probes, probe, probeSeconds);
         } finally {
             probe.cleanUp();
         }
         String allocNote = noAlloc ? "--no-alloc" : result.allocationNote();
         result = new OverheadBenchmark.Result(result.phases(), result.allocations(), allocNote);
 
-        List<Checks.Check> checks = Checks.evaluate(targets, OverheadReport.figures(targets, result.phases()), crypto,
+        List<Checks.Check> checks = Checks.evaluate(targets, OverheadReport.figures(targets, result.phases()),
+                OverheadReport.paired(targets, result.phases()), crypto,
                 result.allocations(), allocNote);
-        OverheadReport.RunInfo info = new OverheadReport.RunInfo(commandLine(), threads, seconds, rounds, warmup,
+        OverheadReport.RunInfo info = new OverheadReport.RunInfo(commandLine(), threads, seconds, rounds,
+                sideBySideRounds, warmup,
                 OverheadBenchmark.byProcess(targets).size(),
                 probeSeconds, Runtime.getRuntime().availableProcessors(), Machine.cpuModel(), Machine.javaVersion(),
                 Machine.targetJvms(targets), ProcStat.clkTck(), crypto.source(), notes);
@@ -195,14 +209,25 @@ final class OverheadCommand implements Callable<Integer> {
             }
             targets.add(t);
         }
+        if (sideBySideRounds > 0) {
+            for (Target t : targets) {
+                Target twin = Target.twinOf(targets, t);
+                if (twin != null && twin.collection().equals(t.collection())) {
+                    throw new IllegalArgumentException("--side-by-side-rounds: " + t.name() + " and its twin " + twin.name()
+                            + " both use collection " + t.collection() + "; they run at the same time, so give one "
+                            + "a collection= of its own (in the proxy's policy if encrypted)");
+                }
+            }
+        }
         boolean direct = targets.stream().anyMatch(t -> t.kind() == Target.Kind.DIRECT);
         if (!direct && targets.stream().anyMatch(t -> t.kind() == Target.Kind.ENCRYPTED)) {
             throw new IllegalArgumentException("encrypted targets need a kind=direct target: the backend itself, "
                     + "to check that it holds envelopes");
         }
-        if (threads < 1 || seconds <= 0 || rounds < 1 || warmup < 0 || (allocSeconds != null && allocSeconds <= 0)) {
-            throw new IllegalArgumentException("--threads, --seconds, --rounds and --alloc-seconds must be positive, "
-                    + "--warmup not negative");
+        if (threads < 1 || seconds <= 0 || rounds < 0 || (rounds == 0 && sideBySideRounds == 0) || warmup < 0
+                || sideBySideRounds < 0 || (allocSeconds != null && allocSeconds <= 0)) {
+            throw new IllegalArgumentException("--threads, --seconds and --alloc-seconds must be positive, --warmup "
+                    + "and --side-by-side-rounds not negative, --rounds positive (0 only with side-by-side rounds)");
         }
         return targets;
     }

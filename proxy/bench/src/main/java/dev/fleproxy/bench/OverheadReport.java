@@ -22,9 +22,22 @@ public final class OverheadReport {
     }
 
     /** Where and how the run happened, for the "how measured" paragraph. */
-    public record RunInfo(String commandLine, int threads, double seconds, int rounds, double warmupSeconds,
-                          int processes, double probeSeconds, int nproc, String cpuModel, String javaVersion, List<String> targetJvms,
-                          long clkTck, String cryptoSource, List<String> notes) {
+    public record RunInfo(String commandLine, int threads, double seconds, int rounds, int sideBySideRounds,
+                          double warmupSeconds, int processes, double probeSeconds, int nproc, String cpuModel,
+                          String javaVersion, List<String> targetJvms, long clkTck, String cryptoSource,
+                          List<String> notes) {
+    }
+
+    /** Rule 5's side-by-side figures, by the name of each target with metrics that has a twin. */
+    public static Map<String, Figures.Paired> paired(List<Target> targets, List<OverheadBenchmark.Phase> phases) {
+        Map<String, Figures.Paired> m = new LinkedHashMap<>();
+        for (Target t : targets) {
+            Target twin = Target.twinOf(targets, t);
+            if (twin != null) {
+                m.put(t.name(), Figures.paired(t, twin, phases));
+            }
+        }
+        return m;
     }
 
     public static Map<String, Figures> figures(List<Target> targets, List<OverheadBenchmark.Phase> phases) {
@@ -91,11 +104,7 @@ public final class OverheadReport {
                 + "without policy on the same transport (same measure)", Checks.AES_OVER_PLAIN));
         rule3(md, checks, info.cryptoSource());
         rule4(md, checks, result.allocations());
-        if (checks.stream().anyMatch(c -> c.rule() == 5)) {
-            rule1and2(md, checks, 5, String.format(Locale.ROOT, "5. The proxy with its admin listener on (`admin:`), "
-                    + "/metrics scraped every 5 s, ≤ %.2f × the same proxy without it (same measure)",
-                    Checks.METRICS_OVER_OFF));
-        }
+        rule5(md, checks, paired(targets, result.phases()), info.sideBySideRounds(), info.threads());
 
         tls(md, targets, figures);
 
@@ -146,12 +155,15 @@ public final class OverheadReport {
         md.append(String.format(Locale.ROOT, "%d client threads; %s s per phase; %d round(s) of insert then read on "
                 + "every target, odd rounds in the order above and even rounds reversed, after %s s of unreported "
                 + "warm-up (the same share for each of the %d processes loaded, split over its targets); "
+                + "%s"
                 + "allocation probe phases of %s s after the rounds. CPU from "
                 + "/proc/PID/stat (utime + stime, CLK_TCK %d: %.0f ms resolution per reading). Machine: %d cores "
                 + "(nproc), %s; benchmark on Java %s; targets' JVMs: %s. Crypto figures (rule 3): %s. The figures "
                 + "are from one run on a shared %d-core machine where the client, the backend and every relay and "
                 + "proxy compete for the same cores: read them as this run's ratios, not as absolute promises.%n%n",
                 info.threads(), trim(info.seconds()), info.rounds(), trim(info.warmupSeconds()), info.processes(),
+                info.sideBySideRounds() == 0 ? "" : info.sideBySideRounds() + " side-by-side round(s) of each target "
+                        + "with metrics and its twin (rule 5); ",
                 trim(info.probeSeconds()),
                 info.clkTck(), 1000.0 / info.clkTck(), info.nproc(), info.cpuModel(), info.javaVersion(),
                 info.targetJvms().isEmpty() ? "–" : String.join(", ", info.targetJvms()), info.cryptoSource(),
@@ -161,7 +173,7 @@ public final class OverheadReport {
                 + "| CPU ms/1,000 ops |\n|---|---|---|---:|---:|---:|---:|---:|\n");
         for (OverheadBenchmark.Phase p : result.phases()) {
             md.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %.1f | %.0f | %.2f | %s |%n",
-                    p.probe() ? "probe" : Integer.toString(p.round()), p.target(), p.operation(), p.ops(), p.seconds(),
+                    roundLabel(p), p.target(), p.operation(), p.ops(), p.seconds(),
                     p.opsPerSecond(), p.meanLatencyMs(), f1(p.cpuMsPer1000Ops())));
         }
         return md.toString();
@@ -370,6 +382,41 @@ public final class OverheadReport {
         md.append('\n');
     }
 
+    /** A phase's round as the tables show it: 1.., s1.. for side-by-side rounds, probe. */
+    static String roundLabel(OverheadBenchmark.Phase p) {
+        return p.probe() ? "probe" : (p.sideBySide() ? "s" : "") + p.round();
+    }
+
+    private static void rule5(StringBuilder md, List<Checks.Check> checks, Map<String, Figures.Paired> paired,
+                              int sideBySideRounds, int threads) {
+        List<Checks.Check> r = rule(checks, 5);
+        if (r.isEmpty()) {
+            return;
+        }
+        md.append(String.format(Locale.ROOT, "### 5. The proxy with its admin listener on (`admin:`), /metrics scraped "
+                + "every 5 s, ≤ %.2f × the same proxy without it (same measure)%n%n", Checks.METRICS_OVER_OFF));
+        if (sideBySideRounds > 0) {
+            md.append(String.format(Locale.ROOT, "Judged on %d side-by-side rounds after the others: in each, the "
+                    + "proxy with metrics and its twin each get %d client threads at the same time, inserts then "
+                    + "reads, so whatever the machine does in those seconds falls on both alike. The ratio is taken "
+                    + "round by round and the median judged (min–max over the rounds beside it); the two CPU "
+                    + "figures are each target's median over the same rounds.%n%n", sideBySideRounds, threads));
+        }
+        md.append("| target | compared with | its CPU ms/1,000 ops | target's | ratio | limit | verdict |\n"
+                + "|---|---|---:|---:|---:|---:|---|\n");
+        for (Checks.Check c : r) {
+            Figures.Paired p = paired.get(c.subject());
+            String ratio = f2(c.ratio());
+            if (p != null && p.ratio().n() > 1) {
+                ratio += " (" + f2(p.ratio().min()) + "–" + f2(p.ratio().max()) + ")";
+            }
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | ≤ %s | %s |%n", c.subject(),
+                    c.against() == null ? "–" : c.against(), f1(c.baseline()), f1(c.figure()), ratio,
+                    f2(Checks.METRICS_OVER_OFF), verdict(c)));
+        }
+        md.append('\n');
+    }
+
     private static String verdict(Checks.Check c) {
         return switch (c.verdict()) {
             case MET -> "met";
@@ -383,14 +430,15 @@ public final class OverheadReport {
         targets.forEach(t -> byName.put(t.name(), t));
         Map<String, AllocationProbe.Allocation> alloc = new LinkedHashMap<>();
         result.allocations().forEach(a -> alloc.put(a.target() + "/" + a.operation(), a));
-        StringBuilder csv = new StringBuilder("round,target,kind,transport,suite,tls,operation,ops,seconds,ops_per_second,"
+        StringBuilder csv = new StringBuilder("round,target,kind,transport,suite,tls,metrics,operation,ops,seconds,ops_per_second,"
                 + "mean_latency_ms,cpu_ms,cpu_ms_per_1000_ops,alloc_sampled_bytes_per_op,alloc_exact_bytes_per_op\n");
         for (OverheadBenchmark.Phase p : result.phases()) {
             Target t = byName.get(p.target());
             AllocationProbe.Allocation a = p.probe() ? alloc.get(p.target() + "/" + p.operation()) : null;
-            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s%n",
-                    p.probe() ? "probe" : Integer.toString(p.round()), csvField(p.target()), t.kind().label(),
-                    t.transport() == null ? "" : t.transport(), t.suite() == null ? "" : t.suite(), t.tls(), p.operation(),
+            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s%n",
+                    roundLabel(p), csvField(p.target()), t.kind().label(),
+                    t.transport() == null ? "" : t.transport(), t.suite() == null ? "" : t.suite(), t.tls(),
+                    t.metrics(), p.operation(),
                     p.ops(), p.seconds(), p.opsPerSecond(), p.meanLatencyMs(), num(p.cpuMs(), "%.0f"),
                     num(p.cpuMsPer1000Ops(), "%.3f"), a == null ? "" : num(a.sampledBytesPerOp(), "%.0f"),
                     a == null ? "" : num(a.exactBytesPerOp(), "%.0f")));

@@ -79,6 +79,20 @@ public record Target(String name, Kind kind, String uri, String collection, long
     }
 
     /**
+     * The twin rule 5 compares a target with metrics to: the first target of the same kind,
+     * transport and suite without metrics (neither over TLS); null for a target without metrics
+     * or when there is none.
+     */
+    public static Target twinOf(List<Target> targets, Target m) {
+        if (!m.metrics() || m.tls()) {
+            return null;
+        }
+        return targets.stream().filter(t -> !t.metrics() && !t.tls() && t.kind() == m.kind()
+                && java.util.Objects.equals(t.transport(), m.transport())
+                && java.util.Objects.equals(t.suite(), m.suite())).findFirst().orElse(null);
+    }
+
+    /**
      * Parses {@code kind=K,uri=U[,collection=C][,pid=N][,transport=T][,suite=S][,name=L][,alloc=A][,tls=B][,metrics=B]};
      * throws IllegalArgumentException naming what is wrong.
      */

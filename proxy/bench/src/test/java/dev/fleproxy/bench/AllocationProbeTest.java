@@ -41,7 +41,7 @@ class AllocationProbeTest {
 
     @Test
     void perOperationFiguresOfAPhase() {
-        OverheadBenchmark.Phase p = new OverheadBenchmark.Phase("t", "read", 0, true, 4_000, 4.0, 1, 10, at(0), at(4));
+        OverheadBenchmark.Phase p = new OverheadBenchmark.Phase("t", "read", 0, true, false, 4_000, 4.0, 1, 10, at(0), at(4));
         AllocationProbe.Events events = new AllocationProbe.Events(
                 List.of(new AllocationProbe.Sample(1, at(0.1), 1), new AllocationProbe.Sample(1, at(2), 800_000)),
                 List.of(new AllocationProbe.ThreadSample(1, at(0.5), 0), new AllocationProbe.ThreadSample(1, at(3.5), 600_000)));
