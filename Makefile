@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead bench-metrics mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead bench-metrics bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -61,6 +61,11 @@ test: build bench-jar venv mongosh
 	  "pytest deploy"       "$(VENV)/bin/python -m pytest -q deploy/bench deploy/tests" \
 	  "node deploy/tests"   "node --test deploy/tests/"
 
+## test-rewrap-20k: the rewrap integration test at the issue's size: 20,000 documents moved from
+## 3DES to AES under eight pymongo threads (`make test` runs it at 3,000; ~10 min on the embedded backend)
+test-rewrap-20k: build venv
+	FLE_REWRAP_DOCS=20000 $(VENV)/bin/python -m pytest -q proxy/tests/test_rewrap.py -k live_3des
+
 ## demo: the main job: KMS + embedded backend + proxy + scaled-down YCSB matrix, writing results/embedded/
 demo: build venv
 	deploy/demo.sh
@@ -70,11 +75,19 @@ demo: build venv
 bench-overhead: build bench-jar venv
 	DEMO_JOB=overhead deploy/demo.sh
 
-## bench-metrics: the cost of the admin listener and its metrics (rule 5 of the overhead benchmark,
-## epoll only: the proxy with and without `admin:`, no policy and AES-GCM, in one run):
-## results/embedded/metrics-overhead/overhead.md (~6 min)
+## bench-metrics: the cost of the admin listener and its metrics (rule 5 of the overhead benchmark):
+## 4 pairs of fresh proxies on epoll, one without `admin:` and its twin with it (scraped every 5 s),
+## each pair loaded side by side for 4 rounds, judged together by deploy/bench/metrics_cost.py:
+## results/embedded/metrics-overhead/metrics-cost.md (~9 min; DEMO_METRICS_CONTROL=1: the A/A run)
 bench-metrics: build bench-jar venv
-	DEMO_JOB=overhead-metrics DEMO_ROUNDS=$${DEMO_ROUNDS:-5} DEMO_WARMUP=$${DEMO_WARMUP:-90} deploy/demo.sh
+	DEMO_JOB=overhead-metrics DEMO_ROUNDS=$${DEMO_ROUNDS:-0} DEMO_SIDE_BY_SIDE_ROUNDS=$${DEMO_SIDE_BY_SIDE_ROUNDS:-4} \
+	  DEMO_SECONDS=$${DEMO_SECONDS:-4} DEMO_WARMUP=$${DEMO_WARMUP:-60} deploy/demo.sh
+
+## bench-rewrap: documents re-encrypted per second (3DES -> AES) alone and under a YCSB workload A
+## on the same collection, and that workload's throughput before, during and after:
+## results/embedded/rewrap/rewrap.md (~6 min)
+bench-rewrap: build venv
+	DEMO_JOB=rewrap deploy/demo.sh
 
 ## bench-crypto: JMH benchmark of every cipher suite next to `openssl speed`, writes results/crypto/ (~15 min)
 bench-crypto:

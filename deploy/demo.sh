@@ -19,9 +19,11 @@ RUN=$(mktemp -d)
 THREADS=${DEMO_THREADS:-8}
 SECONDS_PER_PHASE=${DEMO_SECONDS:-5}   # overhead: length of each insert and read phase
 ROUNDS=${DEMO_ROUNDS:-3}               # overhead: rounds, in alternating order (figures: the median)
+SIDE_ROUNDS=${DEMO_SIDE_BY_SIDE_ROUNDS:-5}  # overhead-metrics: rounds of each pair's twins loaded at once (rule 5)
 WARMUP=${DEMO_WARMUP:-180}  # overhead: seconds of unreported load first, shared by the processes (JIT warm-up: 30 s each)
 JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default), overhead (make bench-overhead) or
-                            # overhead-metrics (make bench-metrics: epoll only, rule 5's targets and their baselines)
+                            # overhead-metrics (make bench-metrics: rule 5 over pairs of proxies on epoll) or
+                            # rewrap (make bench-rewrap: rewrap's speed, alone and under YCSB load)
 RECORDS=${DEMO_RECORDS:-2000,6000,10000}
 WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
 ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
@@ -42,13 +44,16 @@ wait_port() {
   echo "demo: nothing listening on port $1; see $RUN/*.log" >&2
   return 1
 }
-# scrape_every SECONDS PORT PID: GET /metrics on 127.0.0.1:PORT every SECONDS while PID lives (bash
-# only: no curl on a fresh machine), as Prometheus would; what it reads is thrown away.
+# scrape_every SECONDS PORT PID [FAST]: GET /metrics on 127.0.0.1:PORT every SECONDS while PID lives
+# (bash only: no curl on a fresh machine), as Prometheus would; what it reads is thrown away. For
+# the first FAST seconds, every 0.2 s: the warm-up's share, so that the JIT has compiled the scrape
+# path by the time anything is measured, as it has in a proxy that has run for an hour.
 scrape_every() {
+  local until=$((SECONDS + ${4:-0}))
   while kill -0 "$3" 2>/dev/null; do
     { exec 3<>"/dev/tcp/127.0.0.1/$2" && printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 && cat <&3 >/dev/null; } 2>/dev/null || true
     exec 3<&- 2>/dev/null
-    sleep "$1"
+    if [ "$SECONDS" -lt "$until" ]; then sleep 0.2; else sleep "$1"; fi
   done
 }
 # wait_started PID PORT: 0 once PORT listens, 1 as soon as the process PID has exited.
@@ -104,6 +109,7 @@ collections:                  # every field but _id encrypted, one collection pe
   ycsb.usertable_seed: { key: $(key SEED-128), fields: "*" }
   ycsb.usertable_lea:  { key: $(key LEA-256), fields: "*" }
   bench.aes:  { key: 89d6d529-a2fe-31dd-ae60-3cb35458dcc0, fields: "*" }   # AES-256, AES_GCM
+  bench.aes_m: { key: 89d6d529-a2fe-31dd-ae60-3cb35458dcc0, fields: "*" }  # the same, for the proxy with metrics
   bench.aria: { key: da6fd698-4681-3bb5-88ad-d1d9d68b1df6, fields: "*" }   # ARIA-256, ARIA_GCM
   bench.lea:  { key: $(key LEA-256), fields: "*" }                        # LEA_GCM
   bench.seed: { key: $(key SEED-128), fields: "*" }                       # SEED_CBC_HMAC
@@ -121,12 +127,88 @@ java -jar "$JAR" keys --config "$RUN/proxy.yaml" \
   89d6d529-a2fe-31dd-ae60-3cb35458dcc0 da6fd698-4681-3bb5-88ad-d1d9d68b1df6 93a7f87f-458c-31be-ad16-d5dfa2fc1bae \
   $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).values()))' "$KMS_DIR/bootstrap.json")
 
-if [ "$JOB" = overhead ] || [ "$JOB" = overhead-metrics ]; then
+if [ "$JOB" = rewrap ]; then
+  # What a key change costs on a live collection (issue 16): rewrap moves YCSB collections from 3DES
+  # to AES alone and under a YCSB workload on the same collection; deploy/bench/rewrap_bench.py
+  # drives the policy (SIGHUP), the loads, the runs and the checks, and writes the report.
+  OUT=results/embedded/rewrap
+  rm -rf "$OUT"
+  "$PYTHON" deploy/bench/rewrap_bench.py --proxy-port "$PROXY_PORT" --proxy-pid "$PROXY_PID" \
+    --backend-pid "$BACKEND_PID" --config "$RUN/proxy.yaml" --proxy-log "$RUN/proxy.log" \
+    --old-key 93a7f87f-458c-31be-ad16-d5dfa2fc1bae --new-key 89d6d529-a2fe-31dd-ae60-3cb35458dcc0 \
+    --records "${DEMO_REWRAP_RECORDS:-5000}" --seconds "${DEMO_REWRAP_SECONDS:-15}" \
+    --repeats "${DEMO_REPEATS:-3}" --threads "$THREADS" --jar "$JAR" --out "$OUT" \
+    --command "make bench-rewrap (DEMO_REWRAP_RECORDS=${DEMO_REWRAP_RECORDS:-5000} DEMO_REWRAP_SECONDS=${DEMO_REWRAP_SECONDS:-15} DEMO_REPEATS=${DEMO_REPEATS:-3})"
+  exit 0
+fi
+
+if [ "$JOB" = overhead-metrics ]; then
+  # The cost of metrics (rule 5 of the overhead benchmark), judged over PAIRS pairs of fresh proxy
+  # processes on epoll with the policy above: one without `admin:`, its twin with it and /metrics
+  # scraped every 5 s as Prometheus would. Two JVMs of one configuration differ by a few per cent
+  # in CPU per operation for as long as they live, so one pair cannot resolve 3 %: each pair gets
+  # SIDE_ROUNDS rounds in which both are loaded at the same time, and deploy/bench/metrics_cost.py
+  # judges all pairs' rounds together. DEMO_METRICS_CONTROL=1 runs the same with the twin also
+  # without `admin:` (an A/A run: what the method reads when there is nothing to find).
+  PAIRS=${DEMO_METRICS_PAIRS:-4}
+  SCRAPE=${DEMO_METRICS_SCRAPE_SECONDS:-5}  # how often the twin's /metrics is fetched; 0: never (the data path alone)
+  control=${DEMO_METRICS_CONTROL:-0}
+  OUT=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead}
+  [ "$control" = 1 ] && OUT=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead-control}
+  rm -rf "$OUT"
+  mkdir -p "$OUT"
+  sed -e "/^upstream: /a transport: epoll" -e '/^admin: /d' "$RUN/proxy.yaml" >"$RUN/proxy-off.yaml"
+  start_twin() { # start_twin NAME PORT [ADMIN_PORT]: a proxy of proxy-off.yaml on PORT; prints its pid
+    { sed -e "s/^listen: .*/listen: 127.0.0.1:$2/" "$RUN/proxy-off.yaml"
+      [ -z "${3:-}" ] || echo "admin: 127.0.0.1:$3"; } >"$RUN/proxy-$1.yaml"
+    java -jar "$JAR" proxy --config "$RUN/proxy-$1.yaml" >"$RUN/proxy-$1.log" 2>&1 &
+    echo $!
+  }
+  for k in $(seq 1 "$PAIRS"); do
+    off_port=$(free_port) on_port=$(free_port) admin_port=$(free_port)
+    # counterbalanced: in even pairs the twin with metrics starts first and takes the other
+    # collections (an A/A run showed the second-started process ~2 % cheaper, within noise)
+    start_on() { if [ "$control" = 1 ]; then start_twin "on-$k" "$on_port"; else start_twin "on-$k" "$on_port" "$admin_port"; fi; }
+    if [ $((k % 2)) = 0 ]; then
+      on_pid=$(start_on); off_pid=$(start_twin "off-$k" "$off_port"); mine=(plain aes) theirs=(plain_m aes_m)
+    else
+      off_pid=$(start_twin "off-$k" "$off_port"); on_pid=$(start_on); mine=(plain_m aes_m) theirs=(plain aes)
+    fi
+    pids+=($off_pid $on_pid)
+    wait_started "$off_pid" "$off_port" && wait_started "$on_pid" "$on_port" \
+      || { echo "demo: pair $k did not start: $(tail -q -n 1 "$RUN/proxy-off-$k.log" "$RUN/proxy-on-$k.log")" >&2; exit 1; }
+    if [ "$control" != 1 ]; then
+      wait_port "$admin_port"
+      if [ "$SCRAPE" != 0 ]; then
+        scrape_every "$SCRAPE" "$admin_port" "$on_pid" "$WARMUP" &
+        pids+=($!)
+      fi
+    fi
+    echo "demo: pair $k of $PAIRS: proxy without metrics (pid $off_pid), twin $([ "$control" = 1 ] && echo "also without (A/A control)" || echo "with the admin listener") (pid $on_pid)"
+    off="uri=mongodb://127.0.0.1:$off_port,pid=$off_pid,transport=epoll"
+    on="uri=mongodb://127.0.0.1:$on_port,pid=$on_pid,transport=epoll,metrics=true"
+    # collections of their own: the twins run at the same time
+    java -jar "$BENCH_JAR" overhead --target "kind=direct,uri=mongodb://127.0.0.1:$BACKEND_PORT" \
+      --target "kind=proxy-plain,$off,collection=${theirs[0]}" --target "kind=encrypted,$off,suite=AES_GCM,collection=${theirs[1]}" \
+      --target "kind=proxy-plain,$on,collection=${mine[0]}" --target "kind=encrypted,$on,suite=AES_GCM,collection=${mine[1]}" \
+      --threads "$THREADS" --seconds "$SECONDS_PER_PHASE" --rounds "$ROUNDS" --side-by-side-rounds "$SIDE_ROUNDS" \
+      --warmup "$WARMUP" --no-alloc --out "$OUT/pair-$k" --crypto-results results/crypto/results.csv \
+      --note "Pair $k of $PAIRS$([ "$control" = 1 ] && echo ", A/A control: the twin marked metrics=true runs without \`admin:\` too"): embedded backend, KMS, two proxies on epoll and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-metrics\`)."
+    kill "$off_pid" "$on_pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do   # gone before the next pair starts (they are not this shell's children)
+      kill -0 "$off_pid" 2>/dev/null || kill -0 "$on_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+  done
+  "$PYTHON" deploy/bench/metrics_cost.py --out "$OUT/metrics-cost.md" $([ "$control" = 1 ] && echo --control) \
+    --scrape-seconds "$SCRAPE" --command "make bench-metrics (DEMO_METRICS_PAIRS=$PAIRS DEMO_METRICS_SCRAPE_SECONDS=$SCRAPE DEMO_SIDE_BY_SIDE_ROUNDS=$SIDE_ROUNDS DEMO_SECONDS=$SECONDS_PER_PHASE DEMO_THREADS=$THREADS DEMO_METRICS_CONTROL=$control)" \
+    "$OUT"/pair-*/overhead.csv
+  echo "demo: wrote $OUT/metrics-cost.md (and each pair's overhead.md in $OUT/pair-N/)"
+  exit 0
+fi
+
+if [ "$JOB" = overhead ]; then
   transports="nio epoll io_uring" everything=1
-  if [ "$JOB" = overhead-metrics ]; then
-    transports=epoll everything=0 OUT=results/embedded/metrics-overhead
-    mkdir -p "$OUT"
-  fi
   # Per transport, a byte relay in front of the backend (the floor) and a proxy with the same
   # policy as above plus `transport: X`; targets grouped by transport, so that what is compared
   # runs close in time: the relay, the proxy without policy, AES-GCM, and on epoll every other
@@ -184,27 +266,6 @@ if [ "$JOB" = overhead ] || [ "$JOB" = overhead-metrics ]; then
       else
         echo "demo: TLS on $transport left out: $(tail -n 1 "$RUN/proxy-$transport-tls.log")"
         kill "$tls_pid" 2>/dev/null || true
-      fi
-    fi
-    if [ "$transport" = epoll ]; then
-      # The cost of metrics (rule 5): a twin of this proxy with its admin listener on, /metrics
-      # scraped every 5 s (as Prometheus would) for as long as it runs.
-      m_port=$(free_port) m_admin=$(free_port)
-      { sed -e "s/^listen: .*/listen: 127.0.0.1:$m_port/" "$RUN/proxy-$transport.yaml"
-        echo "admin: 127.0.0.1:$m_admin"; } >"$RUN/proxy-$transport-metrics.yaml"
-      java -jar "$JAR" proxy --config "$RUN/proxy-$transport-metrics.yaml" >"$RUN/proxy-$transport-metrics.log" 2>&1 &
-      m_pid=$!
-      pids+=($m_pid)
-      if wait_started "$m_pid" "$m_port" && wait_port "$m_admin"; then
-        echo "demo: $transport: proxy with the admin listener on 127.0.0.1:$m_port (pid $m_pid, admin $m_admin)"
-        scrape_every 5 "$m_admin" "$m_pid" &
-        pids+=($!)
-        m_uri="mongodb://127.0.0.1:$m_port"
-        targets+=(--target "kind=proxy-plain,uri=$m_uri,pid=$m_pid,transport=$transport,metrics=true"
-                  --target "kind=encrypted,uri=$m_uri,pid=$m_pid,transport=$transport,suite=AES_GCM,collection=aes,metrics=true")
-      else
-        echo "demo: the metrics twin on $transport left out: $(tail -n 1 "$RUN/proxy-$transport-metrics.log")"
-        kill "$m_pid" 2>/dev/null || true
       fi
     fi
     if [ "$transport" = epoll ] && [ "$everything" = 1 ]; then

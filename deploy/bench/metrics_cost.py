@@ -1,0 +1,142 @@
+"""What the proxy's metrics cost (rule 5 of the overhead benchmark), judged over several pairs of
+proxy processes: `make bench-metrics` runs fle-bench.jar once per pair (a proxy without `admin:` and
+its twin with it, fresh JVMs each time) with side-by-side rounds, and this script reads each pair's
+overhead.csv and writes one verdict.
+
+Why pairs: two JVMs of one configuration can differ by a few per cent in CPU per operation for as
+long as they live (A/A runs, both twins without metrics, read from 0.97 to 1.05 between pairs), so
+a single pair cannot resolve a 3 % limit however many rounds it runs. The side-by-side rounds take out
+the machine's drift (both twins are loaded in the same seconds); the pairs take out the processes'
+own luck. The ratio judged is the median over every side-by-side round of every pair (CPU per
+operation of the twin with metrics / of the one without, inserts and reads together); its interval
+resamples whole pairs (a cluster bootstrap), so it is as wide as the pairs disagree.
+
+    python deploy/bench/metrics_cost.py --out metrics-cost.md [--control] PAIR1/overhead.csv ...
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import random
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stats import LEVEL, RESAMPLES, SEED, spread  # noqa: E402
+
+LIMIT = 1.03
+SUBJECTS = {"proxy-plain": "no policy", "encrypted": "AES-GCM, ten fields"}
+
+
+def read_pair(path: Path) -> dict:
+    """{(kind, suite): {"ratios": [...], "on": [...], "off": [...]}} from one pair's side-by-side rounds:
+    per round, CPU ms per 1,000 operations of the twin with metrics (on), without (off), and on/off."""
+    rounds: dict = {}   # (kind, suite, round) -> {metrics flag: [cpu ms, ops]}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if not row["round"].startswith("s") or not row["cpu_ms_per_1000_ops"]:
+                continue
+            key = (row["kind"], row["suite"], int(row["round"][1:]))
+            ops = int(row["ops"])
+            acc = rounds.setdefault(key, {}).setdefault(row["metrics"] == "true", [0.0, 0])
+            acc[0] += float(row["cpu_ms_per_1000_ops"]) * ops / 1000
+            acc[1] += ops
+    out: dict = {}
+    for (kind, suite, _), by in sorted(rounds.items()):
+        if True in by and False in by and by[True][1] and by[False][1]:
+            on = by[True][0] / by[True][1] * 1000
+            off = by[False][0] / by[False][1] * 1000
+            s = out.setdefault((kind, suite), {"ratios": [], "on": [], "off": []})
+            s["ratios"].append(on / off)
+            s["on"].append(on)
+            s["off"].append(off)
+    return out
+
+
+def cluster_interval(pairs: list[list[float]], level: float = LEVEL, resamples: int = RESAMPLES):
+    """Percentile bootstrap interval of the pooled median, resampling whole pairs."""
+    if len(pairs) < 2:
+        return None
+    rng = random.Random(SEED)
+    medians = sorted(statistics.median([r for p in rng.choices(pairs, k=len(pairs)) for r in p])
+                     for _ in range(resamples))
+    tail = (1 - level) / 2
+    return medians[int(tail * (resamples - 1))], medians[int(round((1 - tail) * (resamples - 1)))]
+
+
+def judge(pairs: list[dict]) -> list[dict]:
+    """One line per subject (no policy, AES-GCM): pooled median ratio, its interval, per-pair medians."""
+    lines = []
+    for kind, suite in sorted({k for p in pairs for k in p}):
+        per_pair = [p[(kind, suite)] for p in pairs if (kind, suite) in p]
+        ratios = [r for p in per_pair for r in p["ratios"]]
+        pooled = statistics.median(ratios)
+        lines.append({"kind": kind, "suite": suite, "pooled": pooled, "rounds": len(ratios),
+                      "interval": cluster_interval([p["ratios"] for p in per_pair]),
+                      "pairs": [statistics.median(p["ratios"]) for p in per_pair],
+                      "on": spread([v for p in per_pair for v in p["on"]]),
+                      "off": spread([v for p in per_pair for v in p["off"]]),
+                      "met": pooled <= LIMIT})
+    return lines
+
+
+def scraped(seconds: float) -> str:
+    return f"/metrics scraped every {seconds:g} s" if seconds > 0 else "/metrics never scraped"
+
+
+def markdown(lines: list[dict], sources: list[str], control: bool, command: str, scrape_seconds: float = 5) -> str:
+    title = ("# The cost of metrics: A/A control (both twins without `admin:`)" if control
+             else "# The cost of metrics: the proxy with its admin listener against its twin without")
+    out = [title, ""]
+    if control:
+        out += ["Both proxies of every pair run without `admin:`; the one marked `metrics=true` is just the "
+                "other process. This is what the method reads when there is nothing to find: the ratios "
+                "below are its noise, the width to read the real run's figures with.", ""]
+    out += [f"Rule 5: the proxy with `admin:` on and {scraped(scrape_seconds)} ≤ {LIMIT:.2f} × its twin without "
+            "it, in CPU per operation of the proxy process (utime + stime, inserts and reads together). "
+            f"{len(sources)} pairs of fresh proxy processes on epoll; in each, side-by-side rounds load both twins "
+            "at the same time (8 client threads each, their own collections). *Ratio* is the median over "
+            "every round of every pair, judged against the limit; its 95 % interval resamples whole pairs; "
+            "*per pair* is each pair's own median, in run order.", ""]
+    out += ["| subject | rounds | CPU ms/1,000 ops with metrics | without | ratio | 95 % interval | per pair | "
+            "verdict |", "|---|---:|---:|---:|---:|---|---|---|"]
+    for ln in lines:
+        iv = ln["interval"]
+        verdict = "met" if ln["met"] else "**not met**"
+        if ln["met"] and iv and iv[1] > LIMIT:
+            verdict += " (the interval reaches past the limit)"
+        out.append(f"| {SUBJECTS.get(ln['kind'], ln['kind'])} | {ln['rounds']} | {ln['on']['median']:.1f} | "
+                   f"{ln['off']['median']:.1f} | {ln['pooled']:.3f} | "
+                   f"{f'{iv[0]:.3f}–{iv[1]:.3f}' if iv else '–'} | "
+                   f"{', '.join(f'{r:.3f}' for r in ln['pairs'])} | {verdict} |")
+    out += ["", f"Command: `{command}`.", "", "Each pair's own report (all its phases, its rule-5 line on its own):",
+            ""]
+    out += [f"- `{s}`" for s in sources]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv", nargs="+", type=Path, help="each pair's overhead.csv")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--control", action="store_true", help="an A/A run: both twins without admin:")
+    ap.add_argument("--command", default="make bench-metrics")
+    ap.add_argument("--scrape-seconds", type=float, default=5, help="how often the twin was scraped (0: never)")
+    args = ap.parse_args(argv)
+    pairs = [read_pair(p) for p in args.csv]
+    if not any(pairs):
+        print("metrics_cost: no side-by-side rounds of a twin with metrics=true and one without in "
+              + ", ".join(map(str, args.csv)), file=sys.stderr)
+        return 2
+    lines = judge(pairs)
+    sources = [str(p.parent / "overhead.md") for p in args.csv]
+    args.out.write_text(markdown(lines, sources, args.control, args.command, args.scrape_seconds))
+    for ln in lines:
+        print(f"metrics_cost: {SUBJECTS.get(ln['kind'], ln['kind'])}: ratio {ln['pooled']:.3f} over {ln['rounds']} "
+              f"rounds, pairs {', '.join(f'{r:.3f}' for r in ln['pairs'])}: {'met' if ln['met'] else 'not met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""metrics_cost.py: pairs' side-by-side rounds pooled into one rule-5 verdict."""
+import csv
+
+import metrics_cost
+
+FIELDS = ["round", "target", "kind", "transport", "suite", "tls", "metrics", "operation", "ops", "seconds",
+          "ops_per_second", "mean_latency_ms", "cpu_ms", "cpu_ms_per_1000_ops", "alloc_sampled_bytes_per_op",
+          "alloc_exact_bytes_per_op"]
+
+
+def write_pair(path, rounds):
+    """rounds: [(cpu per 1,000 ops with metrics, without), ...] for the proxy without policy; AES at twice."""
+    path.parent.mkdir(parents=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        # a sequential round: not side by side, never judged here
+        w.writerow(dict(round="1", target="off", kind="proxy-plain", suite="", metrics="false", operation="insert",
+                        ops=1000, cpu_ms_per_1000_ops="999"))
+        for n, (on, off) in enumerate(rounds, 1):
+            for kind, suite, scale in (("proxy-plain", "", 1), ("encrypted", "AES_GCM", 2)):
+                for op in ("insert", "read"):
+                    for metrics, cpu in (("true", on), ("false", off)):
+                        w.writerow(dict(round=f"s{n}", target=f"{kind} {metrics}", kind=kind, suite=suite,
+                                        metrics=metrics, operation=op, ops=2000, cpu_ms_per_1000_ops=str(cpu * scale)))
+    return path
+
+
+def test_rounds_of_all_pairs_are_pooled_and_each_pair_shown(tmp_path):
+    a = write_pair(tmp_path / "pair-1" / "overhead.csv", [(41, 40), (42, 40), (40.4, 40)])   # 1.025, 1.05, 1.01
+    b = write_pair(tmp_path / "pair-2" / "overhead.csv", [(39.6, 40), (40, 40), (40.8, 40)])  # 0.99, 1.0, 1.02
+    out = tmp_path / "metrics-cost.md"
+    assert metrics_cost.main([str(a), str(b), "--out", str(out)]) == 0
+    lines = {ln["kind"]: ln for ln in metrics_cost.judge([metrics_cost.read_pair(a), metrics_cost.read_pair(b)])}
+    plain = lines["proxy-plain"]
+    assert plain["rounds"] == 6
+    assert abs(plain["pooled"] - 1.015) < 1e-9             # the median of the six ratios
+    assert [round(r, 3) for r in plain["pairs"]] == [1.025, 1.0]
+    assert plain["met"] and abs(lines["encrypted"]["pooled"] - plain["pooled"]) < 1e-9
+    md = out.read_text()
+    assert "| no policy | 6 |" in md and "| 1.015 |" in md and "1.025, 1.000 | met" in md
+    assert "pair-1/overhead.md" in md
+
+
+def test_over_the_limit_is_not_met_and_a_control_run_says_so(tmp_path):
+    a = write_pair(tmp_path / "pair-1" / "overhead.csv", [(42, 40), (42.4, 40)])
+    out = tmp_path / "control.md"
+    assert metrics_cost.main([str(a), "--out", str(out), "--control"]) == 0
+    md = out.read_text()
+    assert "A/A control" in md and "**not met**" in md
+
+
+def test_no_side_by_side_rounds_is_an_error(tmp_path, capsys):
+    a = write_pair(tmp_path / "pair-1" / "overhead.csv", [])
+    assert metrics_cost.main([str(a), "--out", str(tmp_path / "x.md")]) == 2
+    assert "no side-by-side rounds" in capsys.readouterr().err
