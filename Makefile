@@ -85,7 +85,7 @@ bench-metrics: build bench-jar venv
 
 ## bench-rewrap: documents re-encrypted per second (3DES -> AES) alone and under a YCSB workload A
 ## on the same collection, and that workload's throughput before, during and after:
-## results/embedded/rewrap/rewrap.md (~6 min)
+## results/embedded/rewrap/rewrap.md (~8 min)
 bench-rewrap: build venv
 	DEMO_JOB=rewrap deploy/demo.sh
 

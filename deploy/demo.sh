@@ -137,7 +137,7 @@ if [ "$JOB" = rewrap ]; then
     --backend-pid "$BACKEND_PID" --config "$RUN/proxy.yaml" --proxy-log "$RUN/proxy.log" \
     --old-key 93a7f87f-458c-31be-ad16-d5dfa2fc1bae --new-key 89d6d529-a2fe-31dd-ae60-3cb35458dcc0 \
     --records "${DEMO_REWRAP_RECORDS:-5000}" --seconds "${DEMO_REWRAP_SECONDS:-15}" \
-    --repeats "${DEMO_REPEATS:-3}" --threads "$THREADS" --jar "$JAR" --out "$OUT" \
+    --repeats "${DEMO_REPEATS:-3}" --ramp "${DEMO_REWRAP_RAMP:-60}" --threads "$THREADS" --jar "$JAR" --out "$OUT" \
     --command "make bench-rewrap (DEMO_REWRAP_RECORDS=${DEMO_REWRAP_RECORDS:-5000} DEMO_REWRAP_SECONDS=${DEMO_REWRAP_SECONDS:-15} DEMO_REPEATS=${DEMO_REPEATS:-3})"
   exit 0
 fi
