@@ -4,8 +4,10 @@ its twin with it, fresh JVMs each time) with side-by-side rounds, and this scrip
 overhead.csv and writes one verdict.
 
 Why pairs: two JVMs of one configuration can differ by a few per cent in CPU per operation for as
-long as they live (A/A runs, both twins without metrics, read from 0.97 to 1.05 between pairs), so
-a single pair cannot resolve a 3 % limit however many rounds it runs. The side-by-side rounds take out
+long as they live (the A/A run in results/embedded/metrics-overhead-control, both twins without
+metrics, read from 0.94 to 1.01 between pairs, and the second-started process cheaper), so a single
+pair cannot resolve a 3 % limit however many rounds it runs, and the job alternates between pairs
+which twin starts first and which collections it takes. The side-by-side rounds take out
 the machine's drift (both twins are loaded in the same seconds); the pairs take out the processes'
 own luck. The ratio judged is the median over every side-by-side round of every pair (CPU per
 operation of the twin with metrics / of the one without, inserts and reads together); its interval
