@@ -16,7 +16,7 @@ import java.util.concurrent.Executor;
  * What every request moves is counted by the calling thread in its own {@link LoopMeters} and
  * summed at scrape time ({@link DataPathCollector}); what happens rarely (connections, refusals,
  * replaced replies) goes to Micrometer counters. {@link #DISABLED} (no admin listener) does
- * nothing, and callers skip their clock reads when {@link #enabled} is false. Labels come from
+ * nothing and hands out no LoopMeters, and callers skip their clock reads when they have none. Labels come from
  * fixed lists or the policy's namespaces only.
  */
 public final class ProxyMetrics {

@@ -81,8 +81,8 @@ final class ProxySession {
     private final ProxyMetrics metrics;
     /** This connection's event loop's meters (null without metrics): only that loop uses them. */
     private final LoopMeters meters;
-    /** Forwarded requests awaiting their first reply (only with metrics on). */
-    private final RequestTimings timings = new RequestTimings();
+    /** Forwarded requests awaiting their first reply (null without metrics, like meters). */
+    private final RequestTimings timings;
     /** Why the connection closed, for the metrics (the first cause named wins; none is "normal"). */
     private String closeLabel;
 
@@ -99,6 +99,7 @@ final class ProxySession {
         this.upstreamTls = upstreamTls;
         this.metrics = metrics;
         this.meters = metrics.loopMeters(client.eventLoop());
+        this.timings = meters != null ? new RequestTimings() : null;
         this.client = client;
         this.keyWaitNanos = TimeUnit.MILLISECONDS.toNanos(keyWaitMs);
         this.transport = transport;
