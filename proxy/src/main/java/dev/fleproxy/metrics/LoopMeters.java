@@ -2,7 +2,6 @@ package dev.fleproxy.metrics;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -27,6 +26,12 @@ public final class LoopMeters {
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
 
     private final long[] bucketBounds;
+    /**
+     * For each power of two 2^k, the first bucket whose bound is at least 2^k: a value's bucket is
+     * found from there in a step or two (at most two bounds lie between powers of two), where a
+     * binary search over the 29 bounds took 0.4 % of the proxy's CPU, three times per request.
+     */
+    private final int[] firstBucketAtLeast = new int[Long.SIZE];
     /** One histogram's slots: a count per bucket, the +Inf bucket, then the sum in nanoseconds. */
     private final int stride;
     private final long[] requests = new long[CommandLabels.LABELS.size() * ProxyMetrics.Outcome.COUNT];
@@ -41,6 +46,13 @@ public final class LoopMeters {
     LoopMeters(long[] bucketBounds) {
         this.bucketBounds = bucketBounds;
         this.stride = bucketBounds.length + 2;
+        for (int k = 0, i = 0; k < Long.SIZE - 1; k++) {
+            while (i < bucketBounds.length && bucketBounds[i] < 1L << k) {
+                i++;
+            }
+            firstBucketAtLeast[k] = i;
+        }
+        firstBucketAtLeast[Long.SIZE - 1] = bucketBounds.length; // 2^63 and up: past every bound
     }
 
     /** A client request (command name as sent; null: not a command) and what became of it. */
@@ -78,11 +90,19 @@ public final class LoopMeters {
 
     private void record(long[] h, int histogram, long nanos) {
         long v = Math.max(0, nanos);
-        int i = Arrays.binarySearch(bucketBounds, v);
-        int bucket = i >= 0 ? i : -i - 1; // an upper bound is inclusive (le); past the last: +Inf
+        int bucket = bucket(v);
         int base = histogram * stride;
         add(h, base + bucket, 1);
         add(h, base + stride - 1, v);
+    }
+
+    /** The first bucket whose bound is at least v (an upper bound is inclusive: le); past the last, +Inf. */
+    int bucket(long v) {
+        int i = v == 0 ? 0 : firstBucketAtLeast[Long.SIZE - 1 - Long.numberOfLeadingZeros(v)];
+        while (i < bucketBounds.length && bucketBounds[i] < v) {
+            i++;
+        }
+        return i;
     }
 
     private static void add(long[] a, int i, long n) {

@@ -65,12 +65,17 @@ public final class ProxyMetrics {
         }
         accepted = Counter.builder("fleproxy.connections.accepted").description("client connections accepted")
                 .register(registry);
+        collector = new DataPathCollector(latencyBucketNanos());
+        registry.getPrometheusRegistry().register(collector);
+    }
+
+    /** The latency buckets' upper bounds in nanoseconds, ascending. */
+    static long[] latencyBucketNanos() {
         long[] bounds = new long[LATENCY_BUCKETS_MICROS.length];
         for (int i = 0; i < bounds.length; i++) {
             bounds[i] = LATENCY_BUCKETS_MICROS[i] * 1000;
         }
-        collector = new DataPathCollector(bounds);
-        registry.getPrometheusRegistry().register(collector);
+        return bounds;
     }
 
     public boolean enabled() {
