@@ -51,9 +51,14 @@ public final class FieldCipher {
         if (!CryptoStats.enabled()) {
             return seal(bsonType, value, off, len, context, ctxOff, ctxLen);
         }
+        if (!CryptoStats.timeNext()) {
+            byte[] out = seal(bsonType, value, off, len, context, ctxOff, ctxLen);
+            CryptoStats.countSealed(suite);
+            return out;
+        }
         long t0 = System.nanoTime();
         byte[] out = seal(bsonType, value, off, len, context, ctxOff, ctxLen);
-        CryptoStats.sealed(suite, System.nanoTime() - t0);
+        CryptoStats.countSealed(suite, System.nanoTime() - t0);
         return out;
     }
 
@@ -107,7 +112,8 @@ public final class FieldCipher {
         if (!CryptoStats.enabled()) {
             return openUncounted(buf, off, len, context, ctxOff, ctxLen);
         }
-        long t0 = System.nanoTime();
+        boolean timed = CryptoStats.timeNext();
+        long t0 = timed ? System.nanoTime() : 0;
         Plaintext p;
         try {
             p = openUncounted(buf, off, len, context, ctxOff, ctxLen);
@@ -115,7 +121,11 @@ public final class FieldCipher {
             CryptoStats.failed(suite);
             throw e;
         }
-        CryptoStats.opened(suite, System.nanoTime() - t0);
+        if (timed) {
+            CryptoStats.countOpened(suite, System.nanoTime() - t0);
+        } else {
+            CryptoStats.countOpened(suite);
+        }
         return p;
     }
 
