@@ -146,11 +146,12 @@ if [ "$JOB" = overhead-metrics ]; then
   # The cost of metrics (rule 5 of the overhead benchmark), judged over PAIRS pairs of fresh proxy
   # processes on epoll with the policy above: one without `admin:`, its twin with it and /metrics
   # scraped every 5 s as Prometheus would. Two JVMs of one configuration differ by a few per cent
-  # in CPU per operation for as long as they live, so one pair cannot resolve 3 %: each pair gets
-  # SIDE_ROUNDS rounds in which both are loaded at the same time, and deploy/bench/metrics_cost.py
-  # judges all pairs' rounds together. DEMO_METRICS_CONTROL=1 runs the same with the twin also
+  # in CPU per operation for as long as they live, so one pair cannot resolve 3 %: each pair is
+  # warmed side by side for WARMUP seconds and gets SIDE_ROUNDS rounds in which both are loaded at
+  # the same time, and deploy/bench/metrics_cost.py judges all pairs' rounds together (the JIT
+  # compilers' CPU apart: fle-bench reads it per phase). DEMO_METRICS_CONTROL=1 runs the same with the twin also
   # without `admin:` (an A/A run: what the method reads when there is nothing to find).
-  PAIRS=${DEMO_METRICS_PAIRS:-4}
+  PAIRS=${DEMO_METRICS_PAIRS:-6}
   SCRAPE=${DEMO_METRICS_SCRAPE_SECONDS:-5}  # how often the twin's /metrics is fetched; 0: never (the data path alone)
   control=${DEMO_METRICS_CONTROL:-0}
   OUT=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead}

@@ -38,7 +38,7 @@ def test_rounds_of_all_pairs_are_pooled_and_each_pair_shown(tmp_path):
     assert [round(r, 3) for r in plain["pairs"]] == [1.025, 1.0]
     assert plain["met"] and abs(lines["encrypted"]["pooled"] - plain["pooled"]) < 1e-9
     md = out.read_text()
-    assert "| no policy | 6 |" in md and "| 1.015 |" in md and "1.025, 1.000 | met" in md
+    assert "| no policy | 6 |" in md and "| 1.015 |" in md and "1.025, 1.000 | 1.015 | not read | met" in md
     assert "pair-1/overhead.md" in md
 
 
@@ -54,3 +54,32 @@ def test_no_side_by_side_rounds_is_an_error(tmp_path, capsys):
     a = write_pair(tmp_path / "pair-1" / "overhead.csv", [])
     assert metrics_cost.main([str(a), "--out", str(tmp_path / "x.md")]) == 2
     assert "no side-by-side rounds" in capsys.readouterr().err
+
+
+def test_the_compilers_share_is_left_out_of_the_judged_ratio_and_shown(tmp_path):
+    """With jit_cpu_ms, the judged ratio is the steady state's (the compilers' CPU taken out of each
+    twin's), the ratio of all CPU stands beside it, and so do the compilers' ms per 1,000 operations."""
+    path = tmp_path / "pair-1" / "overhead.csv"
+    path.parent.mkdir(parents=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS + ["jit_cpu_ms"])
+        w.writeheader()
+        # per 1,000 operations: with metrics 44 of which 3 compiling, without 41 of which 1
+        for metrics, cpu, jit in (("true", 44, 3), ("false", 41, 1)):
+            w.writerow(dict(round="s1", target=metrics, kind="proxy-plain", suite="", metrics=metrics,
+                            operation="insert", ops=1000, cpu_ms_per_1000_ops=str(cpu), jit_cpu_ms=str(jit)))
+    line = metrics_cost.judge([metrics_cost.read_pair(path)])[0]
+    assert abs(line["pooled"] - 41 / 40) < 1e-9 and abs(line["all_cpu"] - 44 / 41) < 1e-9
+    assert line["jit_read"] and line["jit_on"] == 3 and line["jit_off"] == 1
+    out = tmp_path / "m.md"
+    assert metrics_cost.main([str(path), "--out", str(out)]) == 0
+    assert "| 1.025 |" in out.read_text() and "| 1.073 | 3.0 / 1.0 | met |" in out.read_text()
+
+
+def test_without_the_compilers_column_all_cpu_is_judged(tmp_path):
+    a = write_pair(tmp_path / "pair-1" / "overhead.csv", [(41, 40)])
+    line = metrics_cost.judge([metrics_cost.read_pair(a)])[0]
+    assert not line["jit_read"] and abs(line["pooled"] - line["all_cpu"]) < 1e-9
+    out = tmp_path / "m.md"
+    metrics_cost.main([str(a), "--out", str(out)])
+    assert "| not read |" in out.read_text()

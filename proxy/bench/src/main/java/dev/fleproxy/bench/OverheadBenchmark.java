@@ -42,9 +42,17 @@ public final class OverheadBenchmark {
      * @param round       1.. for measured rounds (and for side-by-side rounds); probe phases carry {@code probe}
      * @param sideBySide  measured at the same time as its twin ({@link #sideBySide}), not in the rounds
      * @param cpuMs       CPU time of the target's process during the phase, NaN when it has none
+     * @param jitMs       the part of cpuMs its JIT compiler threads took ({@link ProcStat#jitTicks}), NaN when not read
      */
     public record Phase(String target, String operation, int round, boolean probe, boolean sideBySide, long ops,
-                        double seconds, double meanLatencyMs, double cpuMs, Instant began, Instant ended) {
+                        double seconds, double meanLatencyMs, double cpuMs, Instant began, Instant ended,
+                        double jitMs) {
+        public Phase(String target, String operation, int round, boolean probe, boolean sideBySide, long ops,
+                     double seconds, double meanLatencyMs, double cpuMs, Instant began, Instant ended) {
+            this(target, operation, round, probe, sideBySide, ops, seconds, meanLatencyMs, cpuMs, began, ended,
+                    Double.NaN);
+        }
+
         public double opsPerSecond() {
             return seconds == 0 ? 0 : ops / seconds;
         }
@@ -110,7 +118,9 @@ public final class OverheadBenchmark {
             for (Target t : targets) {
                 client(clients, t);
             }
-            if (warmupSeconds > 0) {
+            if (warmupSeconds > 0 && rounds == 0) {
+                sideBySideWarmup(targets, check, warmupSeconds);
+            } else if (warmupSeconds > 0) {
                 Map<String, List<Target>> processes = byProcess(targets);
                 double perProcess = warmupSeconds / processes.size();
                 progress.printf(Locale.ROOT, "overhead: warm-up, %.1f s for each of %d processes%n", perProcess,
@@ -131,13 +141,10 @@ public final class OverheadBenchmark {
                 }
             }
             for (int round = 1; round <= sideBySideRounds; round++) {
-                for (Target m : targets) {
-                    Target twin = Target.twinOf(targets, m);
-                    if (m.metrics() && twin != null) {
-                        // which one's threads are made and read first alternates: an A/A run (two
-                        // proxies without metrics) showed the first ~2 % dearer in a fixed order
-                        sideBySide(round % 2 == 1 ? List.of(m, twin) : List.of(twin, m), check, round, phases);
-                    }
+                for (List<Target> pair : twins(targets)) {
+                    // which one's threads are made and read first alternates: an A/A run (two
+                    // proxies without metrics) showed the first ~2 % dearer in a fixed order
+                    sideBySide(round % 2 == 1 ? pair : List.of(pair.get(1), pair.get(0)), check, round, seconds, phases);
                 }
             }
             String note = null;
@@ -176,7 +183,37 @@ public final class OverheadBenchmark {
      * collection: whatever the shared machine does in those seconds falls on all of them alike,
      * so their ratio holds still where figures measured one after another drift apart.
      */
-    private void sideBySide(List<Target> group, MongoClient check, int round, List<Phase> phases)
+    /** Each target with metrics and its twin without ({@link Target#twinOf}), in target order. */
+    private static List<List<Target>> twins(List<Target> targets) {
+        List<List<Target>> out = new ArrayList<>();
+        for (Target m : targets) {
+            Target twin = Target.twinOf(targets, m);
+            if (m.metrics() && twin != null) {
+                out.add(List.of(m, twin));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The warm-up of a run of side-by-side rounds only: the same rounds, unreported, sharing
+     * warmupSeconds between the pairs of twins. Warmed one process after another (a fifth of a
+     * minute each), the proxies were still compiling in the first measured round: its CPU per
+     * operation read twice the later rounds' and its ratio anywhere from 0.72 to 1.39, and the
+     * compiler threads took 5 % of a proxy's CPU in the rounds after it. Loaded at once, both
+     * twins warm for the whole time, under the load they are then measured with.
+     */
+    private void sideBySideWarmup(List<Target> targets, MongoClient check, double warmupSeconds)
+            throws InterruptedException {
+        List<List<Target>> pairs = twins(targets);
+        progress.printf(Locale.ROOT, "overhead: warm-up, %.1f s side by side for each of %d pairs of twins%n",
+                warmupSeconds / pairs.size(), pairs.size());
+        for (List<Target> pair : pairs) {
+            sideBySide(pair, check, 0, warmupSeconds / pairs.size() / 2, new ArrayList<>());
+        }
+    }
+
+    private void sideBySide(List<Target> group, MongoClient check, int round, double phaseSeconds, List<Phase> phases)
             throws InterruptedException {
         // New clients, so new connections each round: a proxy hands each connection to one of its
         // event loops, and how a run's few busy connections happen to fall on them moved its CPU per
@@ -184,14 +221,14 @@ public final class OverheadBenchmark {
         // differed by up to 5 % run to run with clients kept for the whole run).
         Map<String, MongoClient> fresh = new LinkedHashMap<>();
         try {
-            sideBySide(group, fresh, check, round, phases);
+            sideBySide(group, fresh, check, round, phaseSeconds, phases);
         } finally {
             fresh.values().forEach(MongoClient::close);
         }
     }
 
     private void sideBySide(List<Target> group, Map<String, MongoClient> clients, MongoClient check, int round,
-                            List<Phase> phases) throws InterruptedException {
+                            double phaseSeconds, List<Phase> phases) throws InterruptedException {
         List<MongoCollection<Document>> colls = new ArrayList<>();
         List<AtomicLong> ids = new ArrayList<>();
         for (Target t : group) {
@@ -204,7 +241,7 @@ public final class OverheadBenchmark {
         for (int i = 0; i < group.size(); i++) {
             inserts.add(inserter(colls.get(i), ids.get(i)));
         }
-        report(timedTogether(group, "insert", round, false, true, seconds, inserts), phases);
+        report(timedTogether(group, "insert", round, false, true, phaseSeconds, inserts), phases);
         List<Op> reads = new ArrayList<>();
         for (int i = 0; i < group.size(); i++) {
             if (check != null) {
@@ -212,7 +249,7 @@ public final class OverheadBenchmark {
             }
             reads.add(reader(group.get(i), colls.get(i), ids.get(i).get()));
         }
-        report(timedTogether(group, "read", round, false, true, seconds, reads), phases);
+        report(timedTogether(group, "read", round, false, true, phaseSeconds, reads), phases);
         colls.forEach(MongoCollection::drop);
     }
 
@@ -413,8 +450,12 @@ public final class OverheadBenchmark {
             }
         }
         long[] cpuBefore = new long[n];
+        long[] jitBefore = new long[n];
         for (int k = 0; k < n; k++) {
-            cpuBefore[k] = targets.get(k).measured() ? ProcStat.cpuTicks(targets.get(k).pid()) : 0;
+            if (targets.get(k).measured()) {
+                jitBefore[k] = ProcStat.jitTicks(targets.get(k).pid());
+                cpuBefore[k] = ProcStat.cpuTicks(targets.get(k).pid());
+            }
         }
         Instant from = Instant.now();
         began[0] = System.nanoTime();
@@ -429,9 +470,11 @@ public final class OverheadBenchmark {
             Target target = targets.get(k);
             double cpuMs = target.measured() ? ProcStat.millis(ProcStat.cpuTicks(target.pid()) - cpuBefore[k])
                     : Double.NaN;
+            double jitMs = target.measured() ? ProcStat.millis(ProcStat.jitTicks(target.pid()) - jitBefore[k])
+                    : Double.NaN;
             long count = done[k].sum();
             out.add(new Phase(target.name(), operation, round, probe, sideBySide, count, elapsed,
-                    count == 0 ? 0 : nanos[k].sum() / 1e6 / count, cpuMs, from, to));
+                    count == 0 ? 0 : nanos[k].sum() / 1e6 / count, cpuMs, from, to, jitMs));
         }
         if (failure.get() != null) {
             String names = String.join(" and ", targets.stream().map(Target::name).toList());

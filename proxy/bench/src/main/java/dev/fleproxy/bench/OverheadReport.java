@@ -154,14 +154,17 @@ public final class OverheadReport {
         md.append("`").append(info.commandLine()).append("`\n\n");
         md.append(String.format(Locale.ROOT, "%d client threads; %s s per phase; %d round(s) of insert then read on "
                 + "every target, odd rounds in the order above and even rounds reversed, after %s s of unreported "
-                + "warm-up (the same share for each of the %d processes loaded, split over its targets); "
+                + "warm-up (%s); "
                 + "%s"
                 + "allocation probe phases of %s s after the rounds. CPU from "
                 + "/proc/PID/stat (utime + stime, CLK_TCK %d: %.0f ms resolution per reading). Machine: %d cores "
                 + "(nproc), %s; benchmark on Java %s; targets' JVMs: %s. Crypto figures (rule 3): %s. The figures "
                 + "are from one run on a shared %d-core machine where the client, the backend and every relay and "
                 + "proxy compete for the same cores: read them as this run's ratios, not as absolute promises.%n%n",
-                info.threads(), trim(info.seconds()), info.rounds(), trim(info.warmupSeconds()), info.processes(),
+                info.threads(), trim(info.seconds()), info.rounds(), trim(info.warmupSeconds()),
+                info.rounds() == 0 && info.sideBySideRounds() > 0
+                        ? "side by side: each target with metrics and its twin loaded at once, the pairs one after another"
+                        : "the same share for each of the " + info.processes() + " processes loaded, split over its targets",
                 info.sideBySideRounds() == 0 ? "" : info.sideBySideRounds() + " side-by-side round(s) of each target "
                         + "with metrics and its twin (rule 5); ",
                 trim(info.probeSeconds()),
@@ -431,17 +434,17 @@ public final class OverheadReport {
         Map<String, AllocationProbe.Allocation> alloc = new LinkedHashMap<>();
         result.allocations().forEach(a -> alloc.put(a.target() + "/" + a.operation(), a));
         StringBuilder csv = new StringBuilder("round,target,kind,transport,suite,tls,metrics,operation,ops,seconds,ops_per_second,"
-                + "mean_latency_ms,cpu_ms,cpu_ms_per_1000_ops,alloc_sampled_bytes_per_op,alloc_exact_bytes_per_op\n");
+                + "mean_latency_ms,cpu_ms,cpu_ms_per_1000_ops,alloc_sampled_bytes_per_op,alloc_exact_bytes_per_op,jit_cpu_ms\n");
         for (OverheadBenchmark.Phase p : result.phases()) {
             Target t = byName.get(p.target());
             AllocationProbe.Allocation a = p.probe() ? alloc.get(p.target() + "/" + p.operation()) : null;
-            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s%n",
+            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s,%s%n",
                     roundLabel(p), csvField(p.target()), t.kind().label(),
                     t.transport() == null ? "" : t.transport(), t.suite() == null ? "" : t.suite(), t.tls(),
                     t.metrics(), p.operation(),
                     p.ops(), p.seconds(), p.opsPerSecond(), p.meanLatencyMs(), num(p.cpuMs(), "%.0f"),
                     num(p.cpuMsPer1000Ops(), "%.3f"), a == null ? "" : num(a.sampledBytesPerOp(), "%.0f"),
-                    a == null ? "" : num(a.exactBytesPerOp(), "%.0f")));
+                    a == null ? "" : num(a.exactBytesPerOp(), "%.0f"), num(p.jitMs(), "%.0f")));
         }
         return csv.toString();
     }

@@ -46,6 +46,43 @@ public final class ProcStat {
         }
     }
 
+    /**
+     * utime + stime of the process's JIT compiler threads now (HotSpot names them "C1 CompilerThread0",
+     * "C2 CompilerThread1", ...: /proc shows the first 15 characters), in clock ticks; 0 if the
+     * process has none. Compiling is work a JVM does once per method, not per operation: a run reports
+     * it apart so that a steady-state cost per operation can be read without what was still being
+     * compiled.
+     */
+    public static long jitTicks(long pid) {
+        Path tasks = Path.of("/proc", Long.toString(pid), "task");
+        long ticks = 0;
+        try (var threads = Files.newDirectoryStream(tasks)) {
+            for (Path t : threads) {
+                String stat;
+                try {
+                    stat = Files.readString(t.resolve("stat"));
+                } catch (NoSuchFileException e) {
+                    continue; // the thread ended meanwhile
+                }
+                if (isCompilerThread(stat)) {
+                    ticks += cpuTicks(stat);
+                }
+            }
+        } catch (NoSuchFileException e) {
+            throw new IllegalStateException("process " + pid + " is gone (no " + tasks + ")");
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + tasks + ": " + e.getMessage());
+        }
+        return ticks;
+    }
+
+    /** Whether a /proc/PID/task/TID/stat line is a HotSpot JIT compiler thread's. */
+    static boolean isCompilerThread(String statLine) {
+        int open = statLine.indexOf('(');
+        return open >= 0 && (statLine.startsWith("C1 CompilerThre", open + 1)
+                || statLine.startsWith("C2 CompilerThre", open + 1));
+    }
+
     /** Ticks to milliseconds. */
     public static double millis(long ticks) {
         return ticks * 1000.0 / clkTck();

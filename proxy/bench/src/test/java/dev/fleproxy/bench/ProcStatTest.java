@@ -1,6 +1,7 @@
 package dev.fleproxy.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -40,6 +41,23 @@ class ProcStatTest {
         assertTrue(ProcStat.cpuTicks(ProcessHandle.current().pid()) > 0 || busy == 42);
         assertTrue(ProcStat.clkTck() > 0);
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> ProcStat.cpuTicks(Integer.MAX_VALUE));
+        assertTrue(e.getMessage().contains("is gone"), e.getMessage());
+    }
+
+    @Test
+    void compilerThreadsAreToldByTheirNames() {
+        assertTrue(ProcStat.isCompilerThread("4250 (C2 CompilerThre)" + REST));
+        assertTrue(ProcStat.isCompilerThread("4251 (C1 CompilerThre)" + REST));
+        assertFalse(ProcStat.isCompilerThread("4252 (multiThreadIoEv)" + REST));
+        assertFalse(ProcStat.isCompilerThread("4253 (GC Thread#0)" + REST));
+    }
+
+    @Test
+    void thisJvmsCompilersAreAPartOfItsCpu() {
+        long pid = ProcessHandle.current().pid();
+        long jit = ProcStat.jitTicks(pid);
+        assertTrue(jit >= 0 && jit <= ProcStat.cpuTicks(pid), jit + " ticks");
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> ProcStat.jitTicks(Integer.MAX_VALUE));
         assertTrue(e.getMessage().contains("is gone"), e.getMessage());
     }
 }
