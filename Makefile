@@ -79,7 +79,7 @@ bench-overhead: build bench-jar venv
 ## 6 pairs of fresh proxies on epoll, one without `admin:` and its twin with it (scraped every 5 s;
 ## start order and collections alternate between pairs), each pair warmed side by side for 90 s and
 ## then loaded side by side for 4 rounds, judged together by deploy/bench/metrics_cost.py:
-## results/embedded/metrics-overhead/metrics-cost.md (~15 min; DEMO_METRICS_PAIRS=N;
+## results/embedded/metrics-overhead/metrics-cost.md (~17 min; DEMO_METRICS_PAIRS=N;
 ## DEMO_METRICS_CONTROL=1: the A/A run; DEMO_METRICS_SCRAPE_SECONDS=0: never scraped)
 bench-metrics: build bench-jar venv
 	DEMO_JOB=overhead-metrics DEMO_ROUNDS=$${DEMO_ROUNDS:-0} DEMO_SIDE_BY_SIDE_ROUNDS=$${DEMO_SIDE_BY_SIDE_ROUNDS:-4} \

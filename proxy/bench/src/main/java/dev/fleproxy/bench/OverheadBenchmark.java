@@ -178,11 +178,6 @@ public final class OverheadBenchmark {
         return m;
     }
 
-    /**
-     * Insert then read on a group of targets at the same time, each with its own threads and
-     * collection: whatever the shared machine does in those seconds falls on all of them alike,
-     * so their ratio holds still where figures measured one after another drift apart.
-     */
     /** Each target with metrics and its twin without ({@link Target#twinOf}), in target order. */
     private static List<List<Target>> twins(List<Target> targets) {
         List<List<Target>> out = new ArrayList<>();
@@ -197,11 +192,12 @@ public final class OverheadBenchmark {
 
     /**
      * The warm-up of a run of side-by-side rounds only: the same rounds, unreported, sharing
-     * warmupSeconds between the pairs of twins. Warmed one process after another (a fifth of a
-     * minute each), the proxies were still compiling in the first measured round: its CPU per
-     * operation read twice the later rounds' and its ratio anywhere from 0.72 to 1.39, and the
-     * compiler threads took 5 % of a proxy's CPU in the rounds after it. Loaded at once, both
-     * twins warm for the whole time, under the load they are then measured with.
+     * warmupSeconds between the pairs of twins. Warmed one process after another (20 s each),
+     * the proxies were still compiling in the first measured round: its CPU per operation read
+     * twice the later rounds' and its ratio anywhere from 0.72 to 1.39, and the compiler threads
+     * took 5 % of a proxy's CPU in the rounds after it. Loaded at once, both twins warm for the
+     * whole time, under the load they are then measured with (90 s so, the compilers still took
+     * 12-19 % of the first round's CPU and 1-2 % by the third: the phases carry their share).
      */
     private void sideBySideWarmup(List<Target> targets, MongoClient check, double warmupSeconds)
             throws InterruptedException {
@@ -213,6 +209,11 @@ public final class OverheadBenchmark {
         }
     }
 
+    /**
+     * Insert then read on a group of targets at the same time, each with its own threads and
+     * collection: whatever the shared machine does in those seconds falls on all of them alike,
+     * so their ratio holds still where figures measured one after another drift apart.
+     */
     private void sideBySide(List<Target> group, MongoClient check, int round, double phaseSeconds, List<Phase> phases)
             throws InterruptedException {
         // New clients, so new connections each round: a proxy hands each connection to one of its
