@@ -5,9 +5,10 @@ overhead.csv and writes one verdict.
 
 Why pairs: two JVMs of one configuration can differ by a few per cent in CPU per operation for as
 long as they live (the A/A run in results/embedded/metrics-overhead-control, both twins without
-metrics, read from 0.94 to 1.01 between pairs, and the second-started process cheaper), so a single
+metrics, read from 0.976 to 1.032 between pairs; its pooled figures 0.998 and 1.000), so a single
 pair cannot resolve a 3 % limit however many rounds it runs, and the job alternates between pairs
-which twin starts first and which collections it takes. The side-by-side rounds take out
+which twin starts first and which collections it takes (an earlier A/A run with a fixed order read
+the second-started process 2-3 % cheaper). The side-by-side rounds take out
 the machine's drift (both twins are loaded in the same seconds); the pairs take out the processes'
 own luck. The ratio judged is the median over every side-by-side round of every pair (CPU per
 operation of the twin with metrics / of the one without, inserts and reads together); its interval
