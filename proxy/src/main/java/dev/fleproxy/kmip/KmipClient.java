@@ -28,6 +28,10 @@ import javax.net.ssl.SSLSocket;
 public final class KmipClient implements AutoCloseable {
     /** Largest response accepted; key responses are a few hundred bytes. */
     private static final int MAX_RESPONSE = 1 << 20;
+    /** TLS alerts (RFC 8446 §6.2) a server sends when it will not take the client's certificate. */
+    private static final List<String> CLIENT_CERTIFICATE_ALERTS = List.of("bad_certificate",
+            "unsupported_certificate", "certificate_revoked", "certificate_expired", "certificate_unknown",
+            "unknown_ca", "access_denied", "certificate_required");
 
     private final String host;
     private final int port;
@@ -185,6 +189,11 @@ public final class KmipClient implements AutoCloseable {
 
     /** What to check after a failed handshake, from the certificate problem behind it if any. */
     private String tlsAdvice(IOException e) {
+        String refusal = clientCertificateRefusal(e);
+        if (refusal != null) {
+            return "the KMS rejected this client's certificate (" + refusal + "): it must be signed by the "
+                    + "KMS's CA and carry extendedKeyUsage clientAuth";
+        }
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof java.security.cert.CertificateException) {
                 String m = String.valueOf(t.getMessage());
@@ -200,6 +209,22 @@ public final class KmipClient implements AutoCloseable {
             }
         }
         return "check the CA and the client certificate and key";
+    }
+
+    /**
+     * The alert by which the KMS refused this client's certificate during the handshake, null if
+     * the failure is something else. With TLS 1.3 the server checks the client's certificate after
+     * the client has finished its side, so the same refusal may instead close the connection
+     * right after the handshake (unreachable's second case, which says the same).
+     */
+    static String clientCertificateRefusal(IOException e) {
+        String m = String.valueOf(e.getMessage());
+        for (String alert : CLIENT_CERTIFICATE_ALERTS) {
+            if (m.contains("Received fatal alert: " + alert)) {
+                return alert;
+            }
+        }
+        return null;
     }
 
     private static String describe(IOException e) {

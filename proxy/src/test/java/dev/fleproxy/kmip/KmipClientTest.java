@@ -1,5 +1,7 @@
 package dev.fleproxy.kmip;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.util.concurrent.FastThreadLocalThread;
@@ -27,5 +29,18 @@ class KmipClientTest {
         assertTrue(thrown.get() instanceof IllegalStateException, String.valueOf(thrown.get()));
         assertTrue(thrown.get().getMessage().contains("event loop thread a-netty-event-loop"), thrown.get().getMessage());
         assertTrue(client.roundTrips() == 0, "nothing was sent");
+    }
+
+    @Test
+    void aServersAlertAgainstTheClientsCertificateIsNamedAsSuch() {
+        // what the JDK reports when the KMS's OpenSSL refuses a certificate not meant for clientAuth
+        // before the client's side of the handshake is through (after it, the connection just closes)
+        assertEquals("unsupported_certificate", KmipClient.clientCertificateRefusal(
+                new javax.net.ssl.SSLHandshakeException("Received fatal alert: unsupported_certificate")));
+        assertEquals("unknown_ca", KmipClient.clientCertificateRefusal(
+                new javax.net.ssl.SSLHandshakeException("Received fatal alert: unknown_ca")));
+        assertNull(KmipClient.clientCertificateRefusal(
+                new javax.net.ssl.SSLHandshakeException("Received fatal alert: handshake_failure")));
+        assertNull(KmipClient.clientCertificateRefusal(new javax.net.ssl.SSLHandshakeException(null)));
     }
 }
