@@ -51,14 +51,14 @@ public final class FieldCipher {
         if (!CryptoStats.enabled()) {
             return seal(bsonType, value, off, len, context, ctxOff, ctxLen);
         }
-        if (!CryptoStats.timeNext()) {
-            byte[] out = seal(bsonType, value, off, len, context, ctxOff, ctxLen);
-            CryptoStats.countSealed(suite);
-            return out;
-        }
-        long t0 = System.nanoTime();
+        boolean timed = CryptoStats.timeNext();
+        long t0 = timed ? System.nanoTime() : 0;
         byte[] out = seal(bsonType, value, off, len, context, ctxOff, ctxLen);
-        CryptoStats.countSealed(suite, System.nanoTime() - t0);
+        if (timed) {
+            CryptoStats.countSealed(suite, System.nanoTime() - t0);
+        } else {
+            CryptoStats.countSealed(suite);
+        }
         return out;
     }
 
