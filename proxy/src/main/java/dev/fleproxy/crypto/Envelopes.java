@@ -39,6 +39,12 @@ public final class Envelopes {
         return format == Envelope.FORMAT_V2 || format == Envelope.FORMAT_V1;
     }
 
+    /** True if buf[off, off+len) starts with an envelope's format byte, whatever its length. */
+    public static boolean hasFormatByte(byte[] buf, int off, int len) {
+        int format = len > 0 ? buf[off] & 0xff : 0;
+        return format == Envelope.FORMAT_V2 || format == Envelope.FORMAT_V1;
+    }
+
     /** True if the envelope at buf[off] names this key (bytes 2–17 of its header). */
     public static boolean namesKey(byte[] buf, int off, UUID id) {
         return BigEndian.getLong(buf, off + 2) == id.getMostSignificantBits()

@@ -1,28 +1,19 @@
 package dev.fleproxy.metrics;
 
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.CommandTable;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The values of the {@code command} label: a fixed list, so a client cannot grow the metrics by
- * sending commands with made-up names (anything else is {@code other}). Each label has an index,
- * so the data path counts requests in an array.
+ * The values of the {@code command} label: a fixed list (the command table's labelled commands),
+ * so a client cannot grow the metrics by sending commands with made-up names (anything else is
+ * {@code other}). Each label has an index, so the data path counts requests in an array.
  */
 final class CommandLabels {
-    private static final List<String> KNOWN = List.of(
-            // CRUD and cursors
-            "insert", "update", "delete", "find", "findAndModify", "getMore", "killCursors", "aggregate", "count",
-            "distinct", "bulkWrite",
-            // handshake, sessions, authentication, monitoring
-            "hello", "isMaster", "ping", "buildInfo", "saslStart", "saslContinue", "authenticate", "logout",
-            "endSessions", "startSession", "refreshSessions", "commitTransaction", "abortTransaction",
-            "getParameter", "serverStatus", "connectionStatus", "whatsmyuri", "getLog", "hostInfo",
-            // collections and indexes
-            "create", "drop", "dropDatabase", "collMod", "listCollections", "listDatabases", "listIndexes",
-            "createIndexes", "dropIndexes", "renameCollection", "collStats", "dbStats", "explain", "validate",
-            // replication and sharding, as tools send them
-            "replSetGetStatus", "replSetInitiate", "replSetReconfig", "shardCollection", "enableSharding");
+    /** The commands with a label of their own: those the command table marks so, in its order. */
+    private static final List<CommandSpec> KNOWN = CommandTable.all().stream().filter(CommandSpec::labelled).toList();
 
     /** Every label, by index: the known names, then {@code other} and {@code none}. */
     static final List<String> LABELS;
@@ -31,17 +22,18 @@ final class CommandLabels {
     private static final Map<String, Integer> INDEX = new HashMap<>();
 
     static {
-        List<String> all = new java.util.ArrayList<>(KNOWN);
+        List<String> all = new java.util.ArrayList<>(KNOWN.stream().map(CommandSpec::name).toList());
         all.add("other");
         all.add("none");
         LABELS = List.copyOf(all);
         OTHER = LABELS.indexOf("other");
         NONE = LABELS.indexOf("none");
-        for (String k : KNOWN) {
-            INDEX.put(k, INDEX.size());
+        for (String name : CommandTable.names()) {
+            CommandSpec spec = CommandTable.get(name);
+            if (spec.labelled()) {
+                INDEX.put(name, LABELS.indexOf(spec.name())); // an alias counts as its command
+            }
         }
-        INDEX.put("ismaster", INDEX.get("isMaster"));
-        INDEX.put("findandmodify", INDEX.get("findAndModify"));
     }
 
     private CommandLabels() {

@@ -3,9 +3,15 @@ package dev.fleproxy.protocol;
 /**
  * Errors the proxy itself answers with, as MongoDB error replies (ok: 0, errmsg, code,
  * codeName). Codes live in 9720000–9720999, a range MongoDB's own error codes do not use, so a
- * client can tell the proxy's refusals from the server's.
+ * client can tell the proxy's refusals from the server's; the one exception answers a malformed
+ * command with the server's own code.
  */
 public enum ProxyError {
+    /**
+     * The server's own code for a command it cannot parse (an unknown update operator), answered
+     * by the proxy in the server's words instead of forwarding what it could not examine.
+     */
+    FAILED_TO_PARSE(9, "FailedToParse"),
     /** The upstream (mongos, mongod or the embedded backend) could not be reached. */
     UPSTREAM_UNAVAILABLE(9720001, "FleProxyUpstreamUnavailable"),
     /** A query predicate, update operator or aggregation stage that cannot work on an encrypted field. */

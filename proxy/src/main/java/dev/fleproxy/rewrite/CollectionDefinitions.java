@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.protocol.Arg;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -14,7 +15,8 @@ final class CollectionDefinitions {
     private CollectionDefinitions() {
     }
 
-    static void createIndexes(BsonDocument body, CollectionContext ctx) {
+    /** @param spec the table's entry for its index specifications (their key patterns, collations, options) */
+    static void createIndexes(BsonDocument body, CollectionContext ctx, Arg spec) {
         BsonValue indexes = body.get("indexes");
         if (indexes == null || !indexes.isArray()) {
             throw Refusal.command(ctx.ns(), "createIndexes without an array of indexes (the proxy only forwards what it "
@@ -24,6 +26,7 @@ final class CollectionDefinitions {
             if (!index.isDocument()) {
                 throw Refusal.command(ctx.ns(), "createIndexes with indexes that are not documents");
             }
+            Arguments.examineFields(index.asDocument(), spec, ctx);
             BsonValue partial = index.asDocument().get("partialFilterExpression");
             if (partial != null) {
                 if (!partial.isDocument()) {

@@ -68,6 +68,9 @@ final class DocumentEncryptor {
                 next = node; // an array index (or a name that reads like one): the same place in the policy
             } else {
                 next = node.child(buf, c.nameStart, c.nameEnd);
+                if (next == null) {
+                    refuseDottedPolicyPath(c, node, ctx);
+                }
                 if (next != null && next.rule != null) {
                     rule = next.rule;
                     context = next.context;
@@ -88,6 +91,37 @@ final class DocumentEncryptor {
         }
         OpMsgWriter.endDocument(out, mark);
         return changed;
+    }
+
+    /**
+     * A field literally named with dots ("address.street") that reads, from here, as a policy path
+     * or the way to one: MongoDB stores it as one field that no path reaches, so the proxy would
+     * store its value as it is under a name that says it is encrypted. Refused.
+     */
+    private static void refuseDottedPolicyPath(BsonCursor c, EncryptedPaths.Node node, CollectionContext ctx) {
+        byte[] buf = c.buffer();
+        int dot = c.nameStart;
+        while (dot < c.nameEnd && buf[dot] != '.') {
+            dot++;
+        }
+        if (dot == c.nameEnd || node.children.isEmpty()) {
+            return; // no dot: the name was looked up as it is
+        }
+        EncryptedPaths.Node n = node;
+        for (String segment : c.name().split("\\.", -1)) {
+            if (!EncryptedPaths.transparent(segment)) {
+                n = n.child(segment);
+                if (n == null) {
+                    return;
+                }
+                if (n.rule != null) {
+                    break;
+                }
+            }
+        }
+        String field = n.rule != null ? n.rule.path() : Arguments.quoted(c.name());
+        throw Refusal.onField(ctx.ns(), field, "a field literally named '" + Arguments.quoted(c.name()) + "' (MongoDB "
+                + "stores a dotted name as one field, not at the policy's path, so it would not be encrypted there)");
     }
 
     private static void encryptElement(BsonCursor c, FieldRule rule, byte[] context, int contextLength,

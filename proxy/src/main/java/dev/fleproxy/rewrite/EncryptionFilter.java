@@ -5,7 +5,8 @@ import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
-import dev.fleproxy.protocol.Commands;
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.CommandTable;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.server.MessageFilter;
@@ -21,6 +22,7 @@ import dev.fleproxy.wire.OpMsgView;
 import dev.fleproxy.wire.OpQuery;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -111,7 +113,7 @@ public final class EncryptionFilter implements MessageFilter {
             return switch (request.opCode()) {
                 case OpCode.OP_MSG -> opMsg(request, p, keys);
                 case OpCode.OP_QUERY -> legacyQuery(request.query(), p);
-                default -> Commands.LEGACY_OPCODES.contains(request.opCode())
+                default -> CommandTable.LEGACY_OPCODES.contains(request.opCode())
                         ? RequestDecision.close("legacy opcode " + OpCode.name(request.opCode()) + " is not supported "
                                 + "while collections are encrypted (drivers since MongoDB 3.6 use OP_MSG)")
                         : RequestDecision.PASS;
@@ -124,127 +126,160 @@ public final class EncryptionFilter implements MessageFilter {
     }
 
     private RequestDecision legacyQuery(OpQuery q, Policy p) {
-        if (q.isCommand() && !q.command().isEmpty() && Commands.isConnectionLevel(q.command().getFirstKey())) {
+        String cmd = q.isCommand() && !q.command().isEmpty() ? q.command().getFirstKey() : null;
+        if (cmd != null && CommandTable.isConnectionLevel(cmd)) {
             return RequestDecision.PASS;
         }
         if (p.coversDatabase(q.database())) {
             throw Refusal.command(q.fullCollectionName(), "legacy OP_QUERY is not supported on a database with "
                     + "encrypted collections; use a driver that speaks OP_MSG (MongoDB 3.6+)");
         }
-        if (q.isCommand() && !q.command().isEmpty()) {
+        if (cmd != null) {
             // servers before 5.1 still run commands sent this way, $merge into another database included
+            CommandSpec spec = CommandTable.get(cmd);
+            if (spec == null && q.database().equals("admin")) {
+                throw unknownCommand(cmd, q.database());
+            }
             BsonDocument c = q.command();
-            BsonValue target = c.get(c.getFirstKey());
-            CrossReferences.check(c.getFirstKey(), c, p, q.database(), target.isString() ? target.asString().getValue() : null);
+            BsonValue target = c.get(cmd);
+            CrossReferences.check(cmd, c, p, q.database(), target.isString() ? target.asString().getValue() : null);
         }
         return RequestDecision.PASS;
     }
 
+    /**
+     * An OP_MSG command, routed by its entry in the command table: connection-level commands pass;
+     * a command on a namespace no policy names passes (its body checked for references to
+     * encrypted ones where it can make them); on an encrypted namespace every argument is examined
+     * and the command is rewritten, passed or refused as its entry says. A command the table does
+     * not know passes only where its target is shown to be plain.
+     */
     private RequestDecision opMsg(Request request, Policy p, RequestKeys keys) {
         String cmd = request.commandName();
-        if (cmd.isEmpty() || Commands.isConnectionLevel(cmd)) {
+        OpMsgView m = request.msg();
+        if (cmd.isEmpty() || CommandTable.isConnectionLevel(cmd)) {
             return RequestDecision.PASS;
         }
-        OpMsgView m = request.msg();
+        BsonCursor.NameProblem names = m.topLevelNameProblem();
+        if (names != null) {
+            // which command, or which namespace, would the server run? Not forwarded while encrypting.
+            throw Refusal.command("(a command)", names.describe() + " at the top of a command; the proxy refuses "
+                    + "commands it cannot read as the server would while collections are encrypted");
+        }
         String db = m.bodyString("$db");
         if (db == null) {
             return RequestDecision.PASS; // the server will reject it
         }
-        if (cmd.equals("bulkWrite")) {
-            return bulkWrite(request, p, keys);
+        if (!m.bodyStringIsUtf8("$db")) {
+            throw Refusal.command("(a database)", "a $db that is not valid UTF-8");
         }
-        String coll = m.bodyString(cmd.equals("getMore") ? "collection" : cmd);
-        CollectionPolicy cp = coll == null ? null : p.get(db, coll);
-        if (cp != null) {
-            request.policyCollection(cp.namespace());
+        CommandSpec spec = CommandTable.get(cmd);
+        if (spec == null) {
+            if (db.equals("admin") || p.coversDatabase(db)) {
+                throw unknownCommand(cmd, db);
+            }
+            return RequestDecision.PASS; // a database without encrypted collections
         }
+        if (spec.scope() == CommandSpec.Scope.NAMESPACES) {
+            return bulkWrite(request, spec, p, keys);
+        }
+        String targetArg = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : cmd;
+        String name = switch (spec.scope()) {
+            case COLLECTION, CURSOR, NAMESPACE -> m.bodyString(targetArg);
+            default -> null;
+        };
+        if (name != null && !m.bodyStringIsUtf8(targetArg)) {
+            throw Refusal.command(db + ".(?)", "the command " + spec.name() + " on a collection whose name is not "
+                    + "valid UTF-8");
+        }
+        CollectionPolicy cp = name == null ? null
+                : spec.scope() == CommandSpec.Scope.NAMESPACE ? p.get(name) : p.get(db, name);
         if (cp == null) {
             // Not an encrypted collection, but maybe a way into one, from any database.
-            if (Commands.REFERENCING_OTHER_NAMESPACES.contains(cmd)) {
-                CrossReferences.check(cmd, m.body(), p, db, coll);
+            if (spec.crossReferences()) {
+                CrossReferences.check(spec.name(), m.body(), p, db, name);
             }
             return RequestDecision.PASS;
         }
-        if (cmd.equals("killCursors")) {
-            forgetCursors(m.body());
+        request.policyCollection(cp.namespace());
+        if (spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
+            throw Refusal.command(cp.namespace(), spec.name() + " is not supported on an encrypted collection");
         }
-        if (Commands.HARMLESS.contains(cmd)) {
+        CollectionContext ctx = context(cp, keys);
+        Arguments.examine(spec, m, ctx);
+        refuseBadNames(request, ctx.ns());
+        if (spec.onEncrypted() == CommandSpec.OnEncrypted.PASS) {
             return RequestDecision.PASS;
         }
-        if (Commands.UNSUPPORTED.contains(cmd)) {
-            throw Refusal.command(cp.namespace(), cmd + " is not supported on an encrypted collection");
+        if (spec.rewriter() == CommandSpec.Rewriter.KILL_CURSORS) {
+            forgetCursors(m.body()); // needs no key
+            return RequestDecision.PASS;
         }
         if (!keys.need(cp.keyId())) {
             // its reply needs the key as much as its values do: fetch it before anything is forwarded
             return RequestDecision.await(keys.fetchPending());
         }
-        CollectionContext ctx = context(cp, keys);
         ReadShape stored = ctx.paths.readShape();
-        return switch (cmd) {
-            case "insert" -> {
-                refuseDuplicates(request, ctx.ns());
+        return switch (spec.rewriter()) {
+            case INSERT -> {
                 Frame out = Inserts.rewrite(m, ctx, request.alloc());
                 yield out == null ? RequestDecision.PASS : RequestDecision.replace(out);
             }
-            case "update" -> rewrite(request, ctx, msg -> WriteCommands.update(msg, ctx));
-            case "delete" -> rewrite(request, ctx, msg -> WriteCommands.delete(msg, ctx));
-            case "findAndModify", "findandmodify" -> expect(request, rewrite(request, ctx,
-                    msg -> WriteCommands.findAndModify(msg, ctx)), new ReplyPlan(stored, stored.root, false, false));
-            case "find" -> expect(request, ReadCommands.findTouchesNothingEncrypted(m.bodyBytes(), ctx.paths)
-                    ? RequestDecision.PASS : rewrite(request, ctx, msg -> ReadCommands.find(msg, ctx)),
+            case UPDATE -> rewrite(request, msg -> WriteCommands.update(msg, ctx, spec.arg("updates")));
+            case DELETE -> rewrite(request, msg -> WriteCommands.delete(msg, ctx, spec.arg("deletes")));
+            case FIND_AND_MODIFY -> expect(request, rewrite(request, msg -> WriteCommands.findAndModify(msg, ctx)),
+                    new ReplyPlan(stored, stored.root, false, false));
+            case FIND -> expect(request, ReadCommands.findTouchesNothingEncrypted(m.bodyBytes(), ctx.paths)
+                    ? RequestDecision.PASS : rewrite(request, msg -> ReadCommands.find(msg, ctx)),
                     new ReplyPlan(stored, stored.root, false, true));
-            case "count" -> rewrite(request, ctx, msg -> ReadCommands.count(msg, ctx));
-            case "distinct" -> {
-                RequestDecision d = rewrite(request, ctx, msg -> ReadCommands.distinct(msg, ctx));
+            case COUNT -> rewrite(request, msg -> ReadCommands.count(msg, ctx));
+            case DISTINCT -> {
+                RequestDecision d = rewrite(request, msg -> ReadCommands.distinct(msg, ctx));
                 String key = m.bodyString("key");
                 yield expect(request, d, new ReplyPlan(stored, key == null ? null : stored.distinctValues(key), true, false));
             }
-            case "aggregate" -> {
+            case AGGREGATE -> {
                 PipelineSchema schema = new PipelineSchema(ctx);
-                RequestDecision d = rewrite(request, ctx, msg -> ReadCommands.aggregate(msg, schema, p, db));
+                RequestDecision d = rewrite(request, msg -> ReadCommands.aggregate(msg, schema, p, db));
                 yield expect(request, d, new ReplyPlan(schema.shape, schema.shape.root, false, true));
             }
-            case "getMore" -> getMore(request, ctx);
-            case "createIndexes" -> {
-                CollectionDefinitions.createIndexes(m.body(), ctx);
+            case GET_MORE -> getMore(request, ctx);
+            case CREATE_INDEXES -> {
+                CollectionDefinitions.createIndexes(m.body(), ctx, spec.arg("indexes"));
                 yield RequestDecision.PASS;
             }
-            case "create", "collMod" -> {
-                CollectionDefinitions.collectionOptions(cmd, m.body(), ctx);
+            case COLLECTION_OPTIONS -> {
+                CollectionDefinitions.collectionOptions(spec.name(), m.body(), ctx);
                 yield RequestDecision.PASS;
             }
-            default -> throw Refusal.command(ctx.ns(), "the command " + cmd + " is not supported on an encrypted "
-                    + "collection (when the proxy cannot tell what a command does with field values, it refuses it)");
+            case KILL_CURSORS, BULK_WRITE -> throw new IllegalStateException(spec.name() + " is decided above");
         };
+    }
+
+    private static Refusal unknownCommand(String cmd, String db) {
+        return Refusal.command(db, "the command '" + Arguments.quoted(cmd) + "' is not one the proxy knows; "
+                + "on a database with encrypted collections (and on admin) it refuses commands it cannot examine");
     }
 
     /**
      * Runs a rewriter on the message by documents; forwards what it returns, or the request as it
      * is when the rewriter gave back the very message it was given.
      */
-    private static RequestDecision rewrite(Request request, CollectionContext ctx, UnaryOperator<OpMsg> rewriter) {
-        OpMsg original = decoded(request, ctx.ns());
+    private static RequestDecision rewrite(Request request, UnaryOperator<OpMsg> rewriter) {
+        OpMsg original = request.msg().toOpMsg();
         OpMsg rewritten = rewriter.apply(original);
         return rewritten == original ? RequestDecision.PASS : RequestDecision.replace(request.encode(rewritten));
     }
 
     /**
-     * The message decoded for rewriting by document, once it is known to say each thing once: a
-     * field given twice would be examined in one of its values and perhaps used by the server in
-     * the other.
+     * A name given twice in one document (which value would the server keep, and which was
+     * encrypted?), or a name that is not UTF-8 (Java reads another name than the server sees).
      */
-    private static OpMsg decoded(Request request, String ns) {
-        refuseDuplicates(request, ns);
-        return request.msg().toOpMsg();
-    }
-
-    /** A name given twice in one document: which value would the server keep, and which was encrypted? */
-    private static void refuseDuplicates(Request request, String ns) {
-        String dup = request.msg().duplicateKey();
-        if (dup != null) {
-            throw new Refusal(ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, ns + ": the field '" + dup
-                    + "' is given twice in one document; on an encrypted collection the proxy does not guess which one "
-                    + "the server would use");
+    private static void refuseBadNames(Request request, String ns) {
+        BsonCursor.NameProblem problem = request.msg().nameProblem();
+        if (problem != null) {
+            throw new Refusal(ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, ns + ": " + problem.describe()
+                    + "; on an encrypted collection the proxy does not guess which field the server would use");
         }
     }
 
@@ -300,33 +335,38 @@ public final class EncryptionFilter implements MessageFilter {
         return inner.find(ID) ? inner.longValue() : null;
     }
 
-    /** MongoDB 8.0's bulkWrite: operations on any namespaces, listed in nsInfo. */
-    private RequestDecision bulkWrite(Request request, Policy p, RequestKeys keys) {
+    /**
+     * MongoDB 8.0's bulkWrite: operations on any namespaces, listed in nsInfo. Once one of them is
+     * encrypted, its arguments are examined against each encrypted namespace, and every operation
+     * and namespace entry on one of them field by field.
+     */
+    private RequestDecision bulkWrite(Request request, CommandSpec spec, Policy p, RequestKeys keys) {
         OpMsg msg = request.msg().toOpMsg();
-        List<CollectionPolicy> touched = WriteCommands.bulkWriteNamespaces(msg, p);
-        if (!touched.isEmpty()) {
-            decoded(request, touched.get(0).namespace());
-        }
         List<BsonDocument> nsInfo = MessageDocuments.of(msg, "nsInfo");
         List<CollectionContext> contexts = new ArrayList<>(nsInfo.size());
-        Set<String> encrypted = new LinkedHashSet<>();
+        Map<String, CollectionContext> encrypted = new LinkedHashMap<>();
         for (BsonDocument info : nsInfo) {
             CollectionPolicy cp = info.isString("ns") ? p.get(info.getString("ns").getValue()) : null;
-            contexts.add(cp == null ? null : context(cp, keys));
-            if (cp != null) {
-                encrypted.add(cp.namespace());
-                keys.need(cp.keyId());
+            CollectionContext ctx = cp == null ? null : encrypted.computeIfAbsent(cp.namespace(), ns -> context(cp, keys));
+            contexts.add(ctx);
+            if (ctx != null) {
+                Arguments.examineFields(info, spec.arg("nsInfo"), ctx);
             }
         }
         if (encrypted.isEmpty()) {
             return RequestDecision.PASS;
         }
+        String named = encrypted.keySet().iterator().next();
+        request.policyCollection(named);
+        for (CollectionContext ctx : encrypted.values()) {
+            Arguments.examine(spec, request.msg(), ctx);
+        }
+        refuseBadNames(request, named);
+        encrypted.values().forEach(ctx -> keys.need(ctx.policy.keyId()));
         if (keys.hasPending()) {
             return RequestDecision.await(keys.fetchPending());
         }
-        String named = encrypted.iterator().next();
-        request.policyCollection(named);
-        OpMsg out = WriteCommands.bulkWrite(msg, contexts, named);
+        OpMsg out = WriteCommands.bulkWrite(msg, contexts, named, spec.arg("ops"));
         // Its cursor holds per-operation results, not documents: nothing in its reply is decrypted
         // (a duplicate-key error's keyValue shows the envelope, as stored).
         return out == msg ? RequestDecision.PASS : RequestDecision.replace(request.encode(out));
@@ -367,7 +407,10 @@ public final class EncryptionFilter implements MessageFilter {
         }
     }
 
-    /** distinct over a randomized field returns one envelope per document; after decryption, one per value. */
+    /**
+     * distinct over a randomized field returns one envelope per document; after decryption, one
+     * per value (values the server counts as equal, 1 and 1.0, once), in the server's order.
+     */
     private static Frame distinctValues(Frame decrypted, Reply reply) {
         BsonDocument body;
         OpMsg msg;
@@ -382,7 +425,10 @@ public final class EncryptionFilter implements MessageFilter {
             return decrypted;
         }
         BsonArray values = body.getArray("values");
-        BsonArray distinct = new BsonArray(new ArrayList<>(new LinkedHashSet<>(values)));
+        // the server ordered (and told apart) envelopes; the client expects its values in BSON order
+        java.util.TreeSet<BsonValue> sorted = new java.util.TreeSet<>(BsonOrder.COMPARATOR);
+        sorted.addAll(values);
+        BsonArray distinct = new BsonArray(new ArrayList<>(sorted));
         Frame out = reply.encode(msg.withBody(CopyOnChange.with(body, "values", distinct, values)));
         decrypted.release();
         return out;

@@ -73,6 +73,32 @@ final class Expressions {
     }
 
     /**
+     * Refuses if a name in this value (a key at any depth, or with {@code strings} a string that is
+     * a field's name or a reference to one) is a policy field, lies inside one or holds one: for
+     * values whose syntax the proxy does not follow (stages it only passes through, comments).
+     */
+    static void refuseMentions(BsonValue v, Paths paths, String where, boolean strings) {
+        if (v.isString() && strings) {
+            String s = v.asString().getValue();
+            String path = s.startsWith("$") ? reference(v) : s;
+            if (path != null && !path.isEmpty() && paths.kind(path) != EncryptedPaths.Kind.NONE) {
+                throw paths.refuse(path, where);
+            }
+        } else if (v.isDocument()) {
+            for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
+                if (!e.getKey().startsWith("$") && paths.kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
+                    throw paths.refuse(e.getKey(), where);
+                }
+                refuseMentions(e.getValue(), paths, where, strings);
+            }
+        } else if (v.isArray()) {
+            for (BsonValue el : v.asArray()) {
+                refuseMentions(el, paths, where, strings);
+            }
+        }
+    }
+
+    /**
      * $getField: "ssn" or {field: …, input: …}, $setField/$unsetField {field: …, …}: the field is
      * named as data, so no "$" marks it. A constant name of an encrypted field (or of a document
      * holding one) is refused whatever the input; a name computed at run time is refused always.
@@ -84,7 +110,11 @@ final class Expressions {
             throw paths.refuse("(a field named at run time)", where + " " + op + " with a field name the proxy cannot "
                     + "read before the query runs");
         }
-        if (paths.kind(name) != EncryptedPaths.Kind.NONE) {
+        EncryptedPaths.Kind kind = paths.kind(name);
+        if (name.startsWith("$") && kind == EncryptedPaths.Kind.PREFIX) {
+            kind = EncryptedPaths.Kind.NONE; // a field literally named "$a", not a positional step towards one
+        }
+        if (kind != EncryptedPaths.Kind.NONE) {
             throw paths.refuse(name, where + " " + op + " of '" + name + "'");
         }
     }

@@ -175,12 +175,58 @@ final class PipelineAnalyzer {
                             + "supported");
                 }
                 s.refuseMentions(spec, name);
+                if (spec.isDocument() && spec.asDocument().isDocument("let")) {
+                    refuseCarriedVariables(spec.asDocument().getDocument("let"), spec.asDocument().get("pipeline"), s,
+                            name);
+                }
                 if (spec.isDocument() && spec.asDocument().isString("as")) {
                     s.shape.assign(spec.asDocument().getString("as").getValue(), null); // another collection's documents
                 }
             }
             default -> throw Refusal.command(s.ctx.ns(), "the stage " + name + " is not supported on an encrypted "
                     + "collection (the proxy cannot tell what it does with encrypted values)");
+        }
+    }
+
+    /**
+     * $lookup's let binds variables to this collection's documents for its sub-pipeline, which
+     * runs on another collection, where the proxy rewrites nothing: a variable bound to the whole
+     * document ($$ROOT, $$CURRENT) or to a path holding encrypted values carries them there, and a
+     * use of it that reaches one ("$$r", "$$r.ssn") would compare ciphertext with whatever it is
+     * given, a constant in plaintext included. Such uses are refused; uses of its plain fields pass.
+     */
+    private static void refuseCarriedVariables(BsonDocument let, BsonValue pipeline, PipelineSchema s, String stage) {
+        Map<String, String> carried = new java.util.HashMap<>();
+        for (Map.Entry<String, BsonValue> e : let.entrySet()) {
+            String ref = Expressions.reference(e.getValue());
+            if (ref == null) {
+                s.refuseReferences(e.getValue(), stage + " let");
+            } else if (ref.isEmpty() || s.kind(ref) != EncryptedPaths.Kind.NONE) {
+                carried.put(e.getKey(), ref);
+            }
+        }
+        if (!carried.isEmpty() && pipeline != null) {
+            refuseUses(pipeline, carried, s, stage);
+        }
+    }
+
+    private static void refuseUses(BsonValue v, Map<String, String> carried, PipelineSchema s, String stage) {
+        if (v.isString() && v.asString().getValue().startsWith("$$")) {
+            String use = v.asString().getValue().substring(2);
+            int dot = use.indexOf('.');
+            String base = carried.get(dot < 0 ? use : use.substring(0, dot));
+            if (base != null) {
+                String rest = dot < 0 ? "" : use.substring(dot + 1);
+                String path = base.isEmpty() ? rest : rest.isEmpty() ? base : base + "." + rest;
+                if (path.isEmpty() || s.kind(path) != EncryptedPaths.Kind.NONE) {
+                    throw s.refuse(path.isEmpty() ? "(the whole document)" : path, stage + " sub-pipeline using '$$"
+                            + use + "' (a let variable bound to the encrypted collection's documents)");
+                }
+            }
+        } else if (v.isDocument()) {
+            v.asDocument().values().forEach(x -> refuseUses(x, carried, s, stage));
+        } else if (v.isArray()) {
+            v.asArray().forEach(x -> refuseUses(x, carried, s, stage));
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.fleproxy.rewrite;
 
-import java.util.Map;
 import org.bson.BsonValue;
 
 /**
@@ -43,21 +42,6 @@ final class PipelineSchema implements Expressions.Paths {
 
     /** Any string or key naming an encrypted field, for stages whose syntax we do not know. */
     void refuseMentions(BsonValue spec, String stage) {
-        if (spec.isString()) {
-            String s = spec.asString().getValue();
-            String path = s.startsWith("$") ? Expressions.reference(spec) : s;
-            if (path != null && !path.isEmpty() && kind(path) != EncryptedPaths.Kind.NONE) {
-                throw refuse(path, "the stage " + stage);
-            }
-        } else if (spec.isDocument()) {
-            for (Map.Entry<String, BsonValue> e : spec.asDocument().entrySet()) {
-                if (!e.getKey().startsWith("$") && kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
-                    throw refuse(e.getKey(), "the stage " + stage);
-                }
-                refuseMentions(e.getValue(), stage);
-            }
-        } else if (spec.isArray()) {
-            spec.asArray().forEach(v -> refuseMentions(v, stage));
-        }
+        Expressions.refuseMentions(spec, this, "the stage " + stage, true);
     }
 }

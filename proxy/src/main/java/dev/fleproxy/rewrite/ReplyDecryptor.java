@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.crypto.DecryptionFailedException;
+import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
 import dev.fleproxy.policy.CollectionPolicy;
@@ -238,6 +239,10 @@ final class ReplyDecryptor {
             if (node != null && node.copied && c.type == BsonCursor.ARRAY) {
                 return array(c, node, out, depth); // $push of a field: an array of its envelopes
             }
+            if (c.type == BsonCursor.BINARY && claimsEnvelope(buf[c.valueStart + 4], dataStart, dataLength)) {
+                throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": field '" + fieldName(node, c)
+                        + "' of a returned document holds a damaged envelope (cut short, or its format byte changed)");
+            }
             if ((node != null && node.copied && c.type == BsonCursor.NULL) || policy.plaintextReads()) {
                 return copy(c, out); // $first of a missing field; or data written before the policy
             }
@@ -270,6 +275,16 @@ final class ReplyDecryptor {
         OpMsgWriter.elementHeader(out, p.bsonType(), c);
         out.writeBytes(p.value());
         return true;
+    }
+
+    /**
+     * A binary that is not a whole envelope but says it is one (subtype 6, an envelope's format
+     * byte, or a header naming one of the collection's keys): damaged, never plaintext an
+     * application wrote, so not returned as stored even where plaintextReads allows plaintext.
+     */
+    private boolean claimsEnvelope(byte subtype, int dataStart, int dataLength) {
+        return subtype == EnvelopeBinary.ENCRYPTED || Envelopes.hasFormatByte(buf, dataStart, dataLength)
+                || dataLength >= Envelope.HEADER_LENGTH && mayOpen(dataStart);
     }
 
     /** The collection's key or one of its previous keys: checked before any key is looked up. */

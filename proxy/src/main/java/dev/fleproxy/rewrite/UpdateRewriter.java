@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.protocol.ProxyError;
 import java.util.Set;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -18,6 +19,9 @@ import org.bson.BsonValue;
 final class UpdateRewriter {
     private static final Set<String> COMPUTING = Set.of("$inc", "$mul", "$min", "$max", "$bit", "$currentDate");
     private static final Set<String> ARRAY_REMOVAL = Set.of("$pull", "$pullAll");
+    /** Every update operator MongoDB 8.0 knows; any other is answered as the server would, never forwarded. */
+    private static final Set<String> OPERATORS = Set.of("$set", "$setOnInsert", "$unset", "$rename", "$push",
+            "$addToSet", "$pop", "$pull", "$pullAll", "$inc", "$mul", "$min", "$max", "$bit", "$currentDate");
 
     private UpdateRewriter() {
     }
@@ -41,6 +45,11 @@ final class UpdateRewriter {
             throw Refusal.command(ctx.ns(), "an update document that mixes update operators and fields");
         }
         return CopyOnChange.map(u, (op, args) -> {
+            if (!OPERATORS.contains(op)) {
+                // the server's own answer (code 9, its wording): an unknown operator is a client's mistake
+                throw new Refusal(ProxyError.FAILED_TO_PARSE, "Unknown modifier: " + Arguments.quoted(op)
+                        + ". Expected a valid update modifier or pipeline-style update specified as an array");
+            }
             if (!args.isDocument()) {
                 throw Refusal.command(ctx.ns(), "the update operator " + op + " with an argument that is not a document");
             }

@@ -2,6 +2,7 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
+import dev.fleproxy.protocol.Arg;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.wire.BsonBytes;
 import dev.fleproxy.wire.OpMsg;
@@ -21,26 +22,25 @@ final class WriteCommands {
     private WriteCommands() {
     }
 
-    static OpMsg update(OpMsg msg, CollectionContext ctx) {
+    /** @param statements the table's entry for update's statements (their sort, hint, constants: {@link Arguments}) */
+    static OpMsg update(OpMsg msg, CollectionContext ctx, Arg statements) {
         return MessageDocuments.map(msg, "updates", ctx.ns(), st -> {
+            Arguments.examineFields(st, statements, ctx);
             ArrayFilters.check(st.get("arrayFilters"), st.get("u"), ctx);
-            ReadCommands.checkSort(st.get("sort"), ctx); // MongoDB 8.0: which document updateOne picks
-            BsonDocument out = rewriteUpdate(rewriteFilter(st, "q", ctx), "u", ctx);
-            if (st.containsKey("c")) {
-                Expressions.refuseReferences(st.get("c"), ctx, "update constants");
-            }
-            return out;
+            return rewriteUpdate(rewriteFilter(st, "q", ctx), "u", ctx);
         });
     }
 
-    static OpMsg delete(OpMsg msg, CollectionContext ctx) {
-        return MessageDocuments.map(msg, "deletes", ctx.ns(), st -> rewriteFilter(st, "q", ctx));
+    static OpMsg delete(OpMsg msg, CollectionContext ctx, Arg statements) {
+        return MessageDocuments.map(msg, "deletes", ctx.ns(), st -> {
+            Arguments.examineFields(st, statements, ctx);
+            return rewriteFilter(st, "q", ctx);
+        });
     }
 
+    /** (Its sort and fields were examined with its other arguments.) */
     static OpMsg findAndModify(OpMsg msg, CollectionContext ctx) {
         BsonDocument body = msg.body();
-        ReadCommands.checkSort(body.get("sort"), ctx);
-        ReadCommands.checkProjection(body.get("fields"), ctx);
         ArrayFilters.check(body.get("arrayFilters"), body.get("update"), ctx);
         BsonDocument out = rewriteUpdate(rewriteFilter(body, "query", ctx), "update", ctx);
         return out == body ? msg : msg.withBody(out);
@@ -96,12 +96,15 @@ final class WriteCommands {
         return out;
     }
 
-    /** MongoDB 8.0's bulkWrite: operations on any namespaces, listed in nsInfo (contexts by index, null if plain). */
-    static OpMsg bulkWrite(OpMsg msg, List<CollectionContext> contexts, String named) {
-        return MessageDocuments.map(msg, "ops", named, op -> bulkOp(op, contexts, named));
+    /**
+     * MongoDB 8.0's bulkWrite: operations on any namespaces, listed in nsInfo (contexts by index,
+     * null if plain); {@code ops} is the table's entry for its operations.
+     */
+    static OpMsg bulkWrite(OpMsg msg, List<CollectionContext> contexts, String named, Arg ops) {
+        return MessageDocuments.map(msg, "ops", named, op -> bulkOp(op, contexts, named, ops));
     }
 
-    private static BsonDocument bulkOp(BsonDocument op, List<CollectionContext> contexts, String named) {
+    private static BsonDocument bulkOp(BsonDocument op, List<CollectionContext> contexts, String named, Arg ops) {
         if (op.isEmpty() || !op.get(op.getFirstKey()).isNumber()) {
             // which namespace it writes is unknown: refuse rather than forward a write unexamined
             throw Refusal.command(named, "a bulkWrite operation that does not start with insert, update or delete "
@@ -113,6 +116,7 @@ final class WriteCommands {
         if (ctx == null) {
             return op;
         }
+        Arguments.examineFields(op, ops, ctx);
         return switch (kind) {
             case "insert" -> {
                 BsonValue doc = op.get("document");
@@ -122,9 +126,7 @@ final class WriteCommands {
             }
             case "update", "delete" -> {
                 ArrayFilters.check(op.get("arrayFilters"), op.get("updateMods"), ctx);
-                BsonDocument out = rewriteUpdate(rewriteFilter(op, "filter", ctx), "updateMods", ctx);
-                ReadCommands.checkSort(op.get("sort"), ctx);
-                yield out;
+                yield rewriteUpdate(rewriteFilter(op, "filter", ctx), "updateMods", ctx);
             }
             default -> throw Refusal.command(ctx.ns(), "bulkWrite operation " + kind + " is not supported on an "
                     + "encrypted collection");

@@ -1,6 +1,6 @@
 package dev.fleproxy.server;
 
-import dev.fleproxy.protocol.Commands;
+import dev.fleproxy.protocol.CommandTable;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpQuery;
@@ -27,7 +27,7 @@ public final class HandshakeFilter implements MessageFilter {
 
     @Override
     public RequestDecision onRequest(Request request) {
-        if (request.commandName() == null || !Commands.HELLO.contains(request.commandName())) {
+        if (request.commandName() == null || !CommandTable.isHello(request.commandName())) {
             return RequestDecision.PASS;
         }
         request.expectReply(null);

@@ -213,17 +213,28 @@ public final class BsonCursor {
         return (int32(b, p) & 0xffffffffL) | ((long) int32(b, p + 4) << 32);
     }
 
-    /**
-     * The first field name given twice in one document of buf[off, its end), at any depth, as a
-     * dotted path; null if there is none. (Decoders keep one of the two values, servers may use the
-     * other: a command that says a thing twice is not forwarded on an encrypted collection.)
-     */
-    public static String duplicateKey(byte[] buf, int off, int limit) {
-        return duplicateKey(buf, off, limit, false, 0);
+    /** A field name the proxy will not decide by: given twice in one document, or not valid UTF-8. */
+    public record NameProblem(String path, boolean duplicate) {
+        /** How a refusal says it (the path is the client's own, dotted; never a value). */
+        public String describe() {
+            return duplicate ? "the field '" + path + "' is given twice in one document"
+                    : "a field name that is not valid UTF-8" + (path.isEmpty() ? "" : " (under '" + path + "')");
+        }
     }
 
-    /** The duplicated name's path relative to this document (built only when one is found). */
-    private static String duplicateKey(byte[] buf, int off, int limit, boolean array, int depth) {
+    /**
+     * The first field name given twice in one document of buf[off, its end), or not valid UTF-8,
+     * at any depth ({@code deep}) or among the top-level names only; null if there is none.
+     * (Decoders keep one of two values of a name, servers may use the other; a name that is not
+     * UTF-8 is read by Java as another name than the server sees: on an encrypted collection a
+     * command with either is not forwarded.)
+     */
+    public static NameProblem nameProblem(byte[] buf, int off, int limit, boolean deep) {
+        return nameProblem(buf, off, limit, false, 0, deep);
+    }
+
+    /** The problem's path relative to this document (built only when one is found). */
+    private static NameProblem nameProblem(byte[] buf, int off, int limit, boolean array, int depth, boolean deep) {
         if (depth > 1000) {
             throw new BSONException("documents nested too deeply to decode");
         }
@@ -233,10 +244,13 @@ public final class BsonCursor {
         java.util.Set<String> many = null; // past 8 names, a set instead of comparing each pair
         while (c.next()) {
             if (!array) {
+                if (!Utf8.isValid(buf, c.nameStart, c.nameEnd)) {
+                    return new NameProblem("", false);
+                }
                 if (many == null) {
                     for (int i = 0; i < n; i += 2) {
                         if (java.util.Arrays.equals(buf, names[i], names[i + 1], buf, c.nameStart, c.nameEnd)) {
-                            return c.name();
+                            return new NameProblem(c.name(), true);
                         }
                     }
                     if (n == names.length) {
@@ -250,13 +264,14 @@ public final class BsonCursor {
                     }
                 }
                 if (many != null && !many.add(c.name())) {
-                    return c.name();
+                    return new NameProblem(c.name(), true);
                 }
             }
-            if (c.type == DOCUMENT || c.type == ARRAY) {
-                String inner = duplicateKey(buf, c.valueStart, c.valueEnd, c.type == ARRAY, depth + 1);
+            if (deep && (c.type == DOCUMENT || c.type == ARRAY)) {
+                NameProblem inner = nameProblem(buf, c.valueStart, c.valueEnd, c.type == ARRAY, depth + 1, true);
                 if (inner != null) {
-                    return array ? inner : c.name() + "." + inner;
+                    return array ? inner : new NameProblem(inner.path().isEmpty() ? c.name()
+                            : c.name() + "." + inner.path(), inner.duplicate());
                 }
             }
         }

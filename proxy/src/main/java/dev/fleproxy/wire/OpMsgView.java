@@ -195,6 +195,17 @@ public final class OpMsgView {
         return c.find(key.getBytes(StandardCharsets.UTF_8)) ? c.stringValue() : null;
     }
 
+    /**
+     * Whether the top-level string field of the body with this name is valid UTF-8 (true if it is
+     * absent or not a string): a namespace is decided by its name only when Java reads the same
+     * name as the server.
+     */
+    public boolean bodyStringIsUtf8(String key) {
+        BsonCursor c = new BsonCursor(bodyBytes(), 0, bodyLength);
+        return !c.find(key.getBytes(StandardCharsets.UTF_8)) || c.type != BsonCursor.STRING
+                || Utf8.isValid(bodyBytes, c.valueStart + 4, c.valueEnd - 1);
+    }
+
     /** The document sequences, each document a view over one copy of its section. */
     public List<DocumentSequence> sequences() {
         if (sequences == null) {
@@ -253,7 +264,7 @@ public final class OpMsgView {
      * The message in its buildable form, read once for the filters that rewrite by document: the
      * top level of the body and of each sequence document as a map, sub-documents as raw views
      * ({@link ShallowDocuments}). A field given twice keeps its last value here: see {@link
-     * #duplicateKey}.
+     * #nameProblem}.
      */
     public OpMsg toOpMsg() {
         if (decoded == null) {
@@ -273,15 +284,20 @@ public final class OpMsgView {
         return decoded;
     }
 
-    /** The first field name given twice in the body or a sequence document (a dotted path), or null. */
-    public String duplicateKey() {
-        String dup = BsonCursor.duplicateKey(bodyBytes(), 0, bodyLength);
-        for (int i = 0; dup == null && i < sequenceSections.size(); i++) {
+    /** The first field name given twice, or not valid UTF-8, in the body or a sequence document, or null. */
+    public BsonCursor.NameProblem nameProblem() {
+        BsonCursor.NameProblem problem = BsonCursor.nameProblem(bodyBytes(), 0, bodyLength, true);
+        for (int i = 0; problem == null && i < sequenceSections.size(); i++) {
             byte[] docs = sequenceBytes(i);
-            for (int at = 0; dup == null && at < docs.length; at += BsonCursor.int32(docs, at)) {
-                dup = BsonCursor.duplicateKey(docs, at, docs.length);
+            for (int at = 0; problem == null && at < docs.length; at += BsonCursor.int32(docs, at)) {
+                problem = BsonCursor.nameProblem(docs, at, docs.length, true);
             }
         }
-        return dup;
+        return problem;
+    }
+
+    /** A top-level name of the body given twice or not valid UTF-8 (a cheap look before the command is routed). */
+    public BsonCursor.NameProblem topLevelNameProblem() {
+        return BsonCursor.nameProblem(bodyBytes(), 0, bodyLength, false);
     }
 }

@@ -15,7 +15,7 @@ import org.bson.RawBsonDocument;
  * A command's top level as a map, its sub-documents and arrays left as raw views over the same
  * bytes: looking a field up is a map lookup, and only what a rewriter opens gets decoded (a find
  * by _id opens its filter and nothing else). Callers refuse documents that name a field twice
- * before they examine them ({@link BsonCursor#duplicateKey}).
+ * before they examine them ({@link BsonCursor#nameProblem}).
  */
 public final class ShallowDocuments {
     private ShallowDocuments() {

@@ -90,7 +90,7 @@ class WireFuzzTest {
         OpMsgView view = OpMsgView.of(frame);
         view.commandName();
         view.bodyString("$db");
-        view.duplicateKey();
+        view.nameProblem();
         walk(view.body());
         for (DocumentSequence s : view.sequences()) {
             s.documents().forEach(WireFuzzTest::walk);

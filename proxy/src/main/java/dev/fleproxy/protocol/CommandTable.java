@@ -1,0 +1,422 @@
+package dev.fleproxy.protocol;
+
+import static dev.fleproxy.protocol.ArgKind.ARRAY_FILTERS;
+import static dev.fleproxy.protocol.ArgKind.BOUNDS;
+import static dev.fleproxy.protocol.ArgKind.BULK_OPERATIONS;
+import static dev.fleproxy.protocol.ArgKind.COLLATION;
+import static dev.fleproxy.protocol.ArgKind.COMMENT;
+import static dev.fleproxy.protocol.ArgKind.CONFIGURATION;
+import static dev.fleproxy.protocol.ArgKind.CONSTANTS;
+import static dev.fleproxy.protocol.ArgKind.CURSOR_IDS;
+import static dev.fleproxy.protocol.ArgKind.DELETE_STATEMENTS;
+import static dev.fleproxy.protocol.ArgKind.DISTINCT_KEY;
+import static dev.fleproxy.protocol.ArgKind.DOCUMENTS;
+import static dev.fleproxy.protocol.ArgKind.FILTER;
+import static dev.fleproxy.protocol.ArgKind.INDEX;
+import static dev.fleproxy.protocol.ArgKind.INDEX_SPECS;
+import static dev.fleproxy.protocol.ArgKind.KEY_PATTERN;
+import static dev.fleproxy.protocol.ArgKind.LET;
+import static dev.fleproxy.protocol.ArgKind.NAMES;
+import static dev.fleproxy.protocol.ArgKind.NAMESPACE;
+import static dev.fleproxy.protocol.ArgKind.NAMESPACES;
+import static dev.fleproxy.protocol.ArgKind.OPTION;
+import static dev.fleproxy.protocol.ArgKind.PIPELINE;
+import static dev.fleproxy.protocol.ArgKind.PROJECTION;
+import static dev.fleproxy.protocol.ArgKind.SETTINGS;
+import static dev.fleproxy.protocol.ArgKind.SORT;
+import static dev.fleproxy.protocol.ArgKind.STORED_FILTER;
+import static dev.fleproxy.protocol.ArgKind.UPDATE;
+import static dev.fleproxy.protocol.ArgKind.UPDATE_STATEMENTS;
+import static dev.fleproxy.protocol.ArgKind.VIEW;
+
+import dev.fleproxy.protocol.CommandSpec.OnEncrypted;
+import dev.fleproxy.protocol.CommandSpec.Rewriter;
+import dev.fleproxy.protocol.CommandSpec.Scope;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The one place that knows the commands the proxy forwards while collections are encrypted: every
+ * command of MongoDB 8.0's command list (and the legacy names drivers and tools still send), how
+ * it names its namespace, and for those it forwards on an encrypted collection every argument
+ * they may carry, with what each holds ({@link ArgKind}) and so how it is examined.
+ * {@code rewrite.EncryptionFilter} decides by it, {@code server.HandshakeFilter} finds the
+ * handshake in it, and the metrics take their {@code command} label values from it.
+ *
+ * <p>On an encrypted collection, a command not in this table, an argument its entry does not
+ * name, or a command whose entry says REFUSE is refused with 9720011: nothing the proxy has not
+ * examined reaches the server. Arguments follow the MongoDB 8.0 command reference, the generic
+ * ones (sessions, transactions, read and write concern, API version, comment) included; the
+ * server's internal arguments (those mongos adds for shards) are not, since drivers do not send them.
+ */
+public final class CommandTable {
+    /**
+     * Legacy opcodes drivers since MongoDB 3.6 never send: OP_UPDATE, OP_INSERT, OP_DELETE and
+     * OP_KILL_CURSORS get no reply by design, OP_GET_MORE's would carry documents in an OP_REPLY,
+     * which the proxy does not decrypt. While collections are encrypted, a connection that sends
+     * one is closed.
+     */
+    public static final Set<Integer> LEGACY_OPCODES = Set.of(2001, 2002, 2005, 2006, 2007);
+
+    private static final Map<String, CommandSpec> BY_NAME = new HashMap<>();
+    private static final List<CommandSpec> ALL = new ArrayList<>();
+    /** The specs under construction, by every name (used only while the table is built). */
+    private static final Map<String, Builder> BUILDERS = new HashMap<>();
+
+    /** Arguments every command may carry (the command reference's generic arguments). */
+    private static final List<Arg> GENERIC = List.of(
+            arg("$db", NAMESPACE),
+            settings("lsid", option("id"), option("uid"), option("txnNumber"), option("txnUUID")),
+            option("txnNumber"), option("autocommit"), option("startTransaction"), option("txnRetryCounter"),
+            settings("$clusterTime", option("clusterTime"), configuration("signature")),
+            settings("readConcern", option("level"), option("afterClusterTime"), configuration("afterOpTime"),
+                    option("atClusterTime"), option("provenance")),
+            settings("writeConcern", option("w"), option("j"), option("wtimeout"), option("fsync"),
+                    option("provenance")),
+            settings("$readPreference", option("mode"), configuration("tags"), option("maxStalenessSeconds"),
+                    configuration("hedge")),
+            option("maxTimeMS"), option("apiVersion"), option("apiStrict"), option("apiDeprecationErrors"),
+            arg("comment", COMMENT));
+
+    private static final Arg CURSOR = settings("cursor", option("batchSize"));
+
+    static {
+        crud();
+        collections();
+        sharding();
+        connection();
+        server();
+        database();
+    }
+
+    private CommandTable() {
+    }
+
+    /** The command with this name (canonical or alias), or null if the proxy does not know it. */
+    public static CommandSpec get(String name) {
+        return BY_NAME.get(name);
+    }
+
+    /** Every command, each once (aliases map to their command). */
+    public static List<CommandSpec> all() {
+        return List.copyOf(ALL);
+    }
+
+    /** Every name the table knows, aliases included. */
+    public static Set<String> names() {
+        return Set.copyOf(BY_NAME.keySet());
+    }
+
+    /** The handshake, in its three spellings; its replies are rewritten (server.HelloRewriter). */
+    public static boolean isHello(String name) {
+        CommandSpec spec = name == null ? null : BY_NAME.get(name);
+        return spec != null && (spec.name().equals("hello") || spec.name().equals("isMaster"));
+    }
+
+    /** Handshake or connection-level: passes every filter that is about collections. */
+    public static boolean isConnectionLevel(String name) {
+        CommandSpec spec = name == null ? null : BY_NAME.get(name);
+        return spec != null && spec.scope() == Scope.CONNECTION;
+    }
+
+    // ---- the commands ------------------------------------------------------------------------
+
+    /** Reading and writing documents: what the proxy rewrites. */
+    private static void crud() {
+        collection("find", Rewriter.FIND).labelled().args(arg("filter", FILTER), arg("sort", SORT),
+                arg("projection", PROJECTION), arg("hint", INDEX), option("skip"), option("limit"),
+                option("batchSize"), option("singleBatch"), option("returnKey"), option("showRecordId"),
+                option("tailable"), option("oplogReplay"), option("noCursorTimeout"), option("awaitData"),
+                option("allowPartialResults"), option("allowDiskUse"), arg("min", BOUNDS), arg("max", BOUNDS),
+                arg("collation", COLLATION), arg("let", LET));
+        collection("insert", Rewriter.INSERT).labelled().args(sequence("documents", DOCUMENTS), option("ordered"),
+                option("bypassDocumentValidation"));
+        collection("update", Rewriter.UPDATE).labelled().args(sequence("updates", UPDATE_STATEMENTS,
+                        arg("q", FILTER), arg("u", UPDATE), arg("c", CONSTANTS), option("upsert"), option("multi"),
+                        arg("arrayFilters", ARRAY_FILTERS), arg("hint", INDEX), arg("collation", COLLATION),
+                        arg("sort", SORT)),
+                option("ordered"), option("bypassDocumentValidation"), arg("let", LET));
+        collection("delete", Rewriter.DELETE).labelled().args(sequence("deletes", DELETE_STATEMENTS,
+                        arg("q", FILTER), option("limit"), arg("hint", INDEX), arg("collation", COLLATION)),
+                option("ordered"), arg("let", LET));
+        collection("findAndModify", Rewriter.FIND_AND_MODIFY).alias("findandmodify").labelled().args(
+                arg("query", FILTER), arg("sort", SORT), option("remove"), arg("update", UPDATE), option("new"),
+                arg("fields", PROJECTION), option("upsert"), option("bypassDocumentValidation"),
+                arg("collation", COLLATION), arg("arrayFilters", ARRAY_FILTERS), arg("hint", INDEX), arg("let", LET));
+        collection("count", Rewriter.COUNT).labelled().args(arg("query", FILTER), option("limit"), option("skip"),
+                arg("hint", INDEX), arg("collation", COLLATION));
+        collection("distinct", Rewriter.DISTINCT).labelled().args(arg("key", DISTINCT_KEY), arg("query", FILTER),
+                arg("collation", COLLATION), arg("hint", INDEX));
+        collection("aggregate", Rewriter.AGGREGATE).labelled().crossReferences().args(arg("pipeline", PIPELINE),
+                option("explain"), option("allowDiskUse"), CURSOR, option("bypassDocumentValidation"),
+                arg("collation", COLLATION), arg("hint", INDEX), arg("let", LET));
+        spec("getMore", Scope.CURSOR, OnEncrypted.REWRITE, Rewriter.GET_MORE).labelled().args(
+                arg("collection", NAMESPACE), option("batchSize"));
+        collection("killCursors", Rewriter.KILL_CURSORS).labelled().args(arg("cursors", CURSOR_IDS));
+        spec("bulkWrite", Scope.NAMESPACES, OnEncrypted.REWRITE, Rewriter.BULK_WRITE).labelled().args(
+                sequence("ops", BULK_OPERATIONS, option("insert"), option("update"), option("delete"),
+                        arg("document", DOCUMENTS), arg("filter", FILTER), arg("updateMods", UPDATE),
+                        arg("arrayFilters", ARRAY_FILTERS), option("multi"), arg("hint", INDEX), arg("sort", SORT),
+                        option("upsert"), arg("collation", COLLATION)),
+                sequence("nsInfo", NAMESPACES, option("ns"), option("collectionUUID")),
+                option("ordered"), option("bypassDocumentValidation"), option("errorsOnly"), CURSOR, arg("let", LET));
+        // what the server computes on values the proxy cannot rewrite
+        for (String name : new String[] {"mapReduce", "geoNear", "geoSearch", "group", "eval", "parallelCollectionScan",
+                "planCacheListFilters", "planCacheSetFilter", "planCacheClear", "planCacheClearFilters",
+                "compactStructuredEncryptionData", "cleanupStructuredEncryptionData"}) {
+            spec(name, Scope.COLLECTION, OnEncrypted.REFUSE, null);
+        }
+        builder("mapReduce").crossReferences().alias("mapreduce");
+        spec("explain", Scope.DATABASE, OnEncrypted.REFUSE, null).labelled().crossReferences();
+    }
+
+    /** Collections and indexes. */
+    private static void collections() {
+        collection("createIndexes", Rewriter.CREATE_INDEXES).labelled().args(arg("indexes", INDEX_SPECS,
+                arg("key", KEY_PATTERN), option("name"), option("unique"), option("sparse"),
+                option("expireAfterSeconds"), option("hidden"), configuration("storageEngine"),
+                configuration("weights"), option("default_language"), option("language_override"),
+                option("textIndexVersion"), option("2dsphereIndexVersion"), option("bits"), option("min"),
+                option("max"), option("bucketSize"), arg("collation", COLLATION), configuration("wildcardProjection"),
+                arg("partialFilterExpression", STORED_FILTER), option("background"), option("v"),
+                option("prepareUnique")), option("commitQuorum"));
+        collection("create", Rewriter.COLLECTION_OPTIONS).labelled().crossReferences().args(option("capped"),
+                option("autoIndexId"), option("size"), option("max"), configuration("storageEngine"),
+                arg("validator", STORED_FILTER), option("validationLevel"), option("validationAction"),
+                configuration("indexOptionDefaults"), arg("viewOn", VIEW), arg("pipeline", VIEW),
+                arg("collation", COLLATION), configuration("timeseries"), option("expireAfterSeconds"),
+                configuration("clusteredIndex"), configuration("changeStreamPreAndPostImages"),
+                configuration("encryptedFields"), configuration("idIndex"));
+        collection("collMod", Rewriter.COLLECTION_OPTIONS).labelled().crossReferences().args(
+                configuration("index"), arg("validator", STORED_FILTER), option("validationLevel"),
+                option("validationAction"), arg("viewOn", VIEW), arg("pipeline", VIEW), option("expireAfterSeconds"),
+                configuration("changeStreamPreAndPostImages"), option("cappedSize"), option("cappedMax"),
+                configuration("timeseries"), option("dryRun"), option("timeseriesBucketsMayHaveMixedSchemaData"));
+        passing("drop").labelled();
+        passing("dropIndexes").labelled().args(arg("index", INDEX));
+        passing("listIndexes").labelled().args(CURSOR);
+        passing("collStats").labelled().args(option("scale"));
+        passing("validate").labelled().args(option("full"), option("repair"), option("metadata"),
+                option("checkBSONConformance"), option("background"), option("fixMultikey"));
+        passing("compact").args(option("force"), option("freeSpaceTargetMB"), option("dryRun"));
+        passing("reIndex");
+        passing("convertToCapped").args(option("size"));
+        passing("cloneCollectionAsCapped").crossReferences().args(option("toCollection"), option("size"));
+        passing("setIndexCommitQuorum").args(arg("indexNames", NAMES), option("commitQuorum"));
+        passing("createSearchIndexes").args(configuration("indexes"));
+        passing("updateSearchIndex").args(option("id"), option("name"), configuration("definition"));
+        passing("dropSearchIndex").args(option("id"), option("name"));
+        // dataSize's bounds are values of its key pattern's fields
+        spec("dataSize", Scope.NAMESPACE, OnEncrypted.REFUSE, null);
+        spec("renameCollection", Scope.NAMESPACE, OnEncrypted.REFUSE, null).labelled().crossReferences();
+        spec("internalRenameIfOptionsAndIndexesMatch", Scope.SERVER, OnEncrypted.REFUSE, null).crossReferences();
+        spec("applyOps", Scope.SERVER, OnEncrypted.REFUSE, null).crossReferences();
+        spec("filemd5", Scope.DATABASE, OnEncrypted.PASS, null);
+    }
+
+    /** Sharding: key patterns pass; commands whose arguments hold shard-key values do not. */
+    private static void sharding() {
+        spec("shardCollection", Scope.NAMESPACE, OnEncrypted.PASS, null).labelled().args(arg("key", KEY_PATTERN),
+                option("unique"), option("numInitialChunks"), option("presplitHashedZones"),
+                arg("collation", COLLATION), configuration("timeseries"));
+        spec("refineCollectionShardKey", Scope.NAMESPACE, OnEncrypted.PASS, null).args(arg("key", KEY_PATTERN));
+        for (String name : new String[] {"balancerCollectionStatus", "abortReshardCollection",
+                "commitReshardCollection", "cleanupReshardCollection", "getShardVersion"}) {
+            spec(name, Scope.NAMESPACE, OnEncrypted.PASS, null);
+        }
+        spec("configureCollectionBalancing", Scope.NAMESPACE, OnEncrypted.PASS, null).args(option("chunkSize"),
+                option("defragmentCollection"), option("enableAutoMerger"));
+        spec("setAllowMigrations", Scope.NAMESPACE, OnEncrypted.PASS, null).args(option("allowMigrations"));
+        spec("unshardCollection", Scope.NAMESPACE, OnEncrypted.PASS, null).args(option("toShard"));
+        spec("moveCollection", Scope.NAMESPACE, OnEncrypted.PASS, null).args(option("toShard"));
+        spec("configureQueryAnalyzer", Scope.NAMESPACE, OnEncrypted.PASS, null).args(option("mode"),
+                option("samplesPerSecond"));
+        // bounds, split points, zones, sampled values: shard-key values in plaintext, or read from the data
+        for (String name : new String[] {"split", "splitChunk", "splitVector", "autoSplitVector", "moveChunk",
+                "moveRange", "mergeChunks", "clearJumboFlag", "cleanupOrphaned", "updateZoneKeyRange",
+                "reshardCollection", "analyzeShardKey", "checkShardingIndex"}) {
+            spec(name, Scope.NAMESPACE, OnEncrypted.REFUSE, null);
+        }
+        spec("enableSharding", Scope.SERVER, OnEncrypted.PASS, null).labelled();
+        spec("flushRouterConfig", Scope.SERVER, OnEncrypted.PASS, null);
+        spec("checkMetadataConsistency", Scope.DATABASE, OnEncrypted.PASS, null);
+        for (String name : new String[] {"addShard", "addShardToZone", "removeShard", "removeShardFromZone",
+                "balancerStart", "balancerStatus", "balancerStop", "listShards", "getShardMap", "isdbgrid",
+                "shardingState", "movePrimary", "mergeAllChunksOnShard", "transitionToDedicatedConfigServer",
+                "transitionFromDedicatedConfigServer", "resetPlacementHistory"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null);
+        }
+    }
+
+    /** Handshake, authentication, sessions and transactions. */
+    private static void connection() {
+        spec("hello", Scope.CONNECTION, OnEncrypted.PASS, null).labelled();
+        spec("isMaster", Scope.CONNECTION, OnEncrypted.PASS, null).alias("ismaster").labelled();
+        for (String name : new String[] {"saslStart", "saslContinue", "authenticate", "logout", "ping",
+                "buildInfo", "endSessions", "startSession"}) {
+            spec(name, Scope.CONNECTION, OnEncrypted.PASS, null).labelled();
+        }
+        spec("getnonce", Scope.CONNECTION, OnEncrypted.PASS, null);
+        builder("buildInfo").alias("buildinfo");
+        for (String name : new String[] {"refreshSessions", "commitTransaction", "abortTransaction"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null).labelled();
+        }
+        for (String name : new String[] {"killSessions", "killAllSessions", "killAllSessionsByPattern"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null);
+        }
+    }
+
+    /** The server as a whole: diagnostics, administration, replication, users and roles, auditing. */
+    private static void server() {
+        for (String name : new String[] {"getParameter", "serverStatus", "connectionStatus", "whatsmyuri", "getLog",
+                "hostInfo", "listDatabases", "replSetGetStatus", "replSetInitiate", "replSetReconfig"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null).labelled();
+        }
+        for (String name : new String[] {"getCmdLineOpts", "listCommands", "lockInfo", "connPoolStats",
+                "shardConnPoolStats", "top", "currentOp", "killOp", "fsync", "fsyncUnlock", "logRotate",
+                "rotateCertificates", "setFeatureCompatibilityVersion", "getDefaultRWConcern", "setDefaultRWConcern",
+                "getClusterParameter", "setClusterParameter", "setParameter", "setUserWriteBlockMode", "shutdown",
+                "dropConnections", "features", "getAuditConfig", "setAuditConfig", "logApplicationMessage",
+                "appendOplogNote", "replSetAbortPrimaryCatchUp", "replSetFreeze", "replSetGetConfig",
+                "replSetMaintenance", "replSetResizeOplog", "replSetStepDown", "replSetSyncFrom", "getLastError",
+                "resetError", "getPrevError", "atlasVersion", "getFreeMonitoringStatus",
+                "setFreeMonitoring", "availableQueryOptions",
+                "replSetHeartbeat", "replSetUpdatePosition", "setProfilingFilterGlobally", "getDiagnosticData",
+                "usersInfo", "rolesInfo", "createUser", "updateUser", "dropUser",
+                "dropAllUsersFromDatabase", "grantRolesToUser", "revokeRolesFromUser", "createRole", "updateRole",
+                "dropRole", "dropAllRolesFromDatabase", "grantPrivilegesToRole", "revokePrivilegesFromRole",
+                "grantRolesToRole", "revokeRolesFromRole", "invalidateUserCache", "setChangeStreamState",
+                "getChangeStreamState", "startRecordingTraffic", "stopRecordingTraffic"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null);
+        }
+    }
+
+    /** The database as a whole. */
+    private static void database() {
+        for (String name : new String[] {"listCollections", "dbStats", "dropDatabase"}) {
+            spec(name, Scope.DATABASE, OnEncrypted.PASS, null).labelled();
+        }
+        for (String name : new String[] {"profile", "dbHash", "validateDBMetadata", "dbCheck"}) {
+            spec(name, Scope.DATABASE, OnEncrypted.PASS, null);
+        }
+    }
+
+    // ---- building ----------------------------------------------------------------------------
+
+    private static Arg arg(String name, ArgKind kind, Arg... fields) {
+        return new Arg(name, kind, byName(List.of(fields)), false);
+    }
+
+    /** An argument drivers may also send as a document sequence. */
+    private static Arg sequence(String name, ArgKind kind, Arg... fields) {
+        return new Arg(name, kind, byName(List.of(fields)), true);
+    }
+
+    private static Arg option(String name) {
+        return arg(name, OPTION);
+    }
+
+    private static Arg configuration(String name) {
+        return arg(name, CONFIGURATION);
+    }
+
+    private static Arg settings(String name, Arg... fields) {
+        return arg(name, SETTINGS, fields);
+    }
+
+    private static Map<String, Arg> byName(Collection<Arg> args) {
+        Map<String, Arg> out = new LinkedHashMap<>();
+        for (Arg a : args) {
+            if (out.put(a.name(), a) != null) {
+                throw new IllegalStateException("argument " + a.name() + " listed twice");
+            }
+        }
+        return out;
+    }
+
+    private static Builder collection(String name, Rewriter rewriter) {
+        return spec(name, Scope.COLLECTION, OnEncrypted.REWRITE, rewriter);
+    }
+
+    private static Builder passing(String name) {
+        return spec(name, Scope.COLLECTION, OnEncrypted.PASS, null);
+    }
+
+    private static Builder spec(String name, Scope scope, OnEncrypted onEncrypted, Rewriter rewriter) {
+        Builder b = new Builder(name, scope, onEncrypted, rewriter);
+        b.register(name);
+        return b;
+    }
+
+    private static Builder builder(String name) {
+        return BUILDERS.get(name);
+    }
+
+    /** A spec under construction: each change re-registers the rebuilt record under all its names. */
+    private static final class Builder {
+        private final String name;
+        private final Scope scope;
+        private final OnEncrypted onEncrypted;
+        private final Rewriter rewriter;
+        private final List<String> names = new ArrayList<>();
+        private final List<Arg> args = new ArrayList<>(GENERIC);
+        private boolean labelled;
+        private boolean crossReferences;
+        private CommandSpec built;
+
+        Builder(String name, Scope scope, OnEncrypted onEncrypted, Rewriter rewriter) {
+            this.name = name;
+            this.scope = scope;
+            this.onEncrypted = onEncrypted;
+            this.rewriter = rewriter;
+        }
+
+        Builder args(Arg... more) {
+            args.addAll(List.of(more));
+            return rebuild();
+        }
+
+        Builder alias(String alias) {
+            register(alias);
+            return this;
+        }
+
+        Builder labelled() {
+            labelled = true;
+            return rebuild();
+        }
+
+        Builder crossReferences() {
+            crossReferences = true;
+            return rebuild();
+        }
+
+        void register(String n) {
+            if (BY_NAME.containsKey(n)) {
+                throw new IllegalStateException("command " + n + " listed twice");
+            }
+            names.add(n);
+            BUILDERS.put(n, this);
+            rebuild();
+        }
+
+        private Builder rebuild() {
+            CommandSpec spec = new CommandSpec(name, scope, onEncrypted, rewriter, byName(args), labelled,
+                    crossReferences);
+            if (built != null) {
+                ALL.remove(built);
+            }
+            ALL.add(spec);
+            built = spec;
+            for (String n : names) {
+                BY_NAME.put(n, spec);
+            }
+            return this;
+        }
+    }
+}
