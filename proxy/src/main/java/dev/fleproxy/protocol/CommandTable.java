@@ -217,6 +217,9 @@ public final class CommandTable {
         spec("internalRenameIfOptionsAndIndexesMatch", Scope.SERVER, OnEncrypted.REFUSE, null).crossReferences();
         spec("applyOps", Scope.SERVER, OnEncrypted.REFUSE, null).crossReferences();
         spec("filemd5", Scope.DATABASE, OnEncrypted.PASS, null);
+        // query settings hold a whole query shape, constants included: refused on encrypted ones (CrossReferences)
+        spec("setQuerySettings", Scope.SERVER, OnEncrypted.PASS, null).crossReferences();
+        spec("removeQuerySettings", Scope.SERVER, OnEncrypted.PASS, null).crossReferences();
     }
 
     /** Sharding: key patterns pass; commands whose arguments hold shard-key values do not. */
@@ -226,7 +229,8 @@ public final class CommandTable {
                 arg("collation", COLLATION), configuration("timeseries"));
         spec("refineCollectionShardKey", Scope.NAMESPACE, OnEncrypted.PASS, null).args(arg("key", KEY_PATTERN));
         for (String name : new String[] {"balancerCollectionStatus", "abortReshardCollection",
-                "commitReshardCollection", "cleanupReshardCollection", "getShardVersion"}) {
+                "commitReshardCollection", "cleanupReshardCollection", "getShardVersion", "abortMoveCollection",
+                "abortUnshardCollection"}) {
             spec(name, Scope.NAMESPACE, OnEncrypted.PASS, null);
         }
         spec("configureCollectionBalancing", Scope.NAMESPACE, OnEncrypted.PASS, null).args(option("chunkSize"),
@@ -291,7 +295,7 @@ public final class CommandTable {
                 "dropAllUsersFromDatabase", "grantRolesToUser", "revokeRolesFromUser", "createRole", "updateRole",
                 "dropRole", "dropAllRolesFromDatabase", "grantPrivilegesToRole", "revokePrivilegesFromRole",
                 "grantRolesToRole", "revokeRolesFromRole", "invalidateUserCache", "setChangeStreamState",
-                "getChangeStreamState", "startRecordingTraffic", "stopRecordingTraffic"}) {
+                "getChangeStreamState", "startRecordingTraffic", "stopRecordingTraffic", "autoCompact"}) {
             spec(name, Scope.SERVER, OnEncrypted.PASS, null);
         }
     }

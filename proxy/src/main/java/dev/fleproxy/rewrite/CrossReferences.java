@@ -67,6 +67,19 @@ final class CrossReferences {
                             + "encrypted collection is not supported");
                 }
             }
+            case "setQuerySettings", "removeQuerySettings" -> {
+                // {find: coll, filter: …, $db: …}: a query shape, constants and all, kept by the server
+                BsonValue shape = body.get(cmd);
+                if (shape != null && shape.isDocument() && !shape.asDocument().isEmpty()) {
+                    BsonDocument q = shape.asDocument();
+                    BsonValue target = q.get(q.getFirstKey());
+                    String qdb = q.isString("$db") ? q.getString("$db").getValue() : db;
+                    if (target.isString() && p.get(qdb, target.asString().getValue()) != null) {
+                        throw Refusal.command(qdb + "." + target.asString().getValue(), cmd + " with a query on an "
+                                + "encrypted collection (its shape would reach the server with its constants)");
+                    }
+                }
+            }
             default -> {
                 // other commands name only their own collection
             }

@@ -4,20 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.fleproxy.crypto.CipherAlgorithm;
-import dev.fleproxy.crypto.DataKey;
-import dev.fleproxy.keys.KeyAccessException;
-import dev.fleproxy.keys.KeyResolver;
-import dev.fleproxy.keys.KeySource;
-import dev.fleproxy.keys.KeyState;
-import dev.fleproxy.keys.ResolvedKey;
-import dev.fleproxy.policy.Policy;
-import dev.fleproxy.policy.PolicyParser;
-import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.server.Requests;
@@ -28,10 +17,8 @@ import dev.fleproxy.wire.OpQuery;
 import dev.fleproxy.wire.OpReply;
 import dev.fleproxy.wire.WireMessage;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
@@ -40,7 +27,6 @@ import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,85 +34,7 @@ import org.junit.jupiter.api.Test;
  * integration tests use the real KMS). Covers what the embedded backend cannot run: MongoDB 8.0's
  * bulkWrite, and replies crafted byte by byte.
  */
-class EncryptionFilterTest {
-    private static final UUID AES_KEY = UUID.fromString("11111111-2222-3333-4444-555555555555");
-    private static final UUID ARIA_KEY = UUID.fromString("66666666-7777-8888-9999-aaaaaaaaaaaa");
-    private static final String SSN = "123-45-6789";
-
-    /** Every key the KMS was asked for. */
-    private static final java.util.Set<UUID> FETCHED = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    private static final KeyResolver RESOLVER = new KeyResolver(new KeySource() {
-        @Override
-        public ResolvedKey fetch(UUID id) {
-            FETCHED.add(id);
-            CipherAlgorithm alg = id.equals(AES_KEY) ? CipherAlgorithm.AES
-                    : id.equals(ARIA_KEY) ? CipherAlgorithm.ARIA : null;
-            if (alg == null) {
-                throw new KeyAccessException(id, KeyAccessException.Reason.UNKNOWN_KEY, "no such key");
-            }
-            byte[] material = new byte[32];
-            Arrays.fill(material, (byte) (alg.ordinal() + 1));
-            return new ResolvedKey(new DataKey(id, alg, material), KeyState.ACTIVE, "1", Instant.now());
-        }
-
-        @Override
-        public String describe() {
-            return "test keys";
-        }
-    }, KeyResolver.Settings.DEFAULT);
-
-    private static final Policy POLICY = PolicyParser.parse(Map.of(
-            "hr.people", Map.of("key", AES_KEY.toString(), "fields", Map.of(
-                    "ssn", Map.of("deterministic", true),
-                    "address.street", Map.of(),
-                    "items.price", Map.of())),
-            "hr.all", Map.of("key", ARIA_KEY.toString(), "fields", "*")), 6, "test");
-
-    private final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, RESOLVER, 5000);
-
-    @org.junit.jupiter.api.BeforeAll
-    static void keysInMemory() {
-        // the filter reads keys from memory only: have them there, as the proxy does at start-up
-        RESOLVER.prefetch(List.of(AES_KEY, ARIA_KEY));
-    }
-
-    @AfterAll
-    static void close() {
-        RESOLVER.close();
-    }
-
-    private RequestDecision decide(WireMessage m) {
-        return filter.onRequest(Requests.of(m, filter));
-    }
-
-    private static OpMsg command(String json, DocumentSequence... sequences) {
-        return new OpMsg(0, BsonDocument.parse(json), List.of(sequences));
-    }
-
-    private static OpMsg rewritten(RequestDecision d) {
-        return OpMsg.parse(assertInstanceOf(RequestDecision.Replace.class, d).frame());
-    }
-
-    private static BsonDocument replied(ReplyDecision d) {
-        return OpMsg.parse(assertInstanceOf(ReplyDecision.Replace.class, d).frame()).body();
-    }
-
-    private static BsonDocument refusal(RequestDecision d) {
-        return ((OpMsg) assertInstanceOf(RequestDecision.Refuse.class, d).reply()).body();
-    }
-
-    private static byte[] envelope(BsonValue v) {
-        byte[] env = EnvelopeBinary.unwrap(v);
-        assertNotNull(env, "expected an envelope, got " + v);
-        assertEquals(0x82, env[0] & 0xFF, "format byte");
-        return env;
-    }
-
-    private static boolean containsPlaintext(OpMsg m, String plaintext) {
-        String bytes = new String(WireIO.encode(m, 1, 0), StandardCharsets.ISO_8859_1);
-        return bytes.contains(plaintext);
-    }
+class EncryptionFilterTest extends FilterFixture {
 
     @Test
     void commandsOnCollectionsWithoutPolicyPassUntouched() {

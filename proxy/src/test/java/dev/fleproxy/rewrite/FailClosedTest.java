@@ -1,0 +1,234 @@
+package dev.fleproxy.rewrite;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.CommandTable;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.DocumentSequence;
+import dev.fleproxy.wire.OpMsg;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.bson.BsonDocument;
+import org.bson.RawBsonDocument;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Nothing the proxy has not examined reaches the server on an encrypted namespace: arguments,
+ * document sequences and commands the command table does not know, comments, names it cannot
+ * read, let variables that carry a document of the encrypted collection (issue 26's findings).
+ */
+class FailClosedTest extends FilterFixture {
+
+    private BsonDocument refused(String json, int code) {
+        BsonDocument reply = refusal(decide(command(json)));
+        assertEquals(code, reply.getInt32("code").getValue(), reply.toJson());
+        assertFalse(reply.toJson().contains(SSN), "the reply never carries the value: " + reply.toJson());
+        return reply;
+    }
+
+    private static String errmsg(BsonDocument reply) {
+        return reply.getString("errmsg").getValue();
+    }
+
+    @Test
+    void anArgumentTheTableDoesNotKnowIsRefusedByName() {
+        BsonDocument reply = refused("{find: 'people', filteX: {ssn: '" + SSN + "'}, $db: 'hr'}", 9720011);
+        assertTrue(errmsg(reply).contains("'filteX'"), errmsg(reply));
+        refused("{insert: 'people', documents: [{ssn: '1'}], bogusArg: {ssn: '" + SSN + "'}, $db: 'hr'}", 9720011);
+        // the same argument on a collection no policy names is the server's business
+        assertSame(RequestDecision.PASS, decide(command("{find: 'plain', filteX: {ssn: '" + SSN + "'}, $db: 'hr'}")));
+    }
+
+    @Test
+    void everyCommandForwardedOnAnEncryptedCollectionRefusesAnUnknownArgument() {
+        int checked = 0;
+        for (CommandSpec spec : CommandTable.all()) {
+            if (spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
+                continue;
+            }
+            String json = switch (spec.scope()) {
+                case COLLECTION -> "{" + spec.name() + ": 'people', $db: 'hr', bogusArg: 1}";
+                case NAMESPACE -> "{" + spec.name() + ": 'hr.people', $db: 'admin', bogusArg: 1}";
+                case CURSOR -> "{" + spec.name() + ": NumberLong(5), collection: 'people', $db: 'hr', bogusArg: 1}";
+                case NAMESPACES -> "{" + spec.name() + ": 1, ops: [], nsInfo: [{ns: 'hr.people'}], $db: 'admin', "
+                        + "bogusArg: 1}";
+                default -> null;
+            };
+            if (json == null) {
+                continue;
+            }
+            BsonDocument reply = refused(json, 9720011);
+            assertTrue(errmsg(reply).contains("'bogusArg'"), spec.name() + ": " + errmsg(reply));
+            checked++;
+        }
+        assertTrue(checked > 30, "commands checked: " + checked);
+    }
+
+    @Test
+    void anUnknownDocumentSequenceIsRefused() {
+        RequestDecision d = decide(command("{insert: 'people', $db: 'hr'}",
+                new DocumentSequence("documentz", List.of(BsonDocument.parse("{ssn: '" + SSN + "'}")))));
+        assertEquals(9720011, refusal(d).getInt32("code").getValue());
+    }
+
+    @Test
+    void settingsAndOptionsHoldOnlyWhatTheServerReadsThere() {
+        refused("{find: 'people', $db: 'hr', writeConcern: {w: 1, ssn: '" + SSN + "'}}", 9720011);
+        refused("{find: 'people', $db: 'hr', limit: {ssn: '" + SSN + "'}}", 9720011);
+        refused("{find: 'people', $db: 'hr', hint: {ssn: '" + SSN + "'}}", 9720011);
+        refused("{find: 'people', $db: 'hr', collation: {locale: 'en', x: {ssn: '" + SSN + "'}}}", 9720011);
+        assertSame(RequestDecision.PASS, decide(command("{find: 'people', filter: {_id: 1}, $db: 'hr', limit: 1, "
+                + "hint: {ssn: 1}, collation: {locale: 'en'}, writeConcern: {w: 'majority'}, "
+                + "readConcern: {level: 'local'}, lsid: {id: {$binary: {base64: 'AAAAAAAAAAAAAAAAAAAAAA==', "
+                + "subType: '04'}}}, $readPreference: {mode: 'primary'}}")));
+    }
+
+    @Test
+    void aCommentNamingAPolicyFieldIsRefusedAStringPasses() {
+        BsonDocument reply = refused("{find: 'people', filter: {_id: 1}, comment: {ssn: '" + SSN + "'}, $db: 'hr'}",
+                9720010);
+        assertTrue(errmsg(reply).contains("'ssn'"), errmsg(reply));
+        refused("{find: 'people', filter: {_id: 1}, comment: [{note: {ssn: '" + SSN + "'}}], $db: 'hr'}", 9720010);
+        refused("{insert: 'people', documents: [{a: 1}], comment: {address: {street: 'x'}}, $db: 'hr'}", 9720010);
+        assertSame(RequestDecision.PASS, decide(command("{find: 'people', filter: {_id: 1}, comment: 'nightly job', "
+                + "$db: 'hr'}")));
+        assertSame(RequestDecision.PASS, decide(command("{find: 'people', filter: {_id: 1}, comment: {job: 'n', "
+                + "run: 3}, $db: 'hr'}")));
+        // every top-level name is a policy field under fields: "*": only strings and _id pass there
+        refused("{find: 'all', filter: {_id: 1}, comment: {job: 'n'}, $db: 'hr'}", 9720010);
+    }
+
+    @Test
+    void namesThatAreNotUtf8AreRefused() {
+        // "f\xe9nd": Java would read "f\uFFFDnd", the server sees another name, its log the filter
+        byte[] body = utf8Body("{fXnd: 'people', filter: {ssn: '" + SSN + "'}, $db: 'hr'}", "fXnd");
+        assertEquals(9720011, refusal(decide(new OpMsg(0, new RawBsonDocument(body)))).getInt32("code").getValue());
+        byte[] field = utf8Body("{find: 'people', filter: {sXn: '" + SSN + "'}, $db: 'hr'}", "sXn");
+        assertEquals(9720010, refusal(decide(new OpMsg(0, new RawBsonDocument(field)))).getInt32("code").getValue());
+        byte[] coll = utf8Body("{find: 'peopXe', filter: {ssn: '" + SSN + "'}, $db: 'hr'}", "peopXe");
+        assertEquals(9720011, refusal(decide(new OpMsg(0, new RawBsonDocument(coll)))).getInt32("code").getValue());
+        byte[] nested = utf8Body("{find: 'people', filter: {a: {sXn: '" + SSN + "'}}, $db: 'hr'}", "sXn");
+        assertEquals(9720010, refusal(decide(new OpMsg(0, new RawBsonDocument(nested)))).getInt32("code").getValue());
+    }
+
+    /** The JSON's bytes with the X of {@code marked} replaced by 0xE9, a lone Latin-1 byte: not UTF-8. */
+    private static byte[] utf8Body(String json, String marked) {
+        org.bson.io.BasicOutputBuffer out = new org.bson.io.BasicOutputBuffer();
+        try (org.bson.BsonBinaryWriter w = new org.bson.BsonBinaryWriter(out)) {
+            new org.bson.codecs.BsonDocumentCodec().encode(w, BsonDocument.parse(json),
+                    org.bson.codecs.EncoderContext.builder().build());
+        }
+        byte[] bytes = out.toByteArray();
+        byte[] mark = marked.getBytes(StandardCharsets.UTF_8);
+        outer:
+        for (int i = 0; i + mark.length <= bytes.length; i++) {
+            for (int k = 0; k < mark.length; k++) {
+                if (bytes[i + k] != mark[k]) {
+                    continue outer;
+                }
+            }
+            bytes[i + marked.indexOf('X')] = (byte) 0xE9;
+            return bytes;
+        }
+        throw new AssertionError(marked + " not found");
+    }
+
+    @Test
+    void aNameGivenTwiceAtTheTopIsRefusedWhereverTheCommandGoes() {
+        // the proxy would read $db 'other' (plain), a server keeping the last one 'hr'
+        assertEquals(9720011, refusal(decide(twice("$db", "other", "hr"))).getInt32("code").getValue());
+        assertEquals(9720011, refusal(decide(twice("find", "plain", "people"))).getInt32("code").getValue());
+    }
+
+    /** {name: first, filter: {ssn: …}, name: second} plus what else a find needs, as raw bytes. */
+    private static OpMsg twice(String name, String first, String second) {
+        org.bson.io.BasicOutputBuffer out = new org.bson.io.BasicOutputBuffer();
+        try (org.bson.BsonBinaryWriter w = new org.bson.BsonBinaryWriter(out)) {
+            w.writeStartDocument();
+            if (!name.equals("find")) {
+                w.writeString("find", "people");
+            }
+            w.writeString(name, first);
+            w.writeStartDocument("filter");
+            w.writeString("ssn", SSN);
+            w.writeEndDocument();
+            w.writeString(name, second);
+            if (name.equals("find")) {
+                w.writeString("$db", "hr");
+            }
+            w.writeEndDocument();
+        }
+        return new OpMsg(0, new RawBsonDocument(out.toByteArray()));
+    }
+
+    @Test
+    void anUnknownCommandIsRefusedWhereItsTargetCannotBeShownPlain() {
+        refused("{fimd: 'people', filter: {ssn: '" + SSN + "'}, $db: 'hr'}", 9720011);
+        refused("{fimd: 'other', filter: {ssn: '" + SSN + "'}, $db: 'hr'}", 9720011); // hr has encrypted collections
+        refused("{fimd: 1, $db: 'admin'}", 9720011);
+        assertSame(RequestDecision.PASS, decide(command("{fimd: 'people', $db: 'plaindb'}")));
+        assertSame(RequestDecision.PASS, decide(command("{serverStatus: 1, $db: 'admin'}")));
+    }
+
+    @Test
+    void letVariablesBoundToTheEncryptedDocumentCarryItsPolicyFields() {
+        for (String root : new String[] {"$$ROOT", "$$CURRENT"}) {
+            refused("{aggregate: 'people', pipeline: [{$lookup: {from: 'plain', let: {r: '" + root + "'}, "
+                    + "pipeline: [{$match: {$expr: {$eq: ['$$r.ssn', '" + SSN + "']}}}], as: 'j'}}], cursor: {}, "
+                    + "$db: 'hr'}", 9720010);
+        }
+        refused("{aggregate: 'people', pipeline: [{$lookup: {from: 'plain', let: {r: '$$ROOT'}, "
+                + "pipeline: [{$match: {$expr: {$eq: ['$$r', {ssn: '" + SSN + "'}]}}}], as: 'j'}}], cursor: {}, "
+                + "$db: 'hr'}", 9720010);
+        refused("{aggregate: 'people', pipeline: [{$lookup: {from: 'plain', let: {r: '$$ROOT'}, "
+                + "pipeline: [{$match: {$expr: {$eq: ['$$r.address.street', 'x']}}}], as: 'j'}}], cursor: {}, "
+                + "$db: 'hr'}", 9720010);
+        // its plain fields may be used
+        RequestDecision d = decide(command("{aggregate: 'people', pipeline: [{$lookup: {from: 'plain', let: "
+                + "{r: '$$ROOT'}, pipeline: [{$match: {$expr: {$eq: ['$$r.name', '$name']}}}], as: 'j'}}], cursor: {}, "
+                + "$db: 'hr'}"));
+        assertFalse(d instanceof RequestDecision.Refuse, "a plain field of the bound document");
+    }
+
+    @Test
+    void anUnknownUpdateOperatorGetsTheServersOwnAnswer() {
+        BsonDocument reply = refused("{update: 'people', updates: [{q: {_id: 1}, u: {$thismodifierdoesntexist: "
+                + "{name: 1}}}], $db: 'hr'}", 9);
+        assertEquals("FailedToParse", reply.getString("codeName").getValue());
+        assertTrue(errmsg(reply).contains("Unknown modifier: $thismodifierdoesntexist"), errmsg(reply));
+        refused("{update: 'people', updates: [{q: {_id: 1}, u: {$thismodifierdoesntexist: 1}}], $db: 'hr'}", 9);
+    }
+
+    @Test
+    void aFieldLiterallyNamedAsAPolicyPathIsRefused() {
+        BsonDocument reply = refused("{insert: 'people', documents: [{'address.street': 'Main St 1'}], $db: 'hr'}",
+                9720010);
+        assertTrue(errmsg(reply).contains("'address.street'"), errmsg(reply));
+        refused("{update: 'people', updates: [{q: {_id: 1}, u: {$set: {address: {'street.x': 1}}}}], $db: 'hr'}",
+                9720010);
+        // a dotted name that is no policy path is the application's business
+        refusalFree("{insert: 'people', documents: [{'a.b': 1}], $db: 'hr'}");
+    }
+
+    private RequestDecision refusalFree(String json) {
+        RequestDecision d = decide(command(json));
+        assertFalse(d instanceof RequestDecision.Refuse, json);
+        return d;
+    }
+
+    @Test
+    void setFieldOfAFieldLiterallyNamedWithADollarIsNoEncryptedField() {
+        refusalFree("{aggregate: 'people', pipeline: [{$set: {x: {$setField: {field: {$literal: '$a'}, input: "
+                + "'$name', value: 1}}}}], cursor: {}, $db: 'hr'}");
+    }
+
+    @Test
+    void querySettingsOnAnEncryptedCollectionAreRefused() {
+        refused("{setQuerySettings: {find: 'people', filter: {ssn: '" + SSN + "'}, $db: 'hr'}, settings: {}, "
+                + "$db: 'admin'}", 9720011);
+    }
+}

@@ -1,0 +1,119 @@
+package dev.fleproxy.rewrite;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import dev.fleproxy.crypto.CipherAlgorithm;
+import dev.fleproxy.crypto.DataKey;
+import dev.fleproxy.keys.KeyAccessException;
+import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.keys.KeySource;
+import dev.fleproxy.keys.KeyState;
+import dev.fleproxy.keys.ResolvedKey;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.server.ReplyDecision;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.server.Requests;
+import dev.fleproxy.testing.WireIO;
+import dev.fleproxy.wire.DocumentSequence;
+import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.WireMessage;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The encryption filter on single messages, with keys from an in-memory key source (the
+ * integration tests use the real KMS): its policy, its keys and the helpers its tests share.
+ * Each test class gets a resolver of its own.
+ */
+abstract class FilterFixture {
+    static final UUID AES_KEY = UUID.fromString("11111111-2222-3333-4444-555555555555");
+    static final UUID ARIA_KEY = UUID.fromString("66666666-7777-8888-9999-aaaaaaaaaaaa");
+    static final String SSN = "123-45-6789";
+
+    /** Every key the KMS was asked for. */
+    static final java.util.Set<UUID> FETCHED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static KeyResolver RESOLVER;
+
+    static final Policy POLICY = PolicyParser.parse(Map.of(
+            "hr.people", Map.of("key", AES_KEY.toString(), "fields", Map.of(
+                    "ssn", Map.of("deterministic", true),
+                    "address.street", Map.of(),
+                    "items.price", Map.of())),
+            "hr.all", Map.of("key", ARIA_KEY.toString(), "fields", "*")), 6, "test");
+
+    final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, RESOLVER, 5000);
+
+    @BeforeAll
+    static void keysInMemory() {
+        RESOLVER = new KeyResolver(new KeySource() {
+            @Override
+            public ResolvedKey fetch(UUID id) {
+                FETCHED.add(id);
+                CipherAlgorithm alg = id.equals(AES_KEY) ? CipherAlgorithm.AES
+                        : id.equals(ARIA_KEY) ? CipherAlgorithm.ARIA : null;
+                if (alg == null) {
+                    throw new KeyAccessException(id, KeyAccessException.Reason.UNKNOWN_KEY, "no such key");
+                }
+                byte[] material = new byte[32];
+                Arrays.fill(material, (byte) (alg.ordinal() + 1));
+                return new ResolvedKey(new DataKey(id, alg, material), KeyState.ACTIVE, "1", Instant.now());
+            }
+
+            @Override
+            public String describe() {
+                return "test keys";
+            }
+        }, KeyResolver.Settings.DEFAULT);
+        // the filter reads keys from memory only: have them there, as the proxy does at start-up
+        RESOLVER.prefetch(List.of(AES_KEY, ARIA_KEY));
+    }
+
+    @AfterAll
+    static void close() {
+        RESOLVER.close();
+    }
+
+    RequestDecision decide(WireMessage m) {
+        return filter.onRequest(Requests.of(m, filter));
+    }
+
+    static OpMsg command(String json, DocumentSequence... sequences) {
+        return new OpMsg(0, BsonDocument.parse(json), List.of(sequences));
+    }
+
+    static OpMsg rewritten(RequestDecision d) {
+        return OpMsg.parse(assertInstanceOf(RequestDecision.Replace.class, d).frame());
+    }
+
+    static BsonDocument replied(ReplyDecision d) {
+        return OpMsg.parse(assertInstanceOf(ReplyDecision.Replace.class, d).frame()).body();
+    }
+
+    static BsonDocument refusal(RequestDecision d) {
+        return ((OpMsg) assertInstanceOf(RequestDecision.Refuse.class, d).reply()).body();
+    }
+
+    static byte[] envelope(BsonValue v) {
+        byte[] env = EnvelopeBinary.unwrap(v);
+        assertNotNull(env, "expected an envelope, got " + v);
+        assertEquals(0x82, env[0] & 0xFF, "format byte");
+        return env;
+    }
+
+    static boolean containsPlaintext(OpMsg m, String plaintext) {
+        String bytes = new String(WireIO.encode(m, 1, 0), StandardCharsets.ISO_8859_1);
+        return bytes.contains(plaintext);
+    }
+}
