@@ -32,9 +32,10 @@ def header(value):
     return data[0], data[1] & 0x3F, bool(data[1] & 0x40), str(uuid.UUID(bytes=data[2:18]))
 
 
-def policy(key, previous=None, fields='{ name: {}, tag: { deterministic: true } }', ns="rw.users"):
+def policy(key, previous=None, fields='{ name: {}, tag: { deterministic: true } }', ns="rw.users", reads=None):
     prev = f", previousKeys: [{previous}]" if previous else ""
-    return f"  {ns}: {{ key: {key}{prev}, fields: {fields} }}\n"
+    reads = f", plaintextReads: {reads}" if reads else ""
+    return f"  {ns}: {{ key: {key}{prev}{reads}, fields: {fields} }}\n"
 
 
 @pytest.fixture()
@@ -170,7 +171,8 @@ def test_plaintext_written_before_the_policy_is_encrypted_in_place_and_dry_run_c
     backend, proxy = stack
     raw = client(f"mongodb://127.0.0.1:{backend.port}").rw.legacy
     raw.insert_many([{"_id": j, "name": f"p{j}", "tag": f"t{j % 3}", "other": j} for j in range(300)])
-    reload(proxy, policy(TDES) + policy(AES_256, ns="rw.legacy"))
+    # as README says: plaintextReads: allow while it is mixed, and there adopting plaintext is the default
+    reload(proxy, policy(TDES) + policy(AES_256, ns="rw.legacy", reads="allow"))
     dry = rewrap(proxy.config, "rw.legacy", "--dry-run")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "300 documents examined, 300 would be rewritten" in dry.stdout and "plaintext 600" in dry.stdout, dry.stdout

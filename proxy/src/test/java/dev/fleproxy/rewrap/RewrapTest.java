@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.bson.BsonBinary;
 import org.bson.BsonDocument;
@@ -97,8 +98,9 @@ class RewrapTest {
             MongoCollection<BsonDocument> state = c.getDatabase("fle_proxy").getCollection("rewrap_state",
                     BsonDocument.class);
             ByteArrayOutputStream log = new ByteArrayOutputStream();
+            Adoption adopt = new Adoption(cp, true, Set.of()); // --adopt-plaintext: _id 3 was written before the policy
             Rewrap.Result dry = new Rewrap(coll, state, cp, () -> new DocumentRewrap(cp, aes,
-                    Map.of(aes.id(), aes, tdes.id(), tdes)), new Rewrap.Options(2, 0, true, false, 1),
+                    Map.of(aes.id(), aes, tdes.id(), tdes), adopt), new Rewrap.Options(2, 0, true, false, 1),
                     new PrintStream(log, true, StandardCharsets.UTF_8), false).run();
             assertEquals(6, dry.examined());
             assertEquals(4, dry.rewritten());
@@ -108,7 +110,7 @@ class RewrapTest {
             assertNull(state.find().first(), "a dry run keeps no checkpoint");
 
             Rewrap.Result r = new Rewrap(coll, state, cp, () -> new DocumentRewrap(cp, aes,
-                    Map.of(aes.id(), aes, tdes.id(), tdes)), new Rewrap.Options(2, 0, false, false, 1),
+                    Map.of(aes.id(), aes, tdes.id(), tdes), adopt), new Rewrap.Options(2, 0, false, false, 1),
                     new PrintStream(log, true, StandardCharsets.UTF_8), false).run();
             assertEquals(dry.fields(), r.fields());
             assertEquals(2, r.skipped());
