@@ -47,6 +47,7 @@ import picocli.CommandLine.Option;
             "fle_proxy.rewrap_state. Only what opens under the collection's keys in its own field is sealed",
             "again; plaintext is adopted (encrypted) under plaintextReads: allow or with --adopt-plaintext, and",
             "envelope-like binaries, foreign envelopes and sub-documents outside --adopt-documents-in never.",
+            "What is left is listed by _id (the first 100 per category) in the summary and the checkpoint.",
             "Exit codes: 0 done; 3 done, but fields were left as they were (plaintext_denied, not_adoptable,",
             "unknown_key, unreadable, contended); 1 stopped (KMS or upstream gone for --retry-seconds;",
             "--resume continues); 2 bad arguments or config."})
@@ -125,11 +126,12 @@ final class RewrapCommand implements Callable<Integer> {
                     dryRun ? "would be rewritten" : "rewritten", r.seconds(),
                     r.seconds() > 0 ? r.examined() / r.seconds() : 0.0, r.fields());
             if (r.skipped() > 0) {
-                System.out.printf(Locale.ROOT, "  %,d field(s) skipped: see the categories above; they were left as "
-                        + "they were%n", r.skipped());
-                return 3;
+                System.out.printf(Locale.ROOT, "  %,d field(s) in %,d document(s) %s as they were; their _ids are listed "
+                        + "below%s%n", r.skipped(), r.leftDocuments(), dryRun ? "would be left" : "left",
+                        dryRun ? "" : " and in fle_proxy.rewrap_state");
             }
-            return 0;
+            r.listing().forEach(line -> System.out.println("  " + line));
+            return r.skipped() > 0 ? 3 : 0;
         } catch (Rewrap.Stopped e) {
             System.err.println("rewrap: stopped: " + e.getMessage() + ". The checkpoint is saved: run again with "
                     + "--resume once it is back.");

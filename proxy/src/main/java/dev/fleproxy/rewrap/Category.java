@@ -50,4 +50,12 @@ public enum Category {
         return this == PLAINTEXT_DENIED || this == NOT_ADOPTABLE || this == UNKNOWN_KEY || this == UNREADABLE
                 || this == CONTENDED;
     }
+
+    /**
+     * Whether the documents met in it are listed by _id: the ones left as they were, and the
+     * adopted ones (sealed although the proxy never wrote them, so someone may want to look).
+     */
+    boolean listed() {
+        return skipped() || this == PLAINTEXT;
+    }
 }

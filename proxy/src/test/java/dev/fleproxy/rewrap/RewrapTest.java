@@ -114,6 +114,8 @@ class RewrapTest {
                     new PrintStream(log, true, StandardCharsets.UTF_8), false).run();
             assertEquals(dry.fields(), r.fields());
             assertEquals(2, r.skipped());
+            assertEquals(List.of("adopted (plaintext): 1 document: 3", "left (unknown_key): 1 document: 5",
+                    "left (unreadable): 1 document: 6"), r.listing());
             for (BsonDocument d : coll.find(new BsonDocument("_id", new BsonDocument("$lte", new BsonInt32(4))))) {
                 for (String f : List.of("name", "tag")) {
                     Envelope.Header h = Envelope.parse(EnvelopeBinary.unwrap(d.get(f)));
@@ -138,5 +140,59 @@ class RewrapTest {
         } finally {
             backend.close();
         }
+    }
+
+    @Test
+    void plantedValuesAreLeftAsTheyAreAndListedByIdUnlessAdopted() {
+        DataKey aes = key(CipherAlgorithm.AES, 32);
+        CollectionPolicy cp = new CollectionPolicy(NS, aes.id(), List.of(), null, false,
+                Map.of("name", new FieldRule("name", false)), EnvelopeBinary.GENERIC, false);
+        byte[] whole = seal(FieldCipher.create(aes, CipherSuite.AES_GCM, false), "name", new BsonString("x")).getData();
+        List<BsonDocument> planted = List.of(
+                new BsonDocument("_id", new BsonString("string")).append("name", new BsonString("planted")),
+                new BsonDocument("_id", new BsonString("subdoc")).append("name", new BsonDocument("first", new BsonString("Ada"))),
+                new BsonDocument("_id", new BsonString("zeros")).append("name", new BsonBinary(new byte[24])),
+                new BsonDocument("_id", new BsonString("cut")).append("name",
+                        new BsonBinary(java.util.Arrays.copyOf(whole, 10))));
+        EmbeddedBackend backend = EmbeddedBackend.start("127.0.0.1", 0, null);
+        try (MongoClient c = ProxyFixture.client("mongodb://127.0.0.1:" + backend.address().getPort(), b -> { })) {
+            MongoCollection<BsonDocument> coll = c.getDatabase("t").getCollection("c", BsonDocument.class);
+            coll.insertMany(planted);
+            MongoCollection<BsonDocument> state = c.getDatabase("fle_proxy").getCollection("rewrap_state",
+                    BsonDocument.class);
+            Rewrap.Result r = run(coll, state, cp, aes, new Adoption(cp, false, Set.of()));
+            assertEquals(0, r.rewritten());
+            assertEquals("plaintext_denied 1, not_adoptable 2, unreadable 1", r.fields());
+            assertEquals(4, r.leftDocuments());
+            assertEquals(List.of("left (plaintext_denied): 1 document: \"string\"",
+                    "left (not_adoptable): 2 documents: \"subdoc\", \"zeros\"",
+                    "left (unreadable): 1 document: \"cut\""), r.listing());
+            for (BsonDocument d : planted) {
+                assertEquals(d, coll.find(new BsonDocument("_id", d.get("_id"))).first(), "left exactly as planted");
+            }
+            BsonDocument listed = state.find().first().getDocument("counts").getDocument("listed");
+            assertEquals(List.of(new BsonString("subdoc"), new BsonString("zeros")),
+                    listed.getDocument("not_adoptable").getArray("ids").getValues());
+
+            Rewrap.Result adopted = run(coll, state, cp, aes, new Adoption(cp, true, Set.of()));
+            assertEquals(1, adopted.rewritten());
+            assertEquals(List.of("adopted (plaintext): 1 document: \"string\"",
+                    "left (not_adoptable): 2 documents: \"subdoc\", \"zeros\"",
+                    "left (unreadable): 1 document: \"cut\""), adopted.listing());
+            assertEquals(new BsonString("planted"), open(aes, "name",
+                    coll.find(new BsonDocument("_id", new BsonString("string"))).first().get("name")));
+            for (BsonDocument d : planted.subList(1, 4)) {
+                assertEquals(d, coll.find(new BsonDocument("_id", d.get("_id"))).first());
+            }
+        } finally {
+            backend.close();
+        }
+    }
+
+    private static Rewrap.Result run(MongoCollection<BsonDocument> coll, MongoCollection<BsonDocument> state,
+                                     CollectionPolicy cp, DataKey key, Adoption adoption) {
+        return new Rewrap(coll, state, cp, () -> new DocumentRewrap(cp, key, Map.of(key.id(), key), adoption),
+                new Rewrap.Options(2, 0, false, false, 1), new PrintStream(new ByteArrayOutputStream(), true,
+                StandardCharsets.UTF_8), false).run();
     }
 }
