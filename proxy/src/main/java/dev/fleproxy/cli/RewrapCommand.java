@@ -38,19 +38,23 @@ import picocli.CommandLine.Option;
 @Command(name = "rewrap",
         mixinStandardHelpOptions = true,
         description = "Re-encrypts a collection in place, online: every policy field that is not an envelope under "
-                + "the collection's key, suite and variant (plaintext, v1, a previous key, another suite) is rewritten.",
+                + "the collection's key, suite and variant (v1, a previous key, another suite; plaintext if adopted) "
+                + "is rewritten.",
         footer = {
             "",
-            "Talks to the upstream of the config directly (applications keep using the proxy meanwhile); the",
-            "policy's previousKeys open what was written before. Each document is updated only if its fields",
-            "still hold what was read, so no application write is overwritten. The checkpoint is kept in",
-            "fle_proxy.rewrap_state. Only what opens under the collection's keys in its own field is sealed",
-            "again; plaintext is adopted (encrypted) under plaintextReads: allow or with --adopt-plaintext, and",
-            "envelope-like binaries, foreign envelopes and sub-documents outside --adopt-documents-in never.",
-            "What is left is listed by _id (the first 100 per category) in the summary and the checkpoint.",
-            "Exit codes: 0 done; 3 done, but fields were left as they were (plaintext_denied, not_adoptable,",
-            "unknown_key, unreadable, contended); 1 stopped (KMS or upstream gone for --retry-seconds;",
-            "--resume continues); 2 bad arguments or config."})
+            "Talks to the upstream of the config directly (applications keep using the proxy",
+            "meanwhile); the policy's previousKeys open what was written before. Each",
+            "document is updated only if its fields still hold what was read, so no",
+            "application write is overwritten. The checkpoint is kept in",
+            "fle_proxy.rewrap_state. Only what opens under the collection's keys in its own",
+            "field is sealed again; plaintext is adopted (encrypted) under plaintextReads:",
+            "allow or with --adopt-plaintext, and envelope-like binaries, foreign envelopes",
+            "and sub-documents outside --adopt-documents-in never. What is left is listed by",
+            "_id (the first 100 per category) in the summary and the checkpoint. Exit codes:",
+            "0 done; 3 done, but fields were left as they were (plaintext_denied,",
+            "not_adoptable, unknown_key, unreadable, contended); 1 stopped (KMS or upstream",
+            "gone for --retry-seconds; --resume continues); 2 bad arguments or config."
+        })
 final class RewrapCommand implements Callable<Integer> {
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "the proxy's YAML config")
