@@ -272,13 +272,12 @@ def test_values_planted_around_the_proxy_are_never_sealed_and_are_listed(stack):
     for them): they stay byte for byte, and their _ids are listed in the output and the checkpoint.
     --adopt-plaintext adopts the plaintext string, and only it."""
     backend, proxy = stack
-    reload(proxy, policy(TDES) + policy(TDES, ns="rw.planted"))
-    with client(proxy.uri()) as c:
-        c.rw.planted.insert_one({"_id": "ok", "name": "written through the proxy", "tag": "t"})
+    with client(proxy.uri()) as c:   # rw.users: under 3DES, plaintextReads: deny (the default)
+        c.rw.users.insert_one({"_id": "ok", "name": "written through the proxy", "tag": "t"})
     db = client(f"mongodb://127.0.0.1:{backend.port}")
-    raw = db.rw.planted
+    raw = db.rw.users
     envelope = bytes(raw.find_one({"_id": "ok"})["name"])
-    planted = {"string": "planted", "subdoc": {"first": "Ada"}, "zeros": Binary(b"\x00" * 24),
+    planted = {"string": "planted-value", "subdoc": {"first": "Ada"}, "zeros": Binary(b"\x00" * 24),
                "cut": Binary(envelope[:10])}
     raw.insert_many([{"_id": k, "name": v} for k, v in planted.items()])
     as_bytes = raw.with_options(codec_options=CodecOptions(document_class=RawBSONDocument))
@@ -286,14 +285,14 @@ def test_values_planted_around_the_proxy_are_never_sealed_and_are_listed(stack):
 
     def refused(c, _id):
         with pytest.raises(OperationFailure) as e:
-            c.rw.planted.find_one({"_id": _id})
+            c.rw.users.find_one({"_id": _id})
         return e.value.code == 9720021
 
     with client(proxy.uri()) as c:
         assert all(refused(c, k) for k in planted)
 
-    reload(proxy, policy(TDES) + policy(AES_256, previous=TDES, ns="rw.planted"))
-    r = rewrap(proxy.config, "rw.planted")
+    reload(proxy, policy(AES_256, previous=TDES))
+    r = rewrap(proxy.config, "rw.users")
     assert r.returncode == 3, r.stdout + r.stderr   # done, but values were left: a DBA wants to know
     assert "5 documents examined, 1 rewritten" in r.stdout, r.stdout
     assert ("4 field(s) in 4 document(s) left as they were; their _ids are listed below and in "
@@ -301,16 +300,16 @@ def test_values_planted_around_the_proxy_are_never_sealed_and_are_listed(stack):
     assert 'left (plaintext_denied): 1 document: "string"' in r.stdout, r.stdout
     assert 'left (not_adoptable): 2 documents: "subdoc", "zeros"' in r.stdout, r.stdout
     assert 'left (unreadable): 1 document: "cut"' in r.stdout, r.stdout
-    assert "planted" not in (r.stdout + r.stderr).replace("rw.planted", ""), "no field value is printed"
+    assert "planted-value" not in r.stdout + r.stderr, "no field value is printed"
     assert {k: as_bytes.find_one({"_id": k}).raw for k in planted} == stored, "left byte for byte"
-    listed = db.fle_proxy.rewrap_state.find_one({"_id": "rw.planted"})["counts"]["listed"]
+    listed = db.fle_proxy.rewrap_state.find_one({"_id": "rw.users"})["counts"]["listed"]
     assert {c: v["ids"] for c, v in listed.items()} == {
         "plaintext_denied": ["string"], "not_adoptable": ["subdoc", "zeros"], "unreadable": ["cut"]}, listed
     with client(proxy.uri()) as c:
         assert all(refused(c, k) for k in planted)
-        assert c.rw.planted.find_one({"_id": "ok"})["name"] == "written through the proxy"
+        assert c.rw.users.find_one({"_id": "ok"})["name"] == "written through the proxy"
 
-    adopt = rewrap(proxy.config, "rw.planted", "--adopt-plaintext")
+    adopt = rewrap(proxy.config, "rw.users", "--adopt-plaintext")
     assert adopt.returncode == 3, adopt.stdout + adopt.stderr
     assert 'adopted (plaintext): 1 document: "string"' in adopt.stdout, adopt.stdout
     assert "3 field(s) in 3 document(s) left as they were" in adopt.stdout, adopt.stdout
@@ -318,7 +317,7 @@ def test_values_planted_around_the_proxy_are_never_sealed_and_are_listed(stack):
         {k: v for k, v in stored.items() if k != "string"}
     assert header(raw.find_one({"_id": "string"})["name"]) == (0x82, SUITE_IDS["AES_GCM"], False, AES_256)
     with client(proxy.uri()) as c:
-        assert c.rw.planted.find_one({"_id": "string"})["name"] == "planted"
+        assert c.rw.users.find_one({"_id": "string"})["name"] == "planted-value"
         assert all(refused(c, k) for k in planted if k != "string")
-    listed = db.fle_proxy.rewrap_state.find_one({"_id": "rw.planted"})["counts"]["listed"]
+    listed = db.fle_proxy.rewrap_state.find_one({"_id": "rw.users"})["counts"]["listed"]
     assert listed["plaintext"]["ids"] == ["string"] and listed["unreadable"]["documents"] == 1, listed
