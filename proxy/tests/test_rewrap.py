@@ -1,7 +1,9 @@
 """`fle-proxy.jar rewrap` (issue 16) on the real jar, the real PyKMIP server and the embedded
 backend: a live 3DES collection moved to AES while pymongo threads insert, update and read through
 the proxy; a collection written before the policy encrypted in place; --dry-run; a run killed
-mid-way and resumed; a KMS outage mid-run that stops the run resumably."""
+mid-way and resumed; a KMS outage mid-run that stops the run resumably; values planted around the
+proxy in a plaintextReads: deny collection, never sealed (issue 26) unless adopted with
+--adopt-plaintext."""
 import json
 import os
 import random
@@ -13,6 +15,9 @@ import uuid
 
 import pytest
 from bson import Binary
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+from pymongo.errors import OperationFailure
 
 from conftest import JAR, TDES, AES_256, EncryptingProxy, backend_process, client
 
@@ -32,9 +37,10 @@ def header(value):
     return data[0], data[1] & 0x3F, bool(data[1] & 0x40), str(uuid.UUID(bytes=data[2:18]))
 
 
-def policy(key, previous=None, fields='{ name: {}, tag: { deterministic: true } }', ns="rw.users"):
+def policy(key, previous=None, fields='{ name: {}, tag: { deterministic: true } }', ns="rw.users", reads=None):
     prev = f", previousKeys: [{previous}]" if previous else ""
-    return f"  {ns}: {{ key: {key}{prev}, fields: {fields} }}\n"
+    reads = f", plaintextReads: {reads}" if reads else ""
+    return f"  {ns}: {{ key: {key}{prev}{reads}, fields: {fields} }}\n"
 
 
 @pytest.fixture()
@@ -170,10 +176,12 @@ def test_plaintext_written_before_the_policy_is_encrypted_in_place_and_dry_run_c
     backend, proxy = stack
     raw = client(f"mongodb://127.0.0.1:{backend.port}").rw.legacy
     raw.insert_many([{"_id": j, "name": f"p{j}", "tag": f"t{j % 3}", "other": j} for j in range(300)])
-    reload(proxy, policy(TDES) + policy(AES_256, ns="rw.legacy"))
+    # as README says: plaintextReads: allow while it is mixed, and there adopting plaintext is the default
+    reload(proxy, policy(TDES) + policy(AES_256, ns="rw.legacy", reads="allow"))
     dry = rewrap(proxy.config, "rw.legacy", "--dry-run")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "300 documents examined, 300 would be rewritten" in dry.stdout and "plaintext 600" in dry.stdout, dry.stdout
+    assert "adopted (plaintext): 300 documents: 0, 1, 2," in dry.stdout and "… and 200 more" in dry.stdout, dry.stdout
     assert raw.find_one({"_id": 5})["name"] == "p5", "a dry run writes nothing"
     r = rewrap(proxy.config, "rw.legacy", "--batch", "64")
     assert r.returncode == 0 and "300 rewritten" in r.stdout, r.stdout + r.stderr
@@ -256,3 +264,60 @@ def test_a_kms_outage_mid_run_stops_it_resumably(stack, kms):
     r = rewrap(config, "rw.users", "--resume")
     assert r.returncode == 0 and "2,000 documents examined" in r.stdout, r.stdout + r.stderr
     assert all(header(d["name"])[3] == AES_256 for d in raw.rw.users.find())
+
+
+def test_values_planted_around_the_proxy_are_never_sealed_and_are_listed(stack):
+    """Issue 26: in a plaintextReads: deny collection, values written straight into the backend fail
+    reads (9720021); after a key change, rewrap must not seal them (that would make the proxy vouch
+    for them): they stay byte for byte, and their _ids are listed in the output and the checkpoint.
+    --adopt-plaintext adopts the plaintext string, and only it."""
+    backend, proxy = stack
+    with client(proxy.uri()) as c:   # rw.users: under 3DES, plaintextReads: deny (the default)
+        c.rw.users.insert_one({"_id": "ok", "name": "written through the proxy", "tag": "t"})
+    db = client(f"mongodb://127.0.0.1:{backend.port}")
+    raw = db.rw.users
+    envelope = bytes(raw.find_one({"_id": "ok"})["name"])
+    planted = {"string": "planted-value", "subdoc": {"first": "Ada"}, "zeros": Binary(b"\x00" * 24),
+               "cut": Binary(envelope[:10])}
+    raw.insert_many([{"_id": k, "name": v} for k, v in planted.items()])
+    as_bytes = raw.with_options(codec_options=CodecOptions(document_class=RawBSONDocument))
+    stored = {k: as_bytes.find_one({"_id": k}).raw for k in planted}
+
+    def refused(c, _id):
+        with pytest.raises(OperationFailure) as e:
+            c.rw.users.find_one({"_id": _id})
+        return e.value.code == 9720021
+
+    with client(proxy.uri()) as c:
+        assert all(refused(c, k) for k in planted)
+
+    reload(proxy, policy(AES_256, previous=TDES))
+    r = rewrap(proxy.config, "rw.users")
+    assert r.returncode == 3, r.stdout + r.stderr   # done, but values were left: a DBA wants to know
+    assert "5 documents examined, 1 rewritten" in r.stdout, r.stdout
+    assert ("4 field(s) in 4 document(s) left as they were; their _ids are listed below and in "
+            "fle_proxy.rewrap_state") in r.stdout, r.stdout
+    assert 'left (plaintext_denied): 1 document: "string"' in r.stdout, r.stdout
+    assert 'left (not_adoptable): 2 documents: "subdoc", "zeros"' in r.stdout, r.stdout
+    assert 'left (unreadable): 1 document: "cut"' in r.stdout, r.stdout
+    assert "planted-value" not in r.stdout + r.stderr, "no field value is printed"
+    assert {k: as_bytes.find_one({"_id": k}).raw for k in planted} == stored, "left byte for byte"
+    listed = db.fle_proxy.rewrap_state.find_one({"_id": "rw.users"})["counts"]["listed"]
+    assert {c: v["ids"] for c, v in listed.items()} == {
+        "plaintext_denied": ["string"], "not_adoptable": ["subdoc", "zeros"], "unreadable": ["cut"]}, listed
+    with client(proxy.uri()) as c:
+        assert all(refused(c, k) for k in planted)
+        assert c.rw.users.find_one({"_id": "ok"})["name"] == "written through the proxy"
+
+    adopt = rewrap(proxy.config, "rw.users", "--adopt-plaintext")
+    assert adopt.returncode == 3, adopt.stdout + adopt.stderr
+    assert 'adopted (plaintext): 1 document: "string"' in adopt.stdout, adopt.stdout
+    assert "3 field(s) in 3 document(s) left as they were" in adopt.stdout, adopt.stdout
+    assert {k: as_bytes.find_one({"_id": k}).raw for k in planted if k != "string"} == \
+        {k: v for k, v in stored.items() if k != "string"}
+    assert header(raw.find_one({"_id": "string"})["name"]) == (0x82, SUITE_IDS["AES_GCM"], False, AES_256)
+    with client(proxy.uri()) as c:
+        assert c.rw.users.find_one({"_id": "string"})["name"] == "planted-value"
+        assert all(refused(c, k) for k in planted if k != "string")
+    listed = db.fle_proxy.rewrap_state.find_one({"_id": "rw.users"})["counts"]["listed"]
+    assert listed["plaintext"]["ids"] == ["string"] and listed["unreadable"]["documents"] == 1, listed

@@ -15,6 +15,7 @@ import dev.fleproxy.kmip.KmipTls;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.rewrap.Adoption;
 import dev.fleproxy.rewrap.Rewrap;
 import dev.fleproxy.rewrap.Rewraps;
 import java.io.InputStream;
@@ -23,7 +24,9 @@ import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
+import java.util.LinkedHashSet;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
@@ -35,15 +38,23 @@ import picocli.CommandLine.Option;
 @Command(name = "rewrap",
         mixinStandardHelpOptions = true,
         description = "Re-encrypts a collection in place, online: every policy field that is not an envelope under "
-                + "the collection's key, suite and variant (plaintext, v1, a previous key, another suite) is rewritten.",
+                + "the collection's key, suite and variant (v1, a previous key, another suite; plaintext if adopted) "
+                + "is rewritten.",
         footer = {
             "",
-            "Talks to the upstream of the config directly (applications keep using the proxy meanwhile); the",
-            "policy's previousKeys open what was written before. Each document is updated only if its fields",
-            "still hold what was read, so no application write is overwritten. The checkpoint is kept in",
-            "fle_proxy.rewrap_state. Exit codes: 0 done; 3 done, but fields were skipped (unknown key,",
-            "failed authentication, changed at every attempt); 1 stopped (KMS or upstream gone for",
-            "--retry-seconds; --resume continues); 2 bad arguments or config."})
+            "Talks to the upstream of the config directly (applications keep using the proxy",
+            "meanwhile); the policy's previousKeys open what was written before. Each",
+            "document is updated only if its fields still hold what was read, so no",
+            "application write is overwritten. The checkpoint is kept in",
+            "fle_proxy.rewrap_state. Only what opens under the collection's keys in its own",
+            "field is sealed again; plaintext is adopted (encrypted) under plaintextReads:",
+            "allow or with --adopt-plaintext, and envelope-like binaries, foreign envelopes",
+            "and sub-documents outside --adopt-documents-in never. What is left is listed by",
+            "_id (the first 100 per category) in the summary and the checkpoint. Exit codes:",
+            "0 done; 3 done, but fields were left as they were (plaintext_denied,",
+            "not_adoptable, unknown_key, unreadable, contended); 1 stopped (KMS or upstream",
+            "gone for --retry-seconds; --resume continues); 2 bad arguments or config."
+        })
 final class RewrapCommand implements Callable<Integer> {
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "the proxy's YAML config")
@@ -66,6 +77,15 @@ final class RewrapCommand implements Callable<Integer> {
     @Option(names = "--resume", description = "continue after the checkpoint of a stopped run")
     boolean resume;
 
+    @Option(names = "--adopt-plaintext", description = "encrypt the plaintext of a plaintextReads: deny collection "
+            + "(the default under allow): values a client could have written; each adopted document is listed")
+    boolean adoptPlaintext;
+
+    @Option(names = "--adopt-documents-in", split = ",", paramLabel = "FIELD",
+            description = "policy fields whose values are sub-documents or arrays: plaintext ones there are adopted "
+                    + "too (elsewhere never)")
+    Set<String> documentFields = new LinkedHashSet<>();
+
     @Option(names = "--retry-seconds", defaultValue = "60", paramLabel = "S",
             description = "how long an unreachable KMS or upstream is retried before the run stops (default ${DEFAULT-VALUE})")
     double retrySeconds;
@@ -74,6 +94,7 @@ final class RewrapCommand implements Callable<Integer> {
     public Integer call() {
         ProxyConfig cfg;
         CollectionPolicy cp;
+        Adoption adoption;
         try {
             cfg = ProxyConfig.load(config);
             Policy policy = PolicyParser.parse(cfg.policySection());
@@ -88,7 +109,8 @@ final class RewrapCommand implements Callable<Integer> {
             if (batch < 1 || batch > 100_000 || rate < 0 || retrySeconds < 0) {
                 throw new ConfigException("--batch must be 1..100000, --rate and --retry-seconds >= 0");
             }
-        } catch (ConfigException e) {
+            adoption = new Adoption(cp, adoptPlaintext, documentFields);
+        } catch (ConfigException | IllegalArgumentException e) {
             System.err.println("fle-proxy: " + e.getMessage());
             return 2;
         }
@@ -100,7 +122,7 @@ final class RewrapCommand implements Callable<Integer> {
             MongoCollection<BsonDocument> state = client.getDatabase("fle_proxy")
                     .getCollection("rewrap_state", BsonDocument.class);
             CollectionPolicy policy = cp;
-            Rewrap run = new Rewrap(coll, state, cp, () -> Rewraps.ciphers(policy, resolver),
+            Rewrap run = new Rewrap(coll, state, cp, () -> Rewraps.ciphers(policy, resolver, adoption),
                     new Rewrap.Options(batch, rate, dryRun, resume, retrySeconds), System.err, System.console() != null);
             Rewrap.Result r = run.run();
             System.out.printf(Locale.ROOT, "rewrap %s%s: %,d documents examined, %,d %s in %.1f s (%,.0f documents/s)%n"
@@ -108,11 +130,12 @@ final class RewrapCommand implements Callable<Integer> {
                     dryRun ? "would be rewritten" : "rewritten", r.seconds(),
                     r.seconds() > 0 ? r.examined() / r.seconds() : 0.0, r.fields());
             if (r.skipped() > 0) {
-                System.out.printf(Locale.ROOT, "  %,d field(s) skipped: see the categories above; they were left as "
-                        + "they were%n", r.skipped());
-                return 3;
+                System.out.printf(Locale.ROOT, "  %,d field(s) in %,d document(s) %s as they were; their _ids are listed "
+                        + "below%s%n", r.skipped(), r.leftDocuments(), dryRun ? "would be left" : "left",
+                        dryRun ? "" : " and in fle_proxy.rewrap_state");
             }
-            return 0;
+            r.listing().forEach(line -> System.out.println("  " + line));
+            return r.skipped() > 0 ? 3 : 0;
         } catch (Rewrap.Stopped e) {
             System.err.println("rewrap: stopped: " + e.getMessage() + ". The checkpoint is saved: run again with "
                     + "--resume once it is back.");

@@ -10,10 +10,12 @@ import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
 import dev.fleproxy.rewrite.BsonValueBytes;
 import dev.fleproxy.rewrite.EnvelopeBinary;
+import dev.fleproxy.wire.BsonCursor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.bson.BSONException;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -21,12 +23,17 @@ import org.bson.BsonValue;
  * What one document needs: for each policy field present, whether its value is a current
  * envelope, and if not, the value it becomes (DESIGN.md §3: v2, the collection's key, suite and the
  * field's variant, bound to namespace and field). Every envelope is opened, current ones too, so a
- * run also finds values that fail authentication. Nothing else in the document is looked at.
+ * run also finds values that fail authentication. Only what opens under the collection's keys in
+ * this field, and plaintext {@link Adoption} accepts, is sealed: anything else stays as it is.
+ * Nothing else in the document is looked at.
  */
 public final class DocumentRewrap {
     /** One policy field of the document: where, what it holds now, what it becomes (null: stays). */
     record Field(String path, BsonValue old, BsonValue replacement, Category category) {
     }
+
+    /** As deep as a stored value can be checked (the proxy's readers use the same bound). */
+    private static final int MAX_DEPTH = 1000;
 
     private final CollectionPolicy policy;
     private final CipherSuite suite;
@@ -36,10 +43,12 @@ public final class DocumentRewrap {
     private final Map<UUID, DataKey> opening;
     /** Opening ciphers, made once per key, suite and variant. */
     private final Envelopes ciphers = new Envelopes();
+    private final Adoption adoption;
 
     /** @param key the collection's key (Active); opening: it and every previous key (Active or Deactivated) */
-    DocumentRewrap(CollectionPolicy policy, DataKey key, Map<UUID, DataKey> opening) {
+    DocumentRewrap(CollectionPolicy policy, DataKey key, Map<UUID, DataKey> opening, Adoption adoption) {
         this.policy = policy;
+        this.adoption = adoption;
         this.suite = policy.suite() != null ? policy.suite() : CipherSuite.defaultFor(key.algorithm());
         this.randomized = FieldCipher.create(key, suite, false);
         this.deterministic = FieldCipher.create(key, suite, true);
@@ -86,6 +95,10 @@ public final class DocumentRewrap {
         byte[] envelope = EnvelopeBinary.unwrap(value);
         FieldCipher target = det ? deterministic : randomized;
         if (envelope == null) {
+            Category c = adoption.of(path, value);
+            if (c != Category.PLAINTEXT) {
+                return new Field(path, value, null, c);
+            }
             BsonValueBytes b = BsonValueBytes.of(value);
             return new Field(path, value, seal(target, b.type(), b.bytes(), context), Category.PLAINTEXT);
         }
@@ -104,7 +117,9 @@ public final class DocumentRewrap {
         FieldCipher.Plaintext p;
         try {
             p = ciphers.cipher(key, h.suite(), h.deterministic()).decrypt(envelope, context);
-        } catch (CryptoException e) {
+            // reads refuse an envelope that opens to no valid BSON value: sealing it again would not mend it
+            BsonCursor.validate(p.bsonType(), p.value(), 0, p.value().length, MAX_DEPTH);
+        } catch (CryptoException | BSONException e) {
             return new Field(path, value, null, Category.UNREADABLE);
         }
         if (current) {

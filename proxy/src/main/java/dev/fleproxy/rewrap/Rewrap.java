@@ -21,12 +21,14 @@ import org.bson.BsonValue;
 
 /**
  * Re-encrypts a live collection in place (issue 16): documents in _id order, a batch at a time,
- * each policy field that is not a current envelope rewritten (see {@link DocumentRewrap}). Each
+ * each policy field that is not a current envelope rewritten (see {@link DocumentRewrap}), except
+ * values the proxy did not write and may not adopt (issue 26, {@link Adoption}): those are left,
+ * counted, and their documents listed by _id. Each
  * document is updated only if its fields still hold exactly what was read ({@code _id} plus
  * {@code $eq} on each replaced field): a concurrent application write makes the update match
  * nothing, and the document is read again and planned afresh, so no application write is ever
- * overwritten. After each batch the checkpoint ({@code fle_proxy.rewrap_state}: the last _id done
- * and the counts) is saved, so a stopped run resumes there. The KMS and the upstream are retried
+ * overwritten. After each batch the checkpoint ({@code fle_proxy.rewrap_state}: the last _id done,
+ * the counts and the listed _ids) is saved, so a stopped run resumes there. The KMS and the upstream are retried
  * with backoff for up to {@code retrySeconds}; then the run stops with its checkpoint.
  */
 public final class Rewrap {
@@ -44,8 +46,13 @@ public final class Rewrap {
         }
     }
 
-    /** The outcome: counts over the whole collection (resumed runs included) and this run's time. */
-    public record Result(long examined, long rewritten, String fields, long skipped, double seconds) {
+    /**
+     * The outcome: counts over the whole collection (resumed runs included) and this run's time;
+     * skipped fields in leftDocuments documents, and the listed categories' documents by _id, one
+     * line per category (bounded: see {@link Listed}).
+     */
+    public record Result(long examined, long rewritten, String fields, long skipped, long leftDocuments,
+                         List<String> listing, double seconds) {
     }
 
     private final MongoCollection<BsonDocument> collection;
@@ -117,8 +124,8 @@ public final class Rewrap {
         }
         save(counts, last, true);
         progress.finish(counts.examined);
-        return new Result(counts.examined, counts.rewritten, counts.describe(), counts.skipped(),
-                (System.nanoTime() - t0) / 1e9);
+        return new Result(counts.examined, counts.rewritten, counts.describe(), counts.skipped(), counts.leftDocuments,
+                counts.listing(), (System.nanoTime() - t0) / 1e9);
     }
 
     private void rewriteOne(BsonDocument doc, DocumentRewrap ciphers, Counts counts) {
@@ -134,8 +141,9 @@ public final class Rewrap {
                     set.append(f.path(), f.replacement());
                 }
             }
+            List<Category> found = plan.stream().map(DocumentRewrap.Field::category).toList();
             if (set.isEmpty() || options.dryRun()) {
-                plan.forEach(f -> counts.field(f.category()));
+                counts.document(id, found);
                 if (!set.isEmpty()) {
                     counts.rewritten++; // would be
                 }
@@ -144,7 +152,7 @@ public final class Rewrap {
             UpdateResult r = retrying("rewriting a document", () -> collection.updateOne(match,
                     new BsonDocument("$set", set)));
             if (r.getMatchedCount() == 1) {
-                plan.forEach(f -> counts.field(f.category()));
+                counts.document(id, found);
                 counts.rewritten++;
                 return;
             }
@@ -152,13 +160,13 @@ public final class Rewrap {
             BsonDocument again = retrying("reading a document again", () -> collection.find(
                     new BsonDocument("_id", id)).first());
             if (again == null) {
-                counts.field(Category.GONE);
+                counts.document(id, List.of(Category.GONE));
                 return;
             }
             doc = again;
         }
         err.println("rewrap: _id " + id + " changed at each of " + MAX_ATTEMPTS + " attempts; left for another run");
-        counts.field(Category.CONTENDED);
+        counts.document(id, List.of(Category.CONTENDED));
     }
 
     private void save(Counts counts, BsonValue last, boolean finished) {

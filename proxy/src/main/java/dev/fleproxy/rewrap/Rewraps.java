@@ -17,13 +17,13 @@ public final class Rewraps {
      * Deactivated: they only open). Blocks on the KMS when a key is not in the resolver's memory;
      * an unreachable KMS past the outage window is a KeyAccessException (KMS_UNAVAILABLE).
      */
-    public static DocumentRewrap ciphers(CollectionPolicy cp, KeyResolver resolver) {
+    public static DocumentRewrap ciphers(CollectionPolicy cp, KeyResolver resolver, Adoption adoption) {
         DataKey key = resolver.forEncryption(cp.keyId());
         Map<UUID, DataKey> opening = new LinkedHashMap<>();
         opening.put(key.id(), key);
         for (UUID previous : cp.previousKeys()) {
             opening.put(previous, resolver.forDecryption(previous));
         }
-        return new DocumentRewrap(cp, key, opening);
+        return new DocumentRewrap(cp, key, opening, adoption);
     }
 }

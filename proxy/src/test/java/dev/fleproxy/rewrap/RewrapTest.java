@@ -24,6 +24,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 import java.util.UUID;
 import org.bson.BsonBinary;
 import org.bson.BsonDocument;
@@ -90,16 +93,11 @@ class RewrapTest {
                         seal(FieldCipher.create(stranger, CipherSuite.AES_GCM, false), "name", name)),
                 new BsonDocument("_id", new BsonInt32(6)).append("name", tampered));
 
-        EmbeddedBackend backend = EmbeddedBackend.start("127.0.0.1", 0, null);
-        try (MongoClient c = ProxyFixture.client("mongodb://127.0.0.1:" + backend.address().getPort(), b -> { })) {
-            MongoCollection<BsonDocument> coll = c.getDatabase("t").getCollection("c", BsonDocument.class);
-            coll.insertMany(docs);
-            MongoCollection<BsonDocument> state = c.getDatabase("fle_proxy").getCollection("rewrap_state",
-                    BsonDocument.class);
-            ByteArrayOutputStream log = new ByteArrayOutputStream();
-            Rewrap.Result dry = new Rewrap(coll, state, cp, () -> new DocumentRewrap(cp, aes,
-                    Map.of(aes.id(), aes, tdes.id(), tdes)), new Rewrap.Options(2, 0, true, false, 1),
-                    new PrintStream(log, true, StandardCharsets.UTF_8), false).run();
+        onBackend(docs, (coll, state) -> {
+            Adoption adopt = new Adoption(cp, true, Set.of()); // --adopt-plaintext: _id 3 was written before the policy
+            Supplier<DocumentRewrap> ciphers = () -> new DocumentRewrap(cp, aes, Map.of(aes.id(), aes, tdes.id(), tdes),
+                    adopt);
+            Rewrap.Result dry = run(coll, state, cp, ciphers, true);
             assertEquals(6, dry.examined());
             assertEquals(4, dry.rewritten());
             assertEquals("current 2, plaintext 2, v1 1, previous_key 2, other_suite 1, unknown_key 1, unreadable 1",
@@ -107,11 +105,11 @@ class RewrapTest {
             assertEquals(v1, coll.find(new BsonDocument("_id", new BsonInt32(1))).first().get("name"));
             assertNull(state.find().first(), "a dry run keeps no checkpoint");
 
-            Rewrap.Result r = new Rewrap(coll, state, cp, () -> new DocumentRewrap(cp, aes,
-                    Map.of(aes.id(), aes, tdes.id(), tdes)), new Rewrap.Options(2, 0, false, false, 1),
-                    new PrintStream(log, true, StandardCharsets.UTF_8), false).run();
+            Rewrap.Result r = run(coll, state, cp, ciphers, false);
             assertEquals(dry.fields(), r.fields());
             assertEquals(2, r.skipped());
+            assertEquals(List.of("adopted (plaintext): 1 document: 3", "left (unknown_key): 1 document: 5",
+                    "left (unreadable): 1 document: 6"), r.listing());
             for (BsonDocument d : coll.find(new BsonDocument("_id", new BsonDocument("$lte", new BsonInt32(4))))) {
                 for (String f : List.of("name", "tag")) {
                     Envelope.Header h = Envelope.parse(EnvelopeBinary.unwrap(d.get(f)));
@@ -133,6 +131,67 @@ class RewrapTest {
             BsonDocument saved = state.find().first();
             assertTrue(saved.getBoolean("finished").getValue());
             assertEquals(new BsonInt32(6), saved.get("lastId"));
+        });
+    }
+
+    @Test
+    void plantedValuesAreLeftAsTheyAreAndListedByIdUnlessAdopted() {
+        DataKey aes = key(CipherAlgorithm.AES, 32);
+        CollectionPolicy cp = new CollectionPolicy(NS, aes.id(), List.of(), null, false,
+                Map.of("name", new FieldRule("name", false)), EnvelopeBinary.GENERIC, false);
+        byte[] whole = seal(FieldCipher.create(aes, CipherSuite.AES_GCM, false), "name", new BsonString("x")).getData();
+        List<BsonDocument> planted = List.of(
+                new BsonDocument("_id", new BsonString("string")).append("name", new BsonString("planted")),
+                new BsonDocument("_id", new BsonString("subdoc")).append("name", new BsonDocument("first", new BsonString("Ada"))),
+                new BsonDocument("_id", new BsonString("zeros")).append("name", new BsonBinary(new byte[24])),
+                new BsonDocument("_id", new BsonString("cut")).append("name",
+                        new BsonBinary(java.util.Arrays.copyOf(whole, 10))));
+        onBackend(planted, (coll, state) -> {
+            Rewrap.Result r = run(coll, state, cp, ciphers(cp, aes, false), false);
+            assertEquals(0, r.rewritten());
+            assertEquals("plaintext_denied 1, not_adoptable 2, unreadable 1", r.fields());
+            assertEquals(4, r.leftDocuments());
+            assertEquals(List.of("left (plaintext_denied): 1 document: \"string\"",
+                    "left (not_adoptable): 2 documents: \"subdoc\", \"zeros\"",
+                    "left (unreadable): 1 document: \"cut\""), r.listing());
+            for (BsonDocument d : planted) {
+                assertEquals(d, coll.find(new BsonDocument("_id", d.get("_id"))).first(), "left exactly as planted");
+            }
+            BsonDocument listed = state.find().first().getDocument("counts").getDocument("listed");
+            assertEquals(List.of(new BsonString("subdoc"), new BsonString("zeros")),
+                    listed.getDocument("not_adoptable").getArray("ids").getValues());
+
+            Rewrap.Result adopted = run(coll, state, cp, ciphers(cp, aes, true), false);
+            assertEquals(1, adopted.rewritten());
+            assertEquals(List.of("adopted (plaintext): 1 document: \"string\"",
+                    "left (not_adoptable): 2 documents: \"subdoc\", \"zeros\"",
+                    "left (unreadable): 1 document: \"cut\""), adopted.listing());
+            assertEquals(new BsonString("planted"), open(aes, "name",
+                    coll.find(new BsonDocument("_id", new BsonString("string"))).first().get("name")));
+            for (BsonDocument d : planted.subList(1, 4)) {
+                assertEquals(d, coll.find(new BsonDocument("_id", d.get("_id"))).first());
+            }
+        });
+    }
+
+    private static Supplier<DocumentRewrap> ciphers(CollectionPolicy cp, DataKey key, boolean adoptPlaintext) {
+        return () -> new DocumentRewrap(cp, key, Map.of(key.id(), key), new Adoption(cp, adoptPlaintext, Set.of()));
+    }
+
+    private static Rewrap.Result run(MongoCollection<BsonDocument> coll, MongoCollection<BsonDocument> state,
+                                     CollectionPolicy cp, Supplier<DocumentRewrap> ciphers, boolean dryRun) {
+        return new Rewrap(coll, state, cp, ciphers, new Rewrap.Options(2, 0, dryRun, false, 1),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), false).run();
+    }
+
+    /** The documents in t.c of a fresh embedded backend, and its checkpoint collection. */
+    private static void onBackend(List<BsonDocument> docs,
+                                  BiConsumer<MongoCollection<BsonDocument>, MongoCollection<BsonDocument>> body) {
+        EmbeddedBackend backend = EmbeddedBackend.start("127.0.0.1", 0, null);
+        try (MongoClient c = ProxyFixture.client("mongodb://127.0.0.1:" + backend.address().getPort(), b -> { })) {
+            MongoCollection<BsonDocument> coll = c.getDatabase("t").getCollection("c", BsonDocument.class);
+            coll.insertMany(docs);
+            body.accept(coll, c.getDatabase("fle_proxy").getCollection("rewrap_state", BsonDocument.class));
         } finally {
             backend.close();
         }
