@@ -54,6 +54,10 @@ final class CommandGenerator {
     private static final String[] OTHER_COMMANDS = {"listIndexes", "drop", "collStats", "explain", "mapReduce",
         "killCursors", "validate", "renameCollection", "dropIndexes", "listCollections", "serverStatus", "unknownCmd"};
 
+    /** Arguments given a document holding a field's value: unknown, generic, settings, options, hints. */
+    private static final String[] EXTRA = {"comment", "filteX", "bogusArg", "writeConcern", "readConcern", "lsid",
+        "collation", "hint", "maxTimeMS", "$readPreference", "cursor"};
+
     private final FuzzedDataProvider d;
     /** How many times MARKER was put into the command. */
     int placed;
@@ -560,6 +564,11 @@ final class CommandGenerator {
                         ? new BsonDocument("getMore", new BsonInt64(small(50))).append("collection", new BsonString(coll))
                         : new BsonDocument(name, new BsonString(coll)).append("x", value("plain", "", 2));
             }
+        }
+        if (small(5) == 0 && !body.containsKey(EXTRA[0])) {
+            // an argument the proxy must examine or refuse: a policy field's value in it must never pass
+            String k = topName(coll);
+            body.append(d.pickValue(EXTRA), new BsonDocument(k, value(effective, k, 1)));
         }
         body.append("$db", new BsonString(db));
         return new OpMsg(small(20) == 0 ? OpMsg.EXHAUST_ALLOWED : 0, body, seqs);
