@@ -35,16 +35,16 @@ public final class UpstreamContext {
 
     public static UpstreamContext of(UpstreamTls t, HostPort upstream) {
         try {
-            SslContextBuilder b = SslContextBuilder.forClient()
-                    .sslProvider(TlsProvider.get())
-                    .protocols(TlsProvider.PROTOCOLS)
-                    .trustManager(t.ca().toFile())
-                    .endpointIdentificationAlgorithm("HTTPS");
+            // the files first, as the listener does: a bad one is the only line, before the TLS provider's
+            SslContextBuilder b = SslContextBuilder.forClient().trustManager(t.ca().toFile());
             X509Certificate client = null;
             if (t.cert() != null) {
                 b.keyManager(t.cert().toFile(), t.key().toFile());
                 client = KeyPairCheck.check("upstreamTls", t.cert(), t.key(), Instant.now());
             }
+            b.sslProvider(TlsProvider.get())
+                    .protocols(TlsProvider.PROTOCOLS)
+                    .endpointIdentificationAlgorithm("HTTPS");
             return new UpstreamContext(b.build(), t.serverName() != null ? t.serverName() : upstream.host(), upstream,
                     client);
         } catch (SSLException | IllegalArgumentException e) {
