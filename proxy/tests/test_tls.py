@@ -181,12 +181,18 @@ def peer_serial(port, ca_file):
         return x509.load_der_x509_certificate(s.getpeercert(binary_form=True)).serial_number
 
 
-def test_certificates_reload_without_dropping_connections(workdir, backend, pki):
-    ca, _ = pki
-    live = workdir / "pki-live"
+def live_copy(workdir, ca, name):
+    """A directory of its own with a copy of proxy.pem and proxy.key, for a test to change under the proxy."""
+    live = workdir / name
     live.mkdir(exist_ok=True)
     for ext in ("pem", "key"):
         shutil.copy(ca.dir / f"proxy.{ext}", live / f"proxy.{ext}")
+    return live
+
+
+def test_certificates_reload_without_dropping_connections(workdir, backend, pki):
+    ca, _ = pki
+    live = live_copy(workdir, ca, "pki-live")
     p = ProxyProcess(workdir, backend.port, name="proxy-reload", extra=tls_yaml(live, "proxy")).start()
     try:
         first = peer_serial(p.port, ca.ca_file)
@@ -240,10 +246,7 @@ def expiry_gauge(admin_port):
 
 def test_a_reloaded_pair_that_does_not_match_leaves_the_old_certificate_in_force(workdir, backend, pki):
     ca, _ = pki
-    live = workdir / "pki-mismatch"
-    live.mkdir(exist_ok=True)
-    for ext in ("pem", "key"):
-        shutil.copy(ca.dir / f"proxy.{ext}", live / f"proxy.{ext}")
+    live = live_copy(workdir, ca, "pki-mismatch")
     admin_port = free_port()
     p = ProxyProcess(workdir, backend.port, name="proxy-mismatch",
                      extra=tls_yaml(live, "proxy") + f"admin: 127.0.0.1:{admin_port}\n").start()
