@@ -283,50 +283,63 @@ def test_readyz_fails_once_the_kms_is_gone_past_the_outage_window_and_recovers(w
         backend.stop()
 
 
-class SlowPeers:
-    """Connections to the admin listener that send a request head one byte at a time and never finish it."""
+class SlowPeer:
+    """A connection that sends a request head one byte at a time and never finishes it."""
 
     HEAD = b"GET /metrics HTTP/1.1\r\nHost: proxy\r\nX-Slow: " + b"a" * 4000
 
     def __init__(self, port):
-        self.port = port
-        self.peers = []  # [socket, opened at, bytes sent, closed at or None]
-
-    def open(self, n=1):
-        for _ in range(n):
-            s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
-            s.setblocking(False)
-            self.peers.append([s, time.monotonic(), 0, None])
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.setblocking(False)
+        self.opened = time.monotonic()
+        self.sent = 0
+        self.closed = None  # when the proxy was seen to close it
 
     def tick(self):
-        """One more byte on every connection still open; notes those the proxy closed."""
+        """One more byte, unless the proxy has closed the connection (then notes when)."""
+        try:
+            got = self.sock.recv(4096)
+        except BlockingIOError:
+            got = None  # nothing: still open
+        except OSError:
+            got = b""  # reset
+        if got is None:
+            try:
+                self.sock.send(self.HEAD[self.sent:self.sent + 1])
+                self.sent += 1
+                return
+            except BlockingIOError:
+                return
+            except OSError:
+                got = b""
+        assert not got, f"a request that never ended was answered: {got[:200]!r}"
+        self.closed = time.monotonic()
+
+    def lived(self):
+        return None if self.closed is None else self.closed - self.opened
+
+
+class SlowPeers:
+    """Many slow peers of the admin listener."""
+
+    def __init__(self, port):
+        self.port = port
+        self.peers = []
+
+    def open(self, n=1):
+        self.peers += [SlowPeer(self.port) for _ in range(n)]
+
+    def tick(self):
         for p in self.peers:
-            if p[3] is not None:
-                continue
-            try:
-                got = p[0].recv(4096)
-                assert not got, f"a request that never ended was answered: {got[:200]!r}"
-                p[3] = time.monotonic()  # end of stream: closed by the proxy
-                continue
-            except BlockingIOError:
-                pass
-            except OSError:
-                p[3] = time.monotonic()
-                continue
-            try:
-                p[0].send(self.HEAD[p[2]:p[2] + 1])
-                p[2] += 1
-            except BlockingIOError:
-                pass
-            except OSError:
-                p[3] = time.monotonic()
+            if p.closed is None:
+                p.tick()
 
     def open_count(self):
-        return sum(1 for p in self.peers if p[3] is None)
+        return sum(1 for p in self.peers if p.closed is None)
 
     def close(self):
         for p in self.peers:
-            p[0].close()
+            p.sock.close()
 
 
 def assert_healthz_answered(answers):
@@ -363,8 +376,8 @@ def test_slow_peers_cannot_keep_healthz_from_answering(workdir, backend):
             probe()
             time.sleep(0.2)
         assert_healthz_answered(answers)
-        lived = [p[3] - p[1] for p in peers.peers if p[3] is not None]
-        assert len(lived) == 8 and all(4.0 <= t <= 9.0 for t in lived), lived
+        lived = [p.lived() for p in peers.peers]
+        assert all(t is not None and 4.0 <= t <= 9.0 for t in lived), lived
         # a flood: 30 at once, then five new ones a second for 12 s
         peers.open(30)
         flood_ends = time.monotonic() + 12
@@ -379,7 +392,7 @@ def test_slow_peers_cannot_keep_healthz_from_answering(workdir, backend):
             time.sleep(0.2)
         assert_healthz_answered(answers)
         assert len(answers) > 40
-        lived = [p[3] - p[1] if p[3] is not None else None for p in peers.peers[8:]]
+        lived = [p.lived() for p in peers.peers[8:]]
         assert all(t is not None and t <= 9.0 for t in lived), lived  # evicted early, or closed at 5 s
         # a head over the size limit is refused at once: a 431, or a reset if it comes first (the rest is never read)
         with socket.create_connection(("127.0.0.1", admin_port), timeout=10) as s:
