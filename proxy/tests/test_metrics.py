@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
@@ -280,3 +281,131 @@ def test_readyz_fails_once_the_kms_is_gone_past_the_outage_window_and_recovers(w
             os.killpg(kms.proc.pid, signal.SIGCONT)
         proxy.stop()
         backend.stop()
+
+
+class SlowPeer:
+    """A connection that sends a request head one byte at a time and never finishes it."""
+
+    HEAD = b"GET /metrics HTTP/1.1\r\nHost: proxy\r\nX-Slow: " + b"a" * 4000
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.sock.setblocking(False)
+        self.opened = time.monotonic()
+        self.sent = 0
+        self.closed = None  # when the proxy was seen to close it
+
+    def tick(self):
+        """One more byte, unless the proxy has closed the connection (then notes when)."""
+        try:
+            got = self.sock.recv(4096)
+        except BlockingIOError:
+            got = None  # nothing: still open
+        except OSError:
+            got = b""  # reset
+        if got is None:
+            try:
+                self.sock.send(self.HEAD[self.sent:self.sent + 1])
+                self.sent += 1
+                return
+            except BlockingIOError:
+                return
+            except OSError:
+                got = b""
+        assert not got, f"a request that never ended was answered: {got[:200]!r}"
+        self.closed = time.monotonic()
+
+    def lived(self):
+        return None if self.closed is None else self.closed - self.opened
+
+
+class SlowPeers:
+    """Many slow peers of the admin listener."""
+
+    def __init__(self, port):
+        self.port = port
+        self.peers = []
+
+    def open(self, n=1):
+        self.peers += [SlowPeer(self.port) for _ in range(n)]
+
+    def tick(self):
+        for p in self.peers:
+            if p.closed is None:
+                p.tick()
+
+    def open_count(self):
+        return sum(1 for p in self.peers if p.closed is None)
+
+    def close(self):
+        for p in self.peers:
+            p.sock.close()
+
+
+def assert_healthz_answered(answers):
+    """Every /healthz answered 200 within 2 s (it takes milliseconds; 2 s leaves room for busy cores)."""
+    bad = [a for a in answers if a[0] != 200 or a[1] > 2.0]
+    assert not bad, f"{len(bad)} of {len(answers)} /healthz answers late or failed: {bad[:5]}"
+
+
+def test_slow_peers_cannot_keep_healthz_from_answering(workdir, backend):
+    """One connection dribbling a request used to stall /healthz for 10 s, and a few new ones a second kept
+    it failing. Now: the head must arrive within 5 s, at most 16 connections are kept (the oldest
+    unfinished one makes room), and /healthz answers all along. Margins are wide: both cores may be busy."""
+    admin_port = free_port()
+    proxy = ProxyProcess(workdir, backend.port, name="proxy-admin-slow",
+                         extra=f"admin: 127.0.0.1:{admin_port}\n").start()
+    peers = SlowPeers(admin_port)
+    answers = []  # (status, seconds) of every /healthz during the attack
+
+    def probe():
+        t0 = time.monotonic()
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/healthz", timeout=5) as r:
+                answers.append((r.status, time.monotonic() - t0))
+        except (urllib.error.URLError, OSError) as e:
+            answers.append((str(e), time.monotonic() - t0))
+
+    try:
+        wait_for_port(admin_port, proxy.proc)
+        # fewer than the limit: each is closed when its 5 s are up, not before, however it trickles
+        peers.open(8)
+        deadline = time.monotonic() + 20
+        while peers.open_count() and time.monotonic() < deadline:
+            peers.tick()
+            probe()
+            time.sleep(0.2)
+        assert_healthz_answered(answers)
+        lived = [p.lived() for p in peers.peers]
+        assert all(t is not None and 4.0 <= t <= 9.0 for t in lived), lived
+        # a flood: 30 at once, then five new ones a second for 12 s
+        peers.open(30)
+        flood_ends = time.monotonic() + 12
+        while time.monotonic() < flood_ends:
+            peers.open()
+            peers.tick()
+            probe()
+            time.sleep(0.2)
+        deadline = time.monotonic() + 20
+        while peers.open_count() and time.monotonic() < deadline:
+            peers.tick()
+            time.sleep(0.2)
+        assert_healthz_answered(answers)
+        assert len(answers) > 40
+        lived = [p.lived() for p in peers.peers[8:]]
+        assert all(t is not None and t <= 9.0 for t in lived), lived  # evicted early, or closed at 5 s
+        # a head over the size limit is refused at once: a 431, or a reset if it comes first (the rest is never read)
+        with socket.create_connection(("127.0.0.1", admin_port), timeout=10) as s:
+            try:
+                s.sendall(b"GET /healthz HTTP/1.1\r\nX-Big: " + b"b" * 20000 + b"\r\n\r\n")
+                reply = s.recv(4096)
+            except (ConnectionResetError, BrokenPipeError):
+                reply = b"HTTP/1.1 431 (reset first)"
+        assert reply.startswith(b"HTTP/1.1 431 "), reply
+        status, body = 0, ""
+        with urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/metrics", timeout=10) as r:
+            status, body = r.status, r.read().decode()
+        assert status == 200 and "fleproxy_connections_open" in body
+    finally:
+        peers.close()
+        proxy.stop()

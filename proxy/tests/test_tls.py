@@ -7,7 +7,9 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
+import urllib.request
 
 import pytest
 from cryptography import x509
@@ -101,10 +103,39 @@ def test_client_certificates_required(workdir, backend, pki):
         p.stop()
 
 
+class BareTlsServer:
+    """Serves a certificate the proxy refuses to serve (an expired one) and does nothing but handshakes."""
+
+    def __init__(self, cert, key):
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ctx.load_cert_chain(str(cert), str(key))
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # stopped
+            try:
+                with self.ctx.wrap_socket(conn, server_side=True) as s:
+                    s.recv(1)
+            except (ssl.SSLError, OSError):
+                pass  # the peer refused the certificate: what the test wants
+
+    def stop(self):
+        self.sock.close()
+
+
 def chain(workdir, backend, pki, a_cert, a_ca=None, server_name=None, name="chain"):
     ca, other = pki
     directory = (other if a_ca == "other" else ca).dir
-    a = ProxyProcess(workdir, backend.port, name=f"{name}-a", extra=tls_yaml(directory, a_cert)).start()
+    if a_cert == "expired":
+        a = BareTlsServer(directory / "expired.pem", directory / "expired.key")
+    else:
+        a = ProxyProcess(workdir, backend.port, name=f"{name}-a", extra=tls_yaml(directory, a_cert)).start()
     upstream_tls = f"upstreamTls:\n  ca: {ca.ca_file}\n"
     if server_name:
         upstream_tls += f"  serverName: {server_name}\n"
@@ -150,12 +181,18 @@ def peer_serial(port, ca_file):
         return x509.load_der_x509_certificate(s.getpeercert(binary_form=True)).serial_number
 
 
-def test_certificates_reload_without_dropping_connections(workdir, backend, pki):
-    ca, _ = pki
-    live = workdir / "pki-live"
+def live_copy(workdir, ca, name):
+    """A directory of its own with a copy of proxy.pem and proxy.key, for a test to change under the proxy."""
+    live = workdir / name
     live.mkdir(exist_ok=True)
     for ext in ("pem", "key"):
         shutil.copy(ca.dir / f"proxy.{ext}", live / f"proxy.{ext}")
+    return live
+
+
+def test_certificates_reload_without_dropping_connections(workdir, backend, pki):
+    ca, _ = pki
+    live = live_copy(workdir, ca, "pki-live")
     p = ProxyProcess(workdir, backend.port, name="proxy-reload", extra=tls_yaml(live, "proxy")).start()
     try:
         first = peer_serial(p.port, ca.ca_file)
@@ -168,6 +205,76 @@ def test_certificates_reload_without_dropping_connections(workdir, backend, pki)
             assert p.new_log_lines("TLS certificate reloaded", timeout=20), p.log_text()[-2000:]
             assert peer_serial(p.port, ca.ca_file) != first  # new connections: the new certificate
             crud(c, "after_reload")  # the pooled connections opened before it go on
+    finally:
+        p.stop()
+
+
+def run_to_exit(cfg):
+    """(exit code, stderr lines) of a proxy that is expected to refuse to start."""
+    r = subprocess.run(["java", "-jar", str(JAR), "proxy", "--config", str(cfg)], capture_output=True, text=True,
+                       timeout=60)
+    return r.returncode, r.stderr.strip().splitlines()
+
+
+@pytest.mark.parametrize("cert,key,problem", [
+    ("proxy", "proxy2", "does not belong to the certificate"),
+    ("expired", "expired", "has expired: valid until"),
+])
+def test_a_mismatched_pair_or_an_expired_certificate_stops_the_start(workdir, pki, cert, key, problem):
+    ca, _ = pki
+    cfg = workdir / f"refused-{cert}-{key}.yaml"
+    cfg.write_text(f"listen: 127.0.0.1:{free_port()}\nupstream: 127.0.0.1:{free_port()}\n"
+                   f"tls:\n  cert: {ca.dir}/{cert}.pem\n  key: {ca.dir}/{key}.key\n")
+    code, lines = run_to_exit(cfg)
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"fle-proxy: tls: ") and problem in lines[0] and f"{cert}.pem" in lines[0], lines
+    assert "PRIVATE KEY" not in lines[0]
+    # the upstream's client pair is checked the same way
+    cfg.write_text(f"listen: 127.0.0.1:{free_port()}\nupstream: 127.0.0.1:{free_port()}\n"
+                   f"upstreamTls:\n  ca: {ca.ca_file}\n  cert: {ca.dir}/{cert}.pem\n  key: {ca.dir}/{key}.key\n")
+    code, lines = run_to_exit(cfg)
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("fle-proxy: upstreamTls: ") and problem in lines[0], lines
+
+
+def expiry_gauge(admin_port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    series = [l for l in text.splitlines() if l.startswith("fleproxy_tls_certificate_expiry_timestamp_seconds{")]
+    assert len(series) == 1 and 'certificate="listener"' in series[0], series
+    return float(series[0].rsplit(" ", 1)[1])
+
+
+def test_a_reloaded_pair_that_does_not_match_leaves_the_old_certificate_in_force(workdir, backend, pki):
+    ca, _ = pki
+    live = live_copy(workdir, ca, "pki-mismatch")
+    admin_port = free_port()
+    p = ProxyProcess(workdir, backend.port, name="proxy-mismatch",
+                     extra=tls_yaml(live, "proxy") + f"admin: 127.0.0.1:{admin_port}\n").start()
+    try:
+        wait_for_port(admin_port, p.proc)
+        first = peer_serial(p.port, ca.ca_file)
+        not_after = x509.load_pem_x509_certificate((ca.dir / "proxy.pem").read_bytes()).not_valid_after_utc
+        assert abs(expiry_gauge(admin_port) - not_after.timestamp()) < 1
+        with client(p.uri(), tls=True, tlsCAFile=str(ca.ca_file)) as c:
+            crud(c, "before_mismatch")
+            p.mark_log()
+            # another certificate without its key, put in place in one step (no half-written file);
+            # the file watcher (every 2 s) finds it, no SIGHUP, so exactly one reload is attempted
+            shutil.copy(ca.dir / "proxy2.pem", live / "proxy.pem.new")
+            os.replace(live / "proxy.pem.new", live / "proxy.pem")
+            errors = p.new_log_lines("ERROR", timeout=20)
+            assert errors, p.log_text()[-2000:]
+            time.sleep(5)  # two more checks of the files: nothing more is tried or said
+            errors = p.new_log_lines("ERROR", timeout=0)
+            assert len(errors) == 1, errors
+            assert "TLS reload (the certificate files changed) failed, keeping the previous certificate" in errors[0]
+            assert "does not belong to the certificate" in errors[0] and "PRIVATE KEY" not in errors[0], errors
+            assert not p.new_log_lines("TLS certificate reloaded", timeout=0)
+            assert peer_serial(p.port, ca.ca_file) == first  # new connections: still the old certificate
+            crud(c, "after_mismatch")
+        with client(p.uri(), tls=True, tlsCAFile=str(ca.ca_file)) as fresh:
+            crud(fresh, "fresh_after_mismatch")  # handshakes work
+        assert abs(expiry_gauge(admin_port) - not_after.timestamp()) < 1
     finally:
         p.stop()
 

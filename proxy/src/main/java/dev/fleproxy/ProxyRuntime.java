@@ -92,7 +92,7 @@ public final class ProxyRuntime implements AutoCloseable {
                             config.upstreamConnectTimeoutMs(), policy, resolver,
                             // a probe waits for the KMS no longer than a request would, and at most 2 s
                             Duration.ofMillis(Math.min(2000, config.kmip() != null ? config.kmip().kmsWaitMs() : 0)));
-                } catch (java.io.IOException | RuntimeException e) {
+                } catch (Exception e) { // Netty throws a failed bind (BindException) undeclared
                     server.close();
                     throw new ConfigException(configFile + ": admin: cannot listen on " + config.admin() + ": "
                             + e.getMessage());

@@ -1,19 +1,15 @@
 package dev.fleproxy.kmip;
 
+import dev.fleproxy.tls.PemFiles;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
-import java.security.spec.PKCS8EncodedKeySpec;
-import java.util.ArrayList;
-import java.util.Base64;
+import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.regex.Pattern;
 import javax.net.ssl.KeyManagerFactory;
@@ -86,8 +82,8 @@ public final class KmipTls {
     /** Client identity from PEM: a certificate (chain) file and an unencrypted PKCS#8 key file. */
     public static SSLContext fromPem(Path caPem, Path certPem, Path keyPem) {
         try {
-            List<Certificate> chain = certificates(certPem);
-            PrivateKey key = privateKey(keyPem);
+            List<X509Certificate> chain = PemFiles.certificates(certPem);
+            PrivateKey key = PemFiles.privateKey(keyPem, "RSA", "EC", "Ed25519");
             KeyStore ks = KeyStore.getInstance("PKCS12");
             ks.load(null, null);
             ks.setKeyEntry("client", key, new char[0], chain.toArray(new Certificate[0]));
@@ -114,7 +110,7 @@ public final class KmipTls {
         KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
         int i = 0;
-        for (Certificate ca : certificates(caPem)) {
+        for (Certificate ca : PemFiles.certificates(caPem)) {
             trust.setCertificateEntry("ca" + i++, ca);
         }
         TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
@@ -124,35 +120,5 @@ public final class KmipTls {
         SSLContext ctx = SSLContext.getInstance("TLS"); // the protocols are chosen per socket: PROTOCOLS
         ctx.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
         return ctx;
-    }
-
-    static List<Certificate> certificates(Path pem) throws IOException, GeneralSecurityException {
-        CertificateFactory cf = CertificateFactory.getInstance("X.509");
-        try (InputStream in = Files.newInputStream(pem)) {
-            List<Certificate> certs = new ArrayList<>(cf.generateCertificates(in));
-            if (certs.isEmpty()) {
-                throw new GeneralSecurityException("no certificate in " + pem);
-            }
-            return certs;
-        }
-    }
-
-    static PrivateKey privateKey(Path pem) throws IOException, GeneralSecurityException {
-        String text = Files.readString(pem, StandardCharsets.US_ASCII);
-        String begin = "-----BEGIN PRIVATE KEY-----";
-        int start = text.indexOf(begin);
-        int end = text.indexOf("-----END PRIVATE KEY-----");
-        if (start < 0 || end < 0) {
-            throw new GeneralSecurityException(pem + " is not an unencrypted PKCS#8 PEM key (BEGIN PRIVATE KEY)");
-        }
-        byte[] der = Base64.getMimeDecoder().decode(text.substring(start + begin.length(), end));
-        for (String alg : new String[] {"RSA", "EC", "Ed25519"}) {
-            try {
-                return KeyFactory.getInstance(alg).generatePrivate(new PKCS8EncodedKeySpec(der));
-            } catch (GeneralSecurityException e) {
-                // try the next algorithm
-            }
-        }
-        throw new GeneralSecurityException(pem + " holds a key of an unsupported algorithm");
     }
 }

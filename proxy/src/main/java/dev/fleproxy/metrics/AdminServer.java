@@ -1,21 +1,15 @@
 package dev.fleproxy.metrics;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.server.ProxyServer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -24,8 +18,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The admin listener ({@code admin:} in the config): {@code /metrics} (Prometheus text format),
  * {@code /healthz} (the event loops answer) and {@code /readyz} (listening, upstream reachable,
- * every policy key usable). The JDK's HTTP server on one thread of its own: never the data port,
- * never an event loop, and a probe that waits (for the KMS, for a connect) holds up only probes.
+ * every policy key usable). Served by {@link AdminHttp}: an event loop and two threads of its
+ * own, never the data port or its event loops; /healthz has one of the threads to itself, so
+ * neither a probe that waits (for the KMS, for a connect) nor slow peers hold it up.
  */
 public final class AdminServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
@@ -34,8 +29,7 @@ public final class AdminServer implements AutoCloseable {
     private static final String JSON = "application/json";
     private static final long READY_MAX_AGE_NANOS = 5_000_000_000L;
 
-    private final HttpServer http;
-    private final ExecutorService thread;
+    private final AdminHttp http;
     private final PrometheusMeterRegistry registry;
     private final Liveness liveness;
     private final Readiness readiness;
@@ -47,24 +41,13 @@ public final class AdminServer implements AutoCloseable {
     private volatile long readyCheckedAt = System.nanoTime() - 2 * READY_MAX_AGE_NANOS;
 
     private AdminServer(HostPort address, PrometheusMeterRegistry registry, Liveness liveness, Readiness readiness)
-            throws IOException {
+            throws InterruptedException {
         this.registry = registry;
         this.liveness = liveness;
         this.readiness = readiness;
-        // bounds what a peer that sends nothing can hold (the JDK server's own limits, in seconds)
-        System.setProperty("sun.net.httpserver.maxReqTime", System.getProperty("sun.net.httpserver.maxReqTime", "10"));
-        System.setProperty("sun.net.httpserver.maxRspTime", System.getProperty("sun.net.httpserver.maxRspTime", "30"));
-        http = HttpServer.create(new InetSocketAddress(address.host(), address.port()), 16);
-        thread = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "admin-http");
-            t.setDaemon(true);
-            return t;
-        });
-        http.setExecutor(thread);
-        http.createContext("/", this::handle);
+        http = AdminHttp.start(new InetSocketAddress(address.host(), address.port()), this::handle, Set.of("/healthz"));
         Gauge.builder("fleproxy.ready", this, AdminServer::readyNow)
                 .description("1 if the proxy is ready (as /readyz answers), else 0").register(registry);
-        http.start();
     }
 
     /**
@@ -73,7 +56,7 @@ public final class AdminServer implements AutoCloseable {
      */
     public static AdminServer start(HostPort address, PrometheusMeterRegistry registry, ProxyServer server,
                                     HostPort upstream, int connectTimeoutMs, Supplier<Policy> policy,
-                                    KeyResolver resolver, Duration keyWait) throws IOException {
+                                    KeyResolver resolver, Duration keyWait) throws InterruptedException {
         AdminServer a = new AdminServer(address, registry, new Liveness(server::eventLoops, LOOP_TIMEOUT_MS),
                 new Readiness(server, upstream, Math.min(connectTimeoutMs, 2000), policy, resolver, keyWait));
         log.info("admin listener on http://{}:{} (/metrics, /healthz, /readyz)", address.host(), a.address().getPort());
@@ -86,34 +69,25 @@ public final class AdminServer implements AutoCloseable {
     }
 
     public InetSocketAddress address() {
-        return http.getAddress();
+        return http.address();
     }
 
-    private void handle(HttpExchange ex) throws IOException {
-        try (ex) {
-            String method = ex.getRequestMethod();
-            if (!method.equals("GET") && !method.equals("HEAD")) {
-                ex.getResponseHeaders().set("Allow", "GET, HEAD");
-                send(ex, 405, "text/plain", "only GET and HEAD\n");
-                return;
+    /** The answer to a GET of this path (on an admin thread: /healthz on its own, the rest on the other). */
+    private AdminHttp.Response handle(String path) {
+        return switch (path) {
+            case "/metrics" -> new AdminHttp.Response(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+            case "/healthz" -> {
+                List<String> stuck = liveness.stuck();
+                yield new AdminHttp.Response(stuck.isEmpty() ? 200 : 503, JSON, "{\"healthy\": " + stuck.isEmpty()
+                        + ", \"problems\": " + jsonArray(stuck) + "}\n");
             }
-            switch (ex.getRequestURI().getPath()) {
-                case "/metrics" -> send(ex, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
-                case "/healthz" -> {
-                    List<String> stuck = liveness.stuck();
-                    send(ex, stuck.isEmpty() ? 200 : 503, JSON, "{\"healthy\": " + stuck.isEmpty()
-                            + ", \"problems\": " + jsonArray(stuck) + "}\n");
-                }
-                case "/readyz" -> {
-                    List<String> problems = checkReadiness();
-                    send(ex, problems.isEmpty() ? 200 : 503, JSON, "{\"ready\": " + problems.isEmpty()
-                            + ", \"problems\": " + jsonArray(problems) + "}\n");
-                }
-                default -> send(ex, 404, "text/plain", "not found: try /metrics, /healthz or /readyz\n");
+            case "/readyz" -> {
+                List<String> problems = checkReadiness();
+                yield new AdminHttp.Response(problems.isEmpty() ? 200 : 503, JSON, "{\"ready\": " + problems.isEmpty()
+                        + ", \"problems\": " + jsonArray(problems) + "}\n");
             }
-        } catch (RuntimeException e) {
-            log.error("admin request {} failed", ex.getRequestURI().getPath(), e);
-        }
+            default -> new AdminHttp.Response(404, "text/plain", "not found: try /metrics, /healthz or /readyz\n");
+        };
     }
 
     /** Runs the readiness check and remembers its answer for the gauge. */
@@ -124,25 +98,12 @@ public final class AdminServer implements AutoCloseable {
         return problems;
     }
 
-    /** The gauge's value: the last answer, or a fresh one if it is older than 5 s (scrapes run on the admin thread). */
+    /** The gauge's value: the last answer, or a fresh one if it is older than 5 s (scrapes run on /readyz's thread). */
     private double readyNow() {
         if (System.nanoTime() - readyCheckedAt > READY_MAX_AGE_NANOS) {
             checkReadiness();
         }
         return ready.get();
-    }
-
-    private static void send(HttpExchange ex, int status, String type, String body) throws IOException {
-        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", type);
-        ex.getResponseHeaders().set("Cache-Control", "no-store");
-        boolean head = ex.getRequestMethod().equals("HEAD");
-        ex.sendResponseHeaders(status, head ? -1 : bytes.length);
-        if (!head) {
-            try (OutputStream out = ex.getResponseBody()) {
-                out.write(bytes);
-            }
-        }
     }
 
     static String jsonArray(List<String> items) {
@@ -173,7 +134,6 @@ public final class AdminServer implements AutoCloseable {
 
     @Override
     public void close() {
-        http.stop(0);
-        thread.shutdownNow();
+        http.close();
     }
 }

@@ -44,6 +44,12 @@ public final class ProxyGauges implements AutoCloseable {
         Gauge.builder("fleproxy.connections.open", server, ProxyServer::activeSessions)
                 .description("client connections open now").register(r);
         crypto(r);
+        // strongly held: the suppliers are made for this call, and a gauge holds its object weakly by default
+        server.certificates().forEach((name, leaf) -> Gauge.builder("fleproxy.tls.certificate.expiry.timestamp", leaf,
+                        c -> c.get().getNotAfter().getTime() / 1000.0).strongReference(true).baseUnit("seconds")
+                .tag("certificate", name)
+                .description("when the TLS certificate in force expires (its notAfter), in seconds since the epoch")
+                .register(r));
         if (resolver != null) {
             keys(r, resolver);
         }

@@ -3,6 +3,7 @@ package dev.fleproxy.server;
 import dev.fleproxy.config.KmipConfig;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.metrics.ProxyMetrics;
+import dev.fleproxy.tls.ExpiryWarnings;
 import dev.fleproxy.tls.ListenerContext;
 import dev.fleproxy.tls.UpstreamContext;
 import dev.fleproxy.wire.FrameDecoder;
@@ -15,10 +16,14 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.EventExecutor;
 import java.net.InetSocketAddress;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +37,9 @@ public final class ProxyServer implements AutoCloseable {
     private final AtomicInteger activeSessions = new AtomicInteger();
     /** The client-facing TLS context, reloaded when its files change; null without tls:. */
     private final ListenerContext tls;
+    private final UpstreamContext upstreamTls;
+    /** Warns while a certificate above nears its end. */
+    private final ExpiryWarnings expiry;
     private final ClientBounds bounds;
 
     private ProxyServer(ProxyConfig config, List<MessageFilter> filters, ProxyMetrics metrics)
@@ -43,9 +51,9 @@ public final class ProxyServer implements AutoCloseable {
                     + unavailable);
         }
         int keyWaitMs = config.kmip() != null ? config.kmip().kmsWaitMs() : KmipConfig.DEFAULT_KMS_WAIT_MS;
-        UpstreamContext upstreamTls = config.upstreamTls() != null
-                ? UpstreamContext.of(config.upstreamTls(), config.upstream()) : null;
+        upstreamTls = config.upstreamTls() != null ? UpstreamContext.of(config.upstreamTls(), config.upstream()) : null;
         tls = config.tls() != null ? ListenerContext.start(config.tls()) : null;
+        expiry = ExpiryWarnings.start(certificates());
         bounds = new ClientBounds(config.limits(), new BadInputLog(LoggerFactory.getLogger(ProxySession.class)));
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
@@ -90,9 +98,7 @@ public final class ProxyServer implements AutoCloseable {
                     .channel();
         } catch (RuntimeException | InterruptedException e) {
             shutdownGroups();
-            if (tls != null) {
-                tls.close();
-            }
+            closeTls();
             throw e;
         }
         log.info("mongo-fle-proxy listening on {}{}, upstream {}{}, transport {}", address(), tls != null ? " (TLS)" : "",
@@ -143,6 +149,22 @@ public final class ProxyServer implements AutoCloseable {
         return tls;
     }
 
+    /**
+     * The certificates the proxy presents, by the name metrics and logs give them: {@code
+     * listener} (the one in force, it changes on reload) and {@code upstream_client}, each if
+     * configured.
+     */
+    public Map<String, Supplier<X509Certificate>> certificates() {
+        Map<String, Supplier<X509Certificate>> all = new LinkedHashMap<>();
+        if (tls != null) {
+            all.put("listener", tls::certificate);
+        }
+        if (upstreamTls != null && upstreamTls.clientCertificate() != null) {
+            all.put("upstream_client", upstreamTls::clientCertificate);
+        }
+        return all;
+    }
+
     /** Bytes of incomplete client messages held now, counted against maxBufferedMessageBytes. */
     public long bufferedMessageBytes() {
         return bounds.buffered();
@@ -161,6 +183,11 @@ public final class ProxyServer implements AutoCloseable {
     public void close() {
         listener.close().syncUninterruptibly();
         shutdownGroups();
+        closeTls();
+    }
+
+    private void closeTls() {
+        expiry.close();
         if (tls != null) {
             tls.close();
         }

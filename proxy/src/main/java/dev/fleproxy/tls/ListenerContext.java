@@ -13,6 +13,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.security.cert.X509Certificate;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * The client-facing TLS context ({@code tls:}), reloaded when its certificate, key or client CA
  * files change (checked every two seconds) and on SIGHUP: new connections get the new context,
  * connections already open keep theirs, so a certificate renewal drops nothing. Files that do not
- * load are not applied; the previous context stays and the log says why.
+ * load, a key that is not the certificate's, or a certificate outside its validity period
+ * ({@link KeyPairCheck}) are not applied; the previous context stays and the log says why.
  */
 public final class ListenerContext implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ListenerContext.class);
@@ -33,13 +36,13 @@ public final class ListenerContext implements AutoCloseable {
     private final ListenerTls config;
     private final ScheduledExecutorService watcher;
     private final Runnable onHangup;
-    private volatile SslContext current;
+    private volatile Loaded current;
     private byte[] fingerprint;
 
     private ListenerContext(ListenerTls config) {
         this.config = config;
         this.fingerprint = digest();
-        this.current = build(config);
+        this.current = load(config);
         this.watcher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tls-reload");
             t.setDaemon(true);
@@ -60,13 +63,25 @@ public final class ListenerContext implements AutoCloseable {
 
     /** The handler for a new client connection, from the context in force. */
     public SslHandler newHandler(ByteBufAllocator alloc) {
-        return current.newHandler(alloc);
+        return current.context().newHandler(alloc);
     }
 
-    static SslContext build(ListenerTls t) {
+    /** The leaf certificate in force. */
+    public X509Certificate certificate() {
+        return current.leaf();
+    }
+
+    /** A context and the leaf certificate it serves. */
+    private record Loaded(SslContext context, X509Certificate leaf) {
+    }
+
+    private static Loaded load(ListenerTls t) {
         try {
-            SslContextBuilder b = SslContextBuilder.forServer(t.cert().toFile(), t.key().toFile())
-                    .sslProvider(TlsProvider.get())
+            // Netty reads the files here: one that does not load is reported in its words, before the
+            // check reads them again and before the first TLS log line
+            SslContextBuilder b = SslContextBuilder.forServer(t.cert().toFile(), t.key().toFile());
+            X509Certificate leaf = KeyPairCheck.check("tls", t.cert(), t.key(), Instant.now());
+            b.sslProvider(TlsProvider.get())
                     .protocols(TlsProvider.PROTOCOLS);
             if (t.clientCA() != null) {
                 b.trustManager(t.clientCA().toFile());
@@ -76,7 +91,7 @@ public final class ListenerContext implements AutoCloseable {
                 case OPTIONAL -> ClientAuth.OPTIONAL;
                 case REQUIRED -> ClientAuth.REQUIRE;
             });
-            return b.build();
+            return new Loaded(b.build(), leaf);
         } catch (SSLException | IllegalArgumentException e) {
             throw new ConfigException("tls: cannot load " + t.cert() + " / " + t.key()
                     + (t.clientCA() != null ? " / " + t.clientCA() : "") + ": " + rootMessage(e), e);
@@ -102,12 +117,16 @@ public final class ListenerContext implements AutoCloseable {
     public synchronized boolean reload(String why) {
         fingerprint = digest();
         try {
-            current = build(config);
+            current = load(config);
         } catch (ConfigException e) {
             log.error("TLS reload ({}) failed, keeping the previous certificate: {}", why, e.getMessage());
             return false;
         }
         log.info("TLS certificate reloaded ({}): new connections use {}", why, config.cert());
+        String expiry = ExpiryWarnings.warning("listener", current.leaf(), Instant.now());
+        if (expiry != null) {
+            log.warn(expiry);
+        }
         return true;
     }
 

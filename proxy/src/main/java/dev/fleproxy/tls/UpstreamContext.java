@@ -7,6 +7,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
+import java.security.cert.X509Certificate;
+import java.time.Instant;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
@@ -15,30 +17,36 @@ import javax.net.ssl.SSLParameters;
  * TLS to the upstream ({@code upstreamTls:}): the upstream's certificate must chain to the given
  * CA and name the upstream's host (or {@code serverName:}); host-name verification cannot be
  * turned off. With {@code cert:}/{@code key:} the proxy presents a client certificate (x.509
- * authentication to mongos).
+ * authentication to mongos), checked at start like the listener's ({@link KeyPairCheck}).
  */
 public final class UpstreamContext {
     private final SslContext context;
     private final String verifiedName;
     private final HostPort upstream;
+    private final X509Certificate clientCertificate;
 
-    private UpstreamContext(SslContext context, String verifiedName, HostPort upstream) {
+    private UpstreamContext(SslContext context, String verifiedName, HostPort upstream,
+                            X509Certificate clientCertificate) {
         this.context = context;
         this.verifiedName = verifiedName;
         this.upstream = upstream;
+        this.clientCertificate = clientCertificate;
     }
 
     public static UpstreamContext of(UpstreamTls t, HostPort upstream) {
         try {
-            SslContextBuilder b = SslContextBuilder.forClient()
-                    .sslProvider(TlsProvider.get())
-                    .protocols(TlsProvider.PROTOCOLS)
-                    .trustManager(t.ca().toFile())
-                    .endpointIdentificationAlgorithm("HTTPS");
+            // the files first, as the listener does: a bad one is the only line, before the TLS provider's
+            SslContextBuilder b = SslContextBuilder.forClient().trustManager(t.ca().toFile());
+            X509Certificate client = null;
             if (t.cert() != null) {
                 b.keyManager(t.cert().toFile(), t.key().toFile());
+                client = KeyPairCheck.check("upstreamTls", t.cert(), t.key(), Instant.now());
             }
-            return new UpstreamContext(b.build(), t.serverName() != null ? t.serverName() : upstream.host(), upstream);
+            b.sslProvider(TlsProvider.get())
+                    .protocols(TlsProvider.PROTOCOLS)
+                    .endpointIdentificationAlgorithm("HTTPS");
+            return new UpstreamContext(b.build(), t.serverName() != null ? t.serverName() : upstream.host(), upstream,
+                    client);
         } catch (SSLException | IllegalArgumentException e) {
             throw new ConfigException("upstreamTls: cannot load " + t.ca() + (t.cert() != null ? " / " + t.cert() : "")
                     + ": " + e.getMessage(), e);
@@ -53,6 +61,11 @@ public final class UpstreamContext {
         p.setEndpointIdentificationAlgorithm("HTTPS");
         engine.setSSLParameters(p);
         return h;
+    }
+
+    /** The proxy's client certificate (the leaf), or null without {@code cert:}. */
+    public X509Certificate clientCertificate() {
+        return clientCertificate;
     }
 
     public String verifiedName() {

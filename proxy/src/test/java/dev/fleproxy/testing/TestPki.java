@@ -65,10 +65,23 @@ public final class TestPki {
         return issue(file, cn, false);
     }
 
+    /**
+     * A certificate for 127.0.0.1 with a new key of this algorithm ({@code RSA}, or {@code EC} on
+     * P-256), valid from {@code from} until {@code to}: for tests of the certificate itself.
+     */
+    public Issued issue(String file, String algorithm, Instant from, Instant to) throws Exception {
+        KeyPairGenerator g = KeyPairGenerator.getInstance(algorithm);
+        g.initialize(algorithm.equals("EC") ? 256 : 2048, RANDOM);
+        return issue(file, "server", g.generateKeyPair(), from, to, "127.0.0.1");
+    }
+
     private Issued issue(String file, String cn, boolean expired, String... names) throws Exception {
-        KeyPair k = rsa();
         Instant from = Instant.now().minus(expired ? Duration.ofDays(10) : Duration.ofMinutes(5));
         Instant to = expired ? Instant.now().minus(Duration.ofDays(3)) : Instant.now().plus(Duration.ofDays(30));
+        return issue(file, cn, rsa(), from, to, names);
+    }
+
+    private Issued issue(String file, String cn, KeyPair k, Instant from, Instant to, String... names) throws Exception {
         X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(new X500Name(caCert.getSubjectX500Principal()
                 .getName()), serial(), Date.from(from), Date.from(to), new X500Name("CN=" + cn), k.getPublic())
                 .addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
