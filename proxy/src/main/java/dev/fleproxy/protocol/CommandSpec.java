@@ -48,8 +48,33 @@ public record CommandSpec(String name, Scope scope, OnEncrypted onEncrypted, Rew
 
     /** The rewriters of package {@code rewrite}, one per command it carries out on encrypted collections. */
     public enum Rewriter {
-        INSERT, UPDATE, DELETE, FIND_AND_MODIFY, FIND, COUNT, DISTINCT, AGGREGATE, GET_MORE, KILL_CURSORS,
-        CREATE_INDEXES, COLLECTION_OPTIONS, BULK_WRITE
+        INSERT(Reply.NOTHING), UPDATE(Reply.NOTHING), DELETE(Reply.NOTHING), FIND_AND_MODIFY(Reply.VALUE),
+        FIND(Reply.CURSOR), COUNT(Reply.NOTHING), DISTINCT(Reply.VALUES), AGGREGATE(Reply.CURSOR),
+        GET_MORE(Reply.CURSOR), KILL_CURSORS(Reply.NOTHING), CREATE_INDEXES(Reply.NOTHING),
+        COLLECTION_OPTIONS(Reply.NOTHING), BULK_WRITE(Reply.NOTHING);
+
+        private final Reply reply;
+
+        Rewriter(Reply reply) {
+            this.reply = reply;
+        }
+
+        /** What its reply holds of the collection's documents. */
+        public Reply reply() {
+            return reply;
+        }
+    }
+
+    /** The shape of a reply, as far as the collection's documents are in it. */
+    public enum Reply {
+        /** No documents (counts, write results, per-operation results): nothing to decrypt. */
+        NOTHING,
+        /** A cursor: documents in firstBatch, later nextBatch of the getMores that follow. */
+        CURSOR,
+        /** One document, findAndModify's value. */
+        VALUE,
+        /** distinct's values, one field's. */
+        VALUES
     }
 
     /** The argument with that name, or null if the command may not carry it. */

@@ -60,8 +60,10 @@ public final class EncryptionFilter implements MessageFilter {
      */
     private record ReplyPlan(ReadShape shape, ReadShape.Node documents, boolean distinct, boolean cursor,
                              long getMoreOf) {
-        ReplyPlan(ReadShape shape, ReadShape.Node documents, boolean distinct, boolean cursor) {
-            this(shape, documents, distinct, cursor, 0);
+        /** The plan for the reply to this command, shaped as the command table says its reply is. */
+        ReplyPlan(ReadShape shape, ReadShape.Node documents, CommandSpec spec) {
+            this(shape, documents, spec.rewriter().reply() == CommandSpec.Reply.VALUES,
+                    spec.rewriter().reply() == CommandSpec.Reply.CURSOR, 0);
         }
     }
 
@@ -228,20 +230,20 @@ public final class EncryptionFilter implements MessageFilter {
             case UPDATE -> rewrite(request, msg -> WriteCommands.update(msg, ctx, spec.arg("updates")));
             case DELETE -> rewrite(request, msg -> WriteCommands.delete(msg, ctx, spec.arg("deletes")));
             case FIND_AND_MODIFY -> expect(request, rewrite(request, msg -> WriteCommands.findAndModify(msg, ctx)),
-                    new ReplyPlan(stored, stored.root, false, false));
+                    new ReplyPlan(stored, stored.root, spec));
             case FIND -> expect(request, ReadCommands.findTouchesNothingEncrypted(m.bodyBytes(), ctx.paths)
                     ? RequestDecision.PASS : rewrite(request, msg -> ReadCommands.find(msg, ctx)),
-                    new ReplyPlan(stored, stored.root, false, true));
+                    new ReplyPlan(stored, stored.root, spec));
             case COUNT -> rewrite(request, msg -> ReadCommands.count(msg, ctx));
             case DISTINCT -> {
                 RequestDecision d = rewrite(request, msg -> ReadCommands.distinct(msg, ctx));
                 String key = m.bodyString("key");
-                yield expect(request, d, new ReplyPlan(stored, key == null ? null : stored.distinctValues(key), true, false));
+                yield expect(request, d, new ReplyPlan(stored, key == null ? null : stored.distinctValues(key), spec));
             }
             case AGGREGATE -> {
                 PipelineSchema schema = new PipelineSchema(ctx);
                 RequestDecision d = rewrite(request, msg -> ReadCommands.aggregate(msg, schema, p, db));
-                yield expect(request, d, new ReplyPlan(schema.shape, schema.shape.root, false, true));
+                yield expect(request, d, new ReplyPlan(schema.shape, schema.shape.root, spec));
             }
             case GET_MORE -> getMore(request, ctx);
             case CREATE_INDEXES -> {
