@@ -1,14 +1,16 @@
 package dev.fleproxy.server;
 
+import static dev.fleproxy.testing.Eventually.await;
+import static dev.fleproxy.testing.RawClient.closedByProxy;
+import static dev.fleproxy.testing.RawClient.ping;
+import static dev.fleproxy.testing.RawClient.reply;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.config.Limits;
 import dev.fleproxy.config.ProxyConfig;
@@ -22,16 +24,15 @@ import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.rewrite.EncryptionFilter;
 import dev.fleproxy.testing.FakeUpstream;
+import dev.fleproxy.testing.LogCapture;
+import dev.fleproxy.testing.RawClient;
 import dev.fleproxy.testing.WireIO;
-import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsg;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -45,17 +46,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
-import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 /**
  * The bounds on what peers that have proved nothing can make the proxy hold (issue 13): the real
@@ -68,19 +66,17 @@ class BoundsTest {
 
     private FakeUpstream upstream;
     private ProxyServer proxy;
-    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    private LogCapture logged;
     private final List<Socket> sockets = new ArrayList<>();
 
     @BeforeEach
     void captureTheLog() {
-        logged.start();
-        root.addAppender(logged);
+        logged = LogCapture.start();
     }
 
     @AfterEach
     void stop() throws IOException {
-        root.detachAppender(logged);
+        logged.close();
         for (Socket s : sockets) {
             s.close();
         }
@@ -104,17 +100,9 @@ class BoundsTest {
     }
 
     private Socket connect() throws IOException {
-        Socket s = new Socket();
+        Socket s = RawClient.connect(proxy.address().getPort());
         sockets.add(s);
-        s.connect(new InetSocketAddress("127.0.0.1", proxy.address().getPort()));
-        s.setTcpNoDelay(true);
-        s.setSoTimeout(10_000);
         return s;
-    }
-
-    private static byte[] ping(int requestId) {
-        return WireIO.encode(new OpMsg(0, new BsonDocument("ping", new BsonInt32(1))
-                .append("$db", new BsonString("admin"))), requestId, 0);
     }
 
     /** A ping padded to exactly length bytes. */
@@ -134,51 +122,12 @@ class BoundsTest {
         assertEquals(requestId, reply(s).responseTo());
     }
 
-    private static Frame reply(Socket s) throws IOException {
-        return new Frame(Unpooled.wrappedBuffer(WireIO.readMessage(new DataInputStream(s.getInputStream()))));
-    }
-
-    /** Whether the proxy closed this connection within the time (EOF or reset). */
-    private static boolean closedByProxy(Socket s, long timeoutMs) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        try {
-            while (System.nanoTime() < deadline) {
-                s.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-                if (s.getInputStream().read() < 0) {
-                    return true;
-                }
-            }
-            return false;
-        } catch (SocketTimeoutException e) {
-            return false;
-        } catch (SocketException e) {
-            return true; // reset
-        } finally {
-            s.setSoTimeout(10_000);
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting: " + what);
-            }
-            Thread.sleep(5);
-        }
-    }
-
     private List<ILoggingEvent> lines(String containing) {
-        synchronized (logged) {
-            return new ArrayList<>(logged.list).stream()
-                    .filter(e -> e.getFormattedMessage().contains(containing)).toList();
-        }
+        return logged.containing(containing);
     }
 
     private List<ILoggingEvent> warnings() {
-        synchronized (logged) {
-            return new ArrayList<>(logged.list).stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN)).toList();
-        }
+        return logged.atLeast(Level.WARN);
     }
 
     // ---- clientReadTimeoutMs -----------------------------------------------------------------
@@ -540,7 +489,7 @@ class BoundsTest {
             ILoggingEvent e = warned.get(0);
             assertEquals(Level.WARN, e.getLevel());
             assertNull(e.getThrowableProxy(), "no stack trace");
-            assertEquals(List.of(), logged.list.stream().filter(x -> x.getLevel() == Level.ERROR).toList());
+            assertEquals(List.of(), logged.all().stream().filter(x -> x.getLevel() == Level.ERROR).toList());
         } finally {
             resolver.close();
         }
@@ -559,7 +508,7 @@ class BoundsTest {
         }
         await(() -> proxy.clientConnections() == 0, "closed");
         proxy.bounds().log().flush(BadInputLog.Reason.UNEXPECTED_ERROR);
-        List<ILoggingEvent> errors = logged.list.stream().filter(x -> x.getLevel() == Level.ERROR).toList();
+        List<ILoggingEvent> errors = logged.all().stream().filter(x -> x.getLevel() == Level.ERROR).toList();
         assertEquals(2, errors.size(), String.valueOf(errors));
         assertTrue(errors.get(0).getFormattedMessage().endsWith("closed after an unexpected error handling a message "
                 + "from client"));

@@ -1,40 +1,33 @@
 package dev.fleproxy.server;
 
+import static dev.fleproxy.testing.Eventually.await;
+import static dev.fleproxy.testing.RawClient.ping;
+import static dev.fleproxy.testing.RawClient.reply;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.config.UpstreamTls;
 import dev.fleproxy.testing.HeldTlsUpstream;
+import dev.fleproxy.testing.LogCapture;
+import dev.fleproxy.testing.RawClient;
 import dev.fleproxy.testing.TestPki;
-import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsg;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.epoll.Epoll;
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.bson.BsonDocument;
-import org.bson.BsonInt32;
-import org.bson.BsonString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * Client requests that arrive while the session's upstream connection is not ready yet (issue
@@ -51,9 +44,8 @@ class UpstreamNotReadyTest {
 
     private HeldTlsUpstream upstream;
     private ProxyServer proxy;
-    private final List<Socket> sockets = new ArrayList<>();
-    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    private Socket client;
+    private LogCapture logged;
 
     @BeforeAll
     static void certificates() throws Exception {
@@ -63,15 +55,14 @@ class UpstreamNotReadyTest {
 
     @BeforeEach
     void captureTheLog() {
-        logged.start();
-        root.addAppender(logged);
+        logged = LogCapture.start();
     }
 
     @AfterEach
     void stop() throws IOException {
-        root.detachAppender(logged);
-        for (Socket s : sockets) {
-            s.close();
+        logged.close();
+        if (client != null) {
+            client.close();
         }
         if (proxy != null) {
             proxy.close();
@@ -81,42 +72,19 @@ class UpstreamNotReadyTest {
         }
     }
 
-    private void start(String transport) throws Exception {
+    /** A proxy on this transport, one client connected, its upstream connection accepted and held. */
+    private HeldTlsUpstream.Held connectedButNotReady(String transport) throws Exception {
         upstream = new HeldTlsUpstream(pki.serverContext(upstreamCert));
         proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
                 upstream.port()), 5000).withTransport(transport).withTls(null, new UpstreamTls(pki.caFile, null, null,
                 null)));
+        client = RawClient.connect(proxy.address().getPort());
+        return upstream.next();
     }
 
-    private Socket connect() throws IOException {
-        Socket s = new Socket();
-        sockets.add(s);
-        s.connect(new InetSocketAddress("127.0.0.1", proxy.address().getPort()));
-        s.setTcpNoDelay(true);
-        s.setSoTimeout(10_000);
-        return s;
-    }
-
-    private static byte[] ping(int requestId) {
-        return WireIO.encode(new OpMsg(0, new BsonDocument("ping", new BsonInt32(1))
-                .append("$db", new BsonString("admin"))), requestId, 0);
-    }
-
-    private static Frame reply(Socket s) throws IOException {
-        return new Frame(Unpooled.wrappedBuffer(WireIO.readMessage(new DataInputStream(s.getInputStream()))));
-    }
-
-    private List<ILoggingEvent> atLeast(Level level) {
-        synchronized (logged) {
-            return new ArrayList<>(logged.list).stream().filter(e -> e.getLevel().isGreaterOrEqual(level)).toList();
-        }
-    }
-
-    private void awaitNoSessions() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (proxy.activeSessions() != 0) {
-            assertTrue(System.nanoTime() < deadline, "sessions still open: " + proxy.activeSessions());
-            Thread.sleep(5);
+    private void sendPings(int... ids) throws IOException {
+        for (int id : ids) {
+            client.getOutputStream().write(ping(id));
         }
     }
 
@@ -126,53 +94,43 @@ class UpstreamNotReadyTest {
         // proxy asked for a read: the fuzzer's clients sent a frame and closed, and under load the
         // frame came in before the upstream connect had completed.
         assumeTrue(Epoll.isAvailable(), "epoll does not load here: " + Epoll.unavailabilityCause());
-        start("epoll");
-        Socket c = connect();
-        HeldTlsUpstream.Held up = upstream.next(); // connected, handshake held: not ready
-        c.getOutputStream().write(ping(1));
-        c.shutdownOutput();
+        HeldTlsUpstream.Held up = connectedButNotReady("epoll");
+        sendPings(1);
+        client.shutdownOutput();
 
-        assertEquals(-1, c.getInputStream().read(), "the client went away, so its connection is closed, unanswered");
-        awaitNoSessions();
+        assertEquals(-1, client.getInputStream().read(), "the client went away, so its connection is closed, unanswered");
+        await(() -> proxy.activeSessions() == 0, "the session closed");
         // well before the 10 s handshake timeout would have ended it
-        assertTrue(up.closedByPeer(5_000), "the proxy let go of the upstream connection it no longer needs");
-        assertEquals(List.of(), atLeast(Level.WARN).stream().map(ILoggingEvent::getFormattedMessage).toList(),
+        assertTrue(up.closedByProxy(5_000), "the proxy let go of the upstream connection it no longer needs");
+        assertEquals(List.of(), logged.messagesAtLeast(Level.WARN),
                 "a client that leaves is no error (it was: NullPointerException in Flow.write)");
     }
 
     @Test
     void pipelinedRequestsSentBeforeTheUpstreamIsReadyAreAnsweredInOrderOnceItIs() throws Exception {
-        start("auto");
-        Socket c = connect();
-        HeldTlsUpstream.Held up = upstream.next();
-        for (int id = 1; id <= 3; id++) {
-            c.getOutputStream().write(ping(id));
-        }
+        HeldTlsUpstream.Held up = connectedButNotReady("auto");
+        sendPings(1, 2, 3);
         Thread.sleep(200); // give a premature read every chance to happen
         up.complete();
         for (int id = 1; id <= 3; id++) {
-            assertEquals(id, reply(c).responseTo());
+            assertEquals(id, reply(client).responseTo());
         }
-        assertEquals(List.of(), atLeast(Level.WARN).stream().map(ILoggingEvent::getFormattedMessage).toList());
+        assertEquals(List.of(), logged.messagesAtLeast(Level.WARN));
     }
 
     @Test
     void whenTheUpstreamFailsBeforeItIsReadyTheFirstPipelinedRequestIsAnsweredWith9720001() throws Exception {
-        start("auto");
-        Socket c = connect();
-        HeldTlsUpstream.Held up = upstream.next();
-        for (int id = 1; id <= 3; id++) {
-            c.getOutputStream().write(ping(id));
-        }
+        HeldTlsUpstream.Held up = connectedButNotReady("auto");
+        sendPings(1, 2, 3);
         up.refuse();
-        Frame r = reply(c);
+        Frame r = reply(client);
         assertEquals(1, r.responseTo());
         BsonDocument body = OpMsg.parse(r).body();
         assertEquals(9720001, body.getInt32("code").getValue(), body.toJson());
         assertTrue(body.getString("errmsg").getValue().startsWith("mongo-fle-proxy: TLS to upstream 127.0.0.1:"),
                 body.toJson());
-        assertEquals(-1, c.getInputStream().read(), "then the connection closes");
-        awaitNoSessions();
-        assertEquals(List.of(), atLeast(Level.ERROR));
+        assertEquals(-1, client.getInputStream().read(), "then the connection closes");
+        await(() -> proxy.activeSessions() == 0, "the session closed");
+        assertEquals(List.of(), logged.messagesAtLeast(Level.ERROR));
     }
 }

@@ -5,11 +5,9 @@ import dev.fleproxy.wire.OpMsg;
 import io.netty.buffer.Unpooled;
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -53,23 +51,8 @@ public final class HeldTlsUpstream implements AutoCloseable {
         }
 
         /** Whether the proxy let go of this connection within the time (what it sent is skipped). */
-        public boolean closedByPeer(long timeoutMs) throws IOException {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-            InputStream in = raw.getInputStream();
-            byte[] skip = new byte[4096];
-            try {
-                while (System.nanoTime() < deadline) {
-                    raw.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-                    if (in.read(skip) < 0) {
-                        return true;
-                    }
-                }
-                return false;
-            } catch (SocketTimeoutException e) {
-                return false;
-            } catch (IOException reset) {
-                return true;
-            }
+        public boolean closedByProxy(long timeoutMs) throws IOException {
+            return RawClient.closedByProxy(raw, timeoutMs);
         }
 
         private void serve() {
