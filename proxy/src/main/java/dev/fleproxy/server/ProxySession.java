@@ -185,7 +185,8 @@ final class ProxySession {
         }
         upstreamFailure = why;
         label("upstream_unavailable");
-        log.warn("{}: {}", who, upstreamFailure);
+        // one line per client connection while the upstream is down: rate-limited like bad input
+        badInput.report(BadInputLog.Reason.UPSTREAM_UNAVAILABLE, who, why, null, client.eventLoop());
         if (!requestBacklog.isEmpty()) {
             try {
                 handleRequest(requestBacklog.poll()); // answered with the failure, then closed
@@ -557,7 +558,9 @@ final class ProxySession {
             return; // an upstream connection that never became usable (its TLS failed): upstreamUnavailable answers
         }
         if (side == SessionHandler.Side.UPSTREAM && !closed) {
-            log.info("{}: upstream {} closed the connection", who, upstreamAddress);
+            // one line per client connection when many are short-lived: rate-limited like bad input
+            badInput.report(BadInputLog.Reason.UPSTREAM_CLOSED, who, "upstream " + upstreamAddress
+                    + " closed the connection", null, client.eventLoop());
         }
         label(side == SessionHandler.Side.UPSTREAM ? "upstream_closed" : "client_closed");
         close(null);
