@@ -51,6 +51,11 @@ final class ProxySession {
     private static final AtomicLong IDS = new AtomicLong();
     /** requestIDs of replies the proxy writes itself; any value is valid, these are easy to spot. */
     private static final AtomicInteger OWN_REQUEST_IDS = new AtomicInteger(0x40000000);
+
+    /** The requestID of a reply the proxy writes itself. */
+    static int ownRequestId() {
+        return OWN_REQUEST_IDS.incrementAndGet();
+    }
     /** How long a client whose upstream is unreachable has to send its first request. */
     private static final long UNAVAILABLE_GRACE_SECONDS = 10;
 
@@ -412,7 +417,7 @@ final class ProxySession {
                     "refused a request sent with moreToCome (unacknowledged); closing the connection");
             return;
         }
-        io.netty.buffer.ByteBuf encoded = reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(),
+        io.netty.buffer.ByteBuf encoded = reply.encode(client.alloc(), ownRequestId(),
                 request.requestId());
         if (meters != null) {
             meters.clientBytes(false, encoded.readableBytes());
@@ -424,7 +429,7 @@ final class ProxySession {
         countRefused(null, ProxyError.UPSTREAM_UNAVAILABLE.code());
         if (frame.opCode() == OpCode.OP_MSG || frame.opCode() == OpCode.OP_QUERY) {
             WireMessage reply = ErrorReplies.replyTo(frame, ProxyError.UPSTREAM_UNAVAILABLE, upstreamFailure);
-            client.write(reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), frame.requestId()));
+            client.write(reply.encode(client.alloc(), ownRequestId(), frame.requestId()));
         }
         close(null);
     }

@@ -27,6 +27,7 @@ import dev.fleproxy.testing.FakeUpstream;
 import dev.fleproxy.testing.LogCapture;
 import dev.fleproxy.testing.RawClient;
 import dev.fleproxy.testing.WireIO;
+import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsg;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -316,7 +317,7 @@ class BoundsTest {
     // ---- maxConnections -----------------------------------------------------------------------
 
     @Test
-    void beyondMaxConnectionsANewConnectionIsClosedAtOnceUntilASlotFrees() throws Exception {
+    void beyondMaxConnectionsANewConnectionIsToldTheLimitAndClosedUntilASlotFrees() throws Exception {
         start(new Limits(30_000, 0, 3, 512 * MB));
         Socket c1 = connect();
         Socket c2 = connect();
@@ -324,15 +325,28 @@ class BoundsTest {
         assertAnswered(c1, 1);
         assertAnswered(c2, 2);
         assertAnswered(c3, 3);
+        // the fourth's first message is answered with the limit (a driver shows why), then it is closed
         Socket c4 = connect();
+        c4.getOutputStream().write(ping(4));
+        Frame answer = reply(c4);
+        assertEquals(4, answer.responseTo());
+        BsonDocument error = OpMsg.parse(answer).body();
+        assertEquals(9720002, error.getInt32("code").getValue(), error.toJson());
+        assertEquals("mongo-fle-proxy: too many connections to the proxy (limit 3)",
+                error.getString("errmsg").getValue());
+        assertTrue(closedByProxy(c4, 5000), "then the fourth is closed");
+        // one that sends nothing is not held either: closed after OverLimitRefusal.DEADLINE_MS (2 s)
+        Socket silent = connect();
         long t0 = System.nanoTime();
-        assertTrue(closedByProxy(c4, 2000), "the fourth is closed");
-        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 1000, "at once");
-        assertEquals(3, upstream.connectionsAccepted(), "no upstream connection for the refused one");
+        assertTrue(closedByProxy(silent, 15_000), "a silent one is closed");
+        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) >= 1500, "after its deadline");
+        assertEquals(3, upstream.connectionsAccepted(), "no upstream connection for the refused ones");
+        assertEquals(3, proxy.clientConnections());
         List<ILoggingEvent> warned = lines("client connections are open (maxConnections)");
-        assertEquals(1, warned.size());
-        assertTrue(warned.get(0).getFormattedMessage().matches("connection from /127\\.0\\.0\\.1:\\d+: closed at once: 3 "
-                + "client connections are open \\(maxConnections\\)"), warned.get(0).getFormattedMessage());
+        assertEquals(1, warned.size(), "the second refusal is counted in the window: " + warned);
+        assertTrue(warned.get(0).getFormattedMessage().matches("connection from /127\\.0\\.0\\.1:\\d+: refused: 3 "
+                + "client connections are open \\(maxConnections\\); its first message is answered with the limit, "
+                + "then it is closed"), warned.get(0).getFormattedMessage());
 
         c1.close();
         await(() -> proxy.clientConnections() == 2, "a slot freed");
