@@ -23,6 +23,7 @@ import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.rewrite.EncryptionFilter;
+import dev.fleproxy.testing.Cleanup;
 import dev.fleproxy.testing.FakeUpstream;
 import dev.fleproxy.testing.LogCapture;
 import dev.fleproxy.testing.RawClient;
@@ -52,9 +53,8 @@ import java.util.regex.Pattern;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The bounds on what peers that have proved nothing can make the proxy hold (issue 13): the real
@@ -65,35 +65,18 @@ import org.junit.jupiter.api.Test;
 class BoundsTest {
     private static final long MB = 1_000_000;
 
+    @RegisterExtension
+    final LogCapture logged = new LogCapture();
+    @RegisterExtension
+    final Cleanup opened = new Cleanup();
     private FakeUpstream upstream;
     private ProxyServer proxy;
-    private LogCapture logged;
-    private final List<Socket> sockets = new ArrayList<>();
-
-    @BeforeEach
-    void captureTheLog() {
-        logged = LogCapture.start();
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        logged.close();
-        for (Socket s : sockets) {
-            s.close();
-        }
-        if (proxy != null) {
-            proxy.close();
-        }
-        if (upstream != null) {
-            upstream.close();
-        }
-    }
 
     private void start(Limits limits, List<MessageFilter> filters) throws Exception {
-        upstream = new FakeUpstream((conn, request) ->
-                conn.send(new OpMsg(0, new BsonDocument("ok", new BsonInt32(1))), request.requestId()));
-        proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", upstream.port()),
-                2000).withLimits(limits), filters);
+        upstream = opened.add(new FakeUpstream((conn, request) ->
+                conn.send(new OpMsg(0, new BsonDocument("ok", new BsonInt32(1))), request.requestId())));
+        proxy = opened.add(ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
+                upstream.port()), 2000).withLimits(limits), filters));
     }
 
     private void start(Limits limits) throws Exception {
@@ -101,9 +84,7 @@ class BoundsTest {
     }
 
     private Socket connect() throws IOException {
-        Socket s = RawClient.connect(proxy.address().getPort());
-        sockets.add(s);
-        return s;
+        return opened.add(RawClient.connect(proxy.address().getPort()));
     }
 
     /** A ping padded to exactly length bytes. */
@@ -376,8 +357,8 @@ class BoundsTest {
                         }
                     })
                     .bind("127.0.0.1", 0).sync().channel();
-            proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
-                    ((InetSocketAddress) sink.localAddress()).getPort()), 2000), List.of(new HandshakeFilter()));
+            proxy = opened.add(ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
+                    ((InetSocketAddress) sink.localAddress()).getPort()), 2000), List.of(new HandshakeFilter())));
             sendTenThousandMalformedFrames();
         } finally {
             sinkLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);

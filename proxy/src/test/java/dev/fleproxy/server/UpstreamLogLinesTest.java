@@ -11,6 +11,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.testing.Cleanup;
 import dev.fleproxy.testing.FakeUpstream;
 import dev.fleproxy.testing.LogCapture;
 import dev.fleproxy.testing.RawClient;
@@ -21,9 +22,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The per-connection lines about the upstream (issue 26, item 11b): an upstream that closes every
@@ -33,29 +33,16 @@ import org.junit.jupiter.api.Test;
 class UpstreamLogLinesTest {
     private static final int CONNECTIONS = 200;
 
+    @RegisterExtension
+    final LogCapture logged = new LogCapture();
+    @RegisterExtension
+    final Cleanup opened = new Cleanup();
     private ProxyServer proxy;
     private FakeUpstream upstream;
-    private LogCapture logged;
-
-    @BeforeEach
-    void captureTheLog() {
-        logged = LogCapture.start();
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        logged.close();
-        if (proxy != null) {
-            proxy.close();
-        }
-        if (upstream != null) {
-            upstream.close();
-        }
-    }
 
     private void start(int upstreamPort) throws Exception {
-        proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", upstreamPort),
-                2000));
+        proxy = opened.add(ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
+                upstreamPort), 2000)));
     }
 
     /** The lines containing text, with the windows' summaries written now; checks they are few and count every connection. */
@@ -74,9 +61,9 @@ class UpstreamLogLinesTest {
 
     @Test
     void anUpstreamThatClosesEveryConnectionWritesAFewCountedLines() throws Exception {
-        upstream = new FakeUpstream((conn, request) -> {
+        upstream = opened.add(new FakeUpstream((conn, request) -> {
             throw new IOException("hang up"); // FakeUpstream closes the connection
-        });
+        }));
         start(upstream.port());
         long t0 = System.nanoTime();
         for (int i = 0; i < CONNECTIONS; i++) {

@@ -11,6 +11,7 @@ import ch.qos.logback.classic.Level;
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.config.UpstreamTls;
+import dev.fleproxy.testing.Cleanup;
 import dev.fleproxy.testing.HeldTlsUpstream;
 import dev.fleproxy.testing.LogCapture;
 import dev.fleproxy.testing.RawClient;
@@ -23,10 +24,9 @@ import java.net.Socket;
 import java.nio.file.Path;
 import java.util.List;
 import org.bson.BsonDocument;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -42,10 +42,13 @@ class UpstreamNotReadyTest {
     private static TestPki pki;
     private static TestPki.Issued upstreamCert;
 
+    @RegisterExtension
+    final LogCapture logged = new LogCapture();
+    @RegisterExtension
+    final Cleanup opened = new Cleanup();
     private HeldTlsUpstream upstream;
     private ProxyServer proxy;
     private Socket client;
-    private LogCapture logged;
 
     @BeforeAll
     static void certificates() throws Exception {
@@ -53,32 +56,13 @@ class UpstreamNotReadyTest {
         upstreamCert = pki.server("upstream", false, "127.0.0.1");
     }
 
-    @BeforeEach
-    void captureTheLog() {
-        logged = LogCapture.start();
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        logged.close();
-        if (client != null) {
-            client.close();
-        }
-        if (proxy != null) {
-            proxy.close();
-        }
-        if (upstream != null) {
-            upstream.close();
-        }
-    }
-
     /** A proxy on this transport, one client connected, its upstream connection accepted and held. */
     private HeldTlsUpstream.Held connectedButNotReady(String transport) throws Exception {
-        upstream = new HeldTlsUpstream(pki.serverContext(upstreamCert));
-        proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
+        upstream = opened.add(new HeldTlsUpstream(pki.serverContext(upstreamCert)));
+        proxy = opened.add(ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
                 upstream.port()), 5000).withTransport(transport).withTls(null, new UpstreamTls(pki.caFile, null, null,
-                null)));
-        client = RawClient.connect(proxy.address().getPort());
+                null))));
+        client = opened.add(RawClient.connect(proxy.address().getPort()));
         return upstream.next();
     }
 

@@ -8,20 +8,22 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
-/** What every logger writes from start() until close(), for tests of log lines. */
-public final class LogCapture implements AutoCloseable {
+/** What every logger writes during a test, for tests of log lines. Register it with {@code @RegisterExtension}. */
+public final class LogCapture implements BeforeEachCallback, AfterEachCallback {
     private static final Pattern SUMMARY = Pattern.compile("… and ([0-9,]+) more like it in the last \\d+ m?s$");
 
     private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
     private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
 
-    public static LogCapture start() {
-        LogCapture c = new LogCapture();
-        c.appender.start();
-        c.root.addAppender(c.appender);
-        return c;
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        appender.start();
+        root.addAppender(appender);
     }
 
     /** Everything so far (a copy: the proxy's threads keep logging). */
@@ -58,7 +60,7 @@ public final class LogCapture implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public void afterEach(ExtensionContext context) {
         root.detachAppender(appender);
     }
 }
