@@ -16,10 +16,10 @@ import org.slf4j.event.Level;
  * cannot fill the disk, and the per-connection lines about the upstream (its closing a
  * connection, its being unreachable), which a flood of short client connections, or an upstream
  * that is down, would otherwise write once per connection. Per {@link Reason}, the first
- * occurrence after a quiet window is logged in
- * full; the ones that follow within the window are counted, and one summary line per window
- * reports how many there were and the latest of them ("… and 12,345 more like it in the last
- * 10 s"). So each reason writes at most two lines per window, however fast it recurs.
+ * occurrence after a quiet window is logged in full; the ones that follow within the window are
+ * counted, and one summary line per window reports how many there were and the latest of them
+ * ("… and 12,345 more like it in the last 10 s"). So each reason writes at most two lines per
+ * window, however fast it recurs.
  *
  * <p>Summaries are written by a task scheduled on the event loop of the connection that was
  * counted (no thread of its own). Thread-safe: one instance serves every event loop of a server.
