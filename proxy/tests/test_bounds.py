@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import bson
 import pytest
+from pymongo.errors import OperationFailure, PyMongoError, ServerSelectionTimeoutError
 
 from conftest import ProxyProcess, client
 from wire import OP_MSG, closed_by_peer, header, op_msg, read_reply
@@ -164,6 +165,67 @@ def test_rss_stays_bounded_while_ten_peers_each_send_40_of_a_declared_47_mb(budg
     assert proxy.alive()
     with client(proxy.uri()) as c:
         assert c.admin.command("ping")["ok"] == 1.0
+
+
+# ---- maxConnections -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_connection_proxy(workdir, backend):
+    p = bounded_proxy(workdir, backend, "proxy-max-connections", "maxConnections: 2\n").start()
+    yield p
+    p.stop()
+
+
+def held_connection(proxy, request_id):
+    """A connection the proxy admitted (its ping answered ok: 1, not 9720002), held open; waits for a slot."""
+    deadline = time.monotonic() + 10
+    while True:
+        s = socket.create_connection(("127.0.0.1", proxy.port))
+        s.sendall(op_msg(PING, request_id=request_id))
+        if bson.decode(read_reply(s)[1][5:])["ok"] == 1:  # OP_MSG: flags, kind 0, the body
+            return s
+        s.close()  # refused: a connection closed just before still holds its slot for a moment
+        assert time.monotonic() < deadline, "no slot freed"
+        time.sleep(0.1)
+
+
+def test_over_max_connections_a_drivers_error_names_the_limit(two_connection_proxy):
+    proxy = two_connection_proxy
+    limit = "mongo-fle-proxy: too many connections to the proxy (limit 2)"
+    proxy.mark_log()
+    first = held_connection(proxy, 1)
+    try:
+        # pymongo's monitor takes the second slot; its pool's connection is over the limit, and its
+        # handshake (a legacy OP_QUERY hello) is answered with the error
+        with client(proxy.uri()) as c, pytest.raises(OperationFailure) as failure:
+            c.admin.command("ping")
+        assert failure.value.code == 9720002 and limit in str(failure.value), failure.value
+
+        # both slots taken: the monitor's own hello is refused, and server selection says why
+        second = held_connection(proxy, 2)
+        try:
+            with client(proxy.uri(), serverSelectionTimeoutMS=2000) as c, \
+                    pytest.raises(ServerSelectionTimeoutError) as failure:
+                c.admin.command("ping")
+            assert limit in str(failure.value), failure.value
+        finally:
+            second.close()
+    finally:
+        first.close()
+    lines = proxy.new_log_lines("client connections are open (maxConnections)")
+    assert lines and "refused: 2 client connections are open (maxConnections)" in lines[0], lines
+    # the slots free when the connections close
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with client(proxy.uri()) as c:
+                assert c.admin.command("ping")["ok"] == 1.0
+            break
+        except PyMongoError:
+            assert time.monotonic() < deadline, "no slot freed"
+            time.sleep(0.1)
+    assert proxy.alive()
 
 
 # ---- rate-limited lines about bad input -------------------------------------------------------

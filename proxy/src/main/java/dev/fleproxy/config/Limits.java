@@ -6,7 +6,7 @@ package dev.fleproxy.config;
  * <pre>
  * clientReadTimeoutMs: 30000            # a message begun must be complete within this; 0 = no limit
  * maxIdleTimeMs: 0                      # idle between messages; 0 (default) = no limit (drivers pool connections)
- * maxConnections: 10000                 # client connections at once; more are closed at once
+ * maxConnections: 10000                 # client connections at once; more are answered with 9720002, then closed
  * maxBufferedMessageBytes: 536870912    # bytes of partial messages held for all clients together
  * </pre>
  */

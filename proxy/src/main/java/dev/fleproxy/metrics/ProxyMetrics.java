@@ -101,7 +101,7 @@ public final class ProxyMetrics {
         }
     }
 
-    /** A connection refused at accept because a limit (maxConnections) was reached. */
+    /** A connection refused at accept because a limit (maxConnections) was reached: answered with the limit, or closed. */
     public void refusedConnection(String limit) {
         if (registry != null) {
             Counter.builder("fleproxy.connections.refused").description("client connections refused by a limit")

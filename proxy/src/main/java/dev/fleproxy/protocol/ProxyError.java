@@ -14,6 +14,8 @@ public enum ProxyError {
     FAILED_TO_PARSE(9, "FailedToParse"),
     /** The upstream (mongos, mongod or the embedded backend) could not be reached. */
     UPSTREAM_UNAVAILABLE(9720001, "FleProxyUpstreamUnavailable"),
+    /** The proxy has maxConnections client connections open: this one is answered with this, then closed. */
+    TOO_MANY_CONNECTIONS(9720002, "FleProxyTooManyConnections"),
     /** A query predicate, update operator or aggregation stage that cannot work on an encrypted field. */
     UNSUPPORTED_ON_ENCRYPTED_FIELD(9720010, "FleProxyUnsupportedOnEncryptedField"),
     /** A command or opcode the proxy does not carry out for an encrypted collection. */

@@ -9,13 +9,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Log lines about peers that have proved nothing, rate-limited so that a flood of bad input
- * cannot fill the disk: per {@link Reason}, the first occurrence after a quiet window is logged in
- * full; the ones that follow within the window are counted, and one summary line per window
- * reports how many there were and the latest of them ("… and 12,345 more like it in the last
- * 10 s"). So each reason writes at most two lines per window, however fast it recurs.
+ * cannot fill the disk, and the per-connection lines about the upstream (its closing a
+ * connection, its being unreachable), which a flood of short client connections, or an upstream
+ * that is down, would otherwise write once per connection. Per {@link Reason}, the first
+ * occurrence after a quiet window is logged in full; the ones that follow within the window are
+ * counted, and one summary line per window reports how many there were and the latest of them
+ * ("… and 12,345 more like it in the last 10 s"). So each reason writes at most two lines per
+ * window, however fast it recurs.
  *
  * <p>Summaries are written by a task scheduled on the event loop of the connection that was
  * counted (no thread of its own). Thread-safe: one instance serves every event loop of a server.
@@ -25,7 +29,7 @@ import org.slf4j.LoggerFactory;
 final class BadInputLog {
     static final long WINDOW_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    /** Why a connection was closed (or refused); a small closed set, each rate-limited on its own. */
+    /** Why a connection was closed (or refused); a small closed set, each rate-limited on its own, at its level. */
     enum Reason {
         PROTOCOL_ERROR,
         /** A TLS handshake or record that failed (no or an untrusted client certificate, plaintext on a TLS port). */
@@ -36,8 +40,22 @@ final class BadInputLog {
         OVER_BUDGET,
         TOO_MANY_CONNECTIONS,
         REFUSED,
+        /** The upstream closed a client's upstream connection: news, not a problem, unless it is every one. */
+        UPSTREAM_CLOSED(Level.INFO),
+        /** The upstream could not be connected to (or its TLS failed) for a new client connection. */
+        UPSTREAM_UNAVAILABLE,
         /** Not bad input as far as we can tell: logged at ERROR, the first one with its stack trace. */
-        UNEXPECTED_ERROR
+        UNEXPECTED_ERROR(Level.ERROR);
+
+        final Level level;
+
+        Reason() {
+            this(Level.WARN);
+        }
+
+        Reason(Level level) {
+            this.level = level;
+        }
     }
 
     private final Logger log;
@@ -150,15 +168,7 @@ final class BadInputLog {
     }
 
     private void write(Reason reason, String line, Throwable cause) {
-        if (reason == Reason.UNEXPECTED_ERROR) {
-            if (cause != null) {
-                log.error(line, cause);
-            } else {
-                log.error(line);
-            }
-        } else {
-            log.warn(line);
-        }
+        log.atLevel(reason.level).setCause(cause).log(line);
     }
 
     /** Runtime exceptions that reading a message whose lengths or types lie throws, and our bugs rarely do. */

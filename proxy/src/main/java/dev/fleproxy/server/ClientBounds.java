@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What one server lets peers that have proved nothing make it hold ({@link Limits}): how many
- * client connections are open at once, and how many bytes of incomplete messages all of them
+ * client connections are open at once (and how many past that are being told so), and how many
+ * bytes of incomplete messages all of them
  * together make the proxy buffer. Each client connection gets a {@link ClientGuard} that times
  * its incomplete messages and accounts its buffered bytes here.
  *
@@ -26,6 +27,8 @@ final class ClientBounds {
     private final Limits limits;
     private final BadInputLog log;
     private final AtomicInteger connections = new AtomicInteger();
+    /** Connections over maxConnections being answered (not counted in connections). */
+    private final AtomicInteger refusing = new AtomicInteger();
     /** Bytes of incomplete messages held by all client connections: the sum of their guards' held. */
     private final AtomicLong buffered = new AtomicLong();
     private final Set<ClientGuard> live = ConcurrentHashMap.newKeySet();
@@ -45,22 +48,49 @@ final class ClientBounds {
         return log;
     }
 
+    /** What becomes of a new client connection. */
+    enum Admission {
+        /** Within maxConnections: a session with its upstream connection. */
+        ADMITTED,
+        /** Over maxConnections: its first message is answered with the reason, then it closes ({@link OverLimitRefusal}). */
+        ANSWER_AND_CLOSE,
+        /** Over maxConnections while {@link #REFUSALS_AT_ONCE} others are being answered: closed already. */
+        CLOSED
+    }
+
     /**
-     * Counts a new client connection; over maxConnections it is closed at once (before any
-     * upstream connection is made), logged, and false returned.
+     * Connections over maxConnections answered at once, at most: each holds a socket, at most 32 KiB
+     * of buffers (and a TLS engine with tls:) for up to 2 s, so without a bound a flood past the
+     * limit would make the proxy hold what the limit is there to bound.
      */
-    boolean admit(Channel ch) {
+    static final int REFUSALS_AT_ONCE = 256;
+
+    /**
+     * Counts a new client connection. Over maxConnections no upstream connection is made: the
+     * connection is logged, and either answered with the reason (see {@link OverLimitRefusal})
+     * or, when {@link #REFUSALS_AT_ONCE} others are being answered, closed at once.
+     */
+    Admission admit(Channel ch) {
         int n = connections.incrementAndGet();
-        if (n > limits.maxConnections()) {
-            connections.decrementAndGet();
-            log.report(BadInputLog.Reason.TOO_MANY_CONNECTIONS, "connection from " + ch.remoteAddress(),
-                    "closed at once: " + limits.maxConnections() + " client connections are open (maxConnections)",
-                    null, ch.eventLoop());
-            ch.close();
-            return false;
+        if (n <= limits.maxConnections()) {
+            ch.closeFuture().addListener(f -> connections.decrementAndGet());
+            return Admission.ADMITTED;
         }
-        ch.closeFuture().addListener(f -> connections.decrementAndGet());
-        return true;
+        connections.decrementAndGet();
+        String full = limits.maxConnections() + " client connections are open (maxConnections)";
+        if (refusing.incrementAndGet() > REFUSALS_AT_ONCE) {
+            refusing.decrementAndGet();
+            log.report(BadInputLog.Reason.TOO_MANY_CONNECTIONS, "connection from " + ch.remoteAddress(),
+                    "closed at once: " + full + ", and " + REFUSALS_AT_ONCE + " more are being answered", null,
+                    ch.eventLoop());
+            ch.close();
+            return Admission.CLOSED;
+        }
+        ch.closeFuture().addListener(f -> refusing.decrementAndGet());
+        log.report(BadInputLog.Reason.TOO_MANY_CONNECTIONS, "connection from " + ch.remoteAddress(),
+                "refused: " + full + "; its first message is answered with the limit, then it is closed", null,
+                ch.eventLoop());
+        return Admission.ANSWER_AND_CLOSE;
     }
 
     /** The handler that goes right before the client's FrameDecoder. */

@@ -10,9 +10,9 @@ import java.util.function.Consumer;
  * what one read brought in is written out, and the source is read again only when every one of
  * those writes has reached the socket. A slow receiver therefore stalls the sender instead of
  * growing the proxy's buffers: at most one read's worth of frames (and the one message being
- * assembled) is held per direction. While a message of this direction waits for keys the flow
- * is held: nothing more is read from the source until it is released. All calls happen on the
- * pair's single event loop.
+ * assembled) is held per direction. While a message of this direction waits for keys, or the
+ * far side is not connected yet, the flow is held: nothing more is read from the source until
+ * it is released. All calls happen on the pair's single event loop.
  */
 final class Flow {
     private final Channel source;
@@ -64,8 +64,13 @@ final class Flow {
         held = true;
     }
 
+    /**
+     * Ends a hold (the parked message went on, or the far side became ready): as at the end of a
+     * read, the source is read again once what was written has reached the socket.
+     */
     void release() {
         held = false;
+        batchDone = true;
         maybeRead();
     }
 

@@ -77,9 +77,13 @@ public final class ProxyServer implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
-                            if (!bounds.admit(ch)) {
+                            ClientBounds.Admission admission = bounds.admit(ch);
+                            if (admission != ClientBounds.Admission.ADMITTED) {
                                 metrics.refusedConnection("max_connections");
-                                return; // over maxConnections: closed already, no upstream connection made
+                                if (admission == ClientBounds.Admission.ANSWER_AND_CLOSE) {
+                                    OverLimitRefusal.install(ch, tls, config.limits().maxConnections());
+                                }
+                                return; // over maxConnections: no session, no upstream connection
                             }
                             metrics.accepted();
                             ProxySession session = new ProxySession(ch, transport, config.upstream(),

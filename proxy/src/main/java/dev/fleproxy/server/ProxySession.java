@@ -51,6 +51,11 @@ final class ProxySession {
     private static final AtomicLong IDS = new AtomicLong();
     /** requestIDs of replies the proxy writes itself; any value is valid, these are easy to spot. */
     private static final AtomicInteger OWN_REQUEST_IDS = new AtomicInteger(0x40000000);
+
+    /** The requestID of a reply the proxy writes itself. */
+    static int ownRequestId() {
+        return OWN_REQUEST_IDS.incrementAndGet();
+    }
     /** How long a client whose upstream is unreachable has to send its first request. */
     private static final long UNAVAILABLE_GRACE_SECONDS = 10;
 
@@ -73,7 +78,10 @@ final class ProxySession {
     private Parked parkedReply;
     private final Flow clientToUpstream;
     private Flow upstreamToClient;
+    /** The upstream connection once it is usable (connected, its TLS verified); null before. */
     private Channel upstream;
+    /** The upstream connection from the connect on, usable or not: closed with the session. */
+    private Channel upstreamConnecting;
     private String upstreamFailure;
     private boolean closed;
     /** TLS to the upstream, or null. */
@@ -110,12 +118,14 @@ final class ProxySession {
         this.listener = listener;
         this.badInput = badInput;
         this.clientToUpstream = new Flow(client, this::writeFailed);
+        // Not read until the upstream is ready (or known unreachable); see upstreamReady.
+        this.clientToUpstream.hold();
     }
 
     /** Called when the client connection is accepted: connect upstream, then start reading. */
     void start() {
         listener.opened(this);
-        new Bootstrap()
+        upstreamConnecting = new Bootstrap()
                 .group(client.eventLoop())
                 .channel(transport.socketChannel())
                 .option(ChannelOption.AUTO_READ, false)
@@ -150,18 +160,27 @@ final class ProxySession {
                         });
                         f.channel().read(); // the handshake needs reads; AUTO_READ is off
                     }
-                });
+                }).channel();
     }
 
+    /**
+     * The upstream is usable: handle what the client sent meanwhile, then read the client. The
+     * proxy asks for no client bytes before this, but epoll delivers a peer's bytes unasked when
+     * the peer half-closes (EPOLLRDHUP); such requests wait in the backlog (see fromClient).
+     */
     private void upstreamReady(Channel ch) {
         upstream = ch;
         upstreamToClient = new Flow(upstream, this::writeFailed);
         if (closed) {
             upstream.close();
-        } else {
-            log.debug("{}: connected to upstream {}", who, upstreamAddress);
-            upstream.read();
-            client.read();
+            return;
+        }
+        log.debug("{}: connected to upstream {}", who, upstreamAddress);
+        upstream.read();
+        try {
+            drainRequests(); // and the client's first read, once what waited is written
+        } catch (Throwable t) {
+            failed(SessionHandler.Side.CLIENT, t);
         }
     }
 
@@ -171,10 +190,24 @@ final class ProxySession {
         }
         upstreamFailure = why;
         label("upstream_unavailable");
-        log.warn("{}: {}", who, upstreamFailure);
+        // one line per client connection while the upstream is down: rate-limited like bad input
+        badInput.report(BadInputLog.Reason.UPSTREAM_UNAVAILABLE, who, why, null, client.eventLoop());
+        if (!requestBacklog.isEmpty()) {
+            try {
+                handleRequest(requestBacklog.poll()); // answered with the failure, then closed
+            } catch (Throwable t) {
+                failed(SessionHandler.Side.CLIENT, t);
+            }
+            return;
+        }
         // Read the client's first request so it gets an error reply, not just a reset.
         client.read();
         client.eventLoop().schedule(() -> close(null), UNAVAILABLE_GRACE_SECONDS, TimeUnit.SECONDS);
+    }
+
+    /** Neither usable nor known to have failed: requests wait, they have nowhere to go yet. */
+    private boolean upstreamPending() {
+        return upstream == null && upstreamFailure == null;
     }
 
     void received(SessionHandler.Side side, Frame frame) {
@@ -202,11 +235,23 @@ final class ProxySession {
         if (meters != null) {
             meters.clientBytes(true, frame.length());
         }
-        if (parkedRequest != null || !requestBacklog.isEmpty()) {
-            requestBacklog.add(frame); // behind a request that waits for keys: order is kept
+        if (parkedRequest != null || !requestBacklog.isEmpty() || upstreamPending()) {
+            // behind a request that waits for keys, or before the upstream is ready: order is kept
+            requestBacklog.add(frame);
             return;
         }
         handleRequest(frame);
+    }
+
+    /** Handles the requests that waited, until one parks again; reads the client again if none did. */
+    private void drainRequests() {
+        while (parkedRequest == null && !closed && !requestBacklog.isEmpty()) {
+            handleRequest(requestBacklog.poll());
+        }
+        clientToUpstream.flush();
+        if (parkedRequest == null) {
+            clientToUpstream.release();
+        }
     }
 
     private void handleRequest(Frame frame) {
@@ -346,13 +391,7 @@ final class ProxySession {
                 Request r = parked.request;
                 r.keyWaitExpired(waitedOut || System.nanoTime() - r.parkedSinceNanos() >= keyWaitNanos);
                 continueRequest(r, parked.filterIndex);
-                while (parkedRequest == null && !closed && !requestBacklog.isEmpty()) {
-                    handleRequest(requestBacklog.poll());
-                }
-                clientToUpstream.flush();
-                if (parkedRequest == null) {
-                    clientToUpstream.release();
-                }
+                drainRequests();
             } else {
                 Reply r = parked.reply;
                 r.keyWaitExpired(waitedOut || System.nanoTime() - r.parkedSinceNanos() >= keyWaitNanos);
@@ -378,7 +417,7 @@ final class ProxySession {
                     "refused a request sent with moreToCome (unacknowledged); closing the connection");
             return;
         }
-        io.netty.buffer.ByteBuf encoded = reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(),
+        io.netty.buffer.ByteBuf encoded = reply.encode(client.alloc(), ownRequestId(),
                 request.requestId());
         if (meters != null) {
             meters.clientBytes(false, encoded.readableBytes());
@@ -390,7 +429,7 @@ final class ProxySession {
         countRefused(null, ProxyError.UPSTREAM_UNAVAILABLE.code());
         if (frame.opCode() == OpCode.OP_MSG || frame.opCode() == OpCode.OP_QUERY) {
             WireMessage reply = ErrorReplies.replyTo(frame, ProxyError.UPSTREAM_UNAVAILABLE, upstreamFailure);
-            client.write(reply.encode(client.alloc(), OWN_REQUEST_IDS.incrementAndGet(), frame.requestId()));
+            client.write(reply.encode(client.alloc(), ownRequestId(), frame.requestId()));
         }
         close(null);
     }
@@ -524,7 +563,9 @@ final class ProxySession {
             return; // an upstream connection that never became usable (its TLS failed): upstreamUnavailable answers
         }
         if (side == SessionHandler.Side.UPSTREAM && !closed) {
-            log.info("{}: upstream {} closed the connection", who, upstreamAddress);
+            // one line per client connection when many are short-lived: rate-limited like bad input
+            badInput.report(BadInputLog.Reason.UPSTREAM_CLOSED, who, "upstream " + upstreamAddress
+                    + " closed the connection", null, client.eventLoop());
         }
         label(side == SessionHandler.Side.UPSTREAM ? "upstream_closed" : "client_closed");
         close(null);
@@ -643,6 +684,8 @@ final class ProxySession {
         closeAfterFlush(client);
         if (upstream != null) {
             closeAfterFlush(upstream);
+        } else if (upstreamConnecting != null) {
+            upstreamConnecting.close(); // still connecting or in its TLS handshake: not needed any more
         }
         releaseWaiting();
         listener.closed(this);

@@ -7,13 +7,23 @@ import java.util.List;
 
 /**
  * Cuts the byte stream into {@link Frame}s: int32 little-endian length that counts itself.
- * A length below the header size or above 48,000,000 is a protocol error raised as soon as the
- * four length bytes are in (an over-size message is never buffered), and so is a stream that
- * ends in the middle of a message.
+ * A length below the header size or above 48,000,000 (or a lower maximum given) is a protocol
+ * error raised as soon as the four length bytes are in (an over-size message is never
+ * buffered), and so is a stream that ends in the middle of a message.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
+    private final int maxLength;
     private boolean failed;
     private long framesDecoded;
+
+    public FrameDecoder() {
+        this(MsgHeader.MAX_MESSAGE_SIZE);
+    }
+
+    /** A decoder for which a declared length above maxLength is the protocol error. */
+    public FrameDecoder(int maxLength) {
+        this.maxLength = maxLength;
+    }
 
     /**
      * Bytes of the message being assembled that this decoder holds (0 between messages). Call on
@@ -45,7 +55,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         }
         int declared = in.getIntLE(in.readerIndex());
         try {
-            MsgHeader.checkLength(declared);
+            MsgHeader.checkLength(declared, maxLength);
         } catch (WireProtocolException e) {
             failed = true;
             in.skipBytes(in.readableBytes());

@@ -23,13 +23,18 @@ public record MsgHeader(int messageLength, int requestId, int responseTo, int op
 
     /** Checks a declared message length before any of its body has been read. */
     public static void checkLength(int declared) {
+        checkLength(declared, MAX_MESSAGE_SIZE);
+    }
+
+    /** The same check against a lower maximum (a peer the proxy will read one small message from). */
+    public static void checkLength(int declared, int max) {
         if (declared < SIZE) {
             throw new WireProtocolException("declared message length " + declared
                     + " is smaller than the 16-byte header");
         }
-        if (declared > MAX_MESSAGE_SIZE) {
+        if (declared > max) {
             throw new WireProtocolException("declared message length " + declared
-                    + " exceeds the maximum of " + MAX_MESSAGE_SIZE + " bytes");
+                    + " exceeds the maximum of " + max + " bytes");
         }
     }
 }

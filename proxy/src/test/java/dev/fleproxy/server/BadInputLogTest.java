@@ -110,6 +110,23 @@ class BadInputLogTest {
     }
 
     @Test
+    void upstreamLinesKeepTheirLevelsInFullAndInTheSummary() {
+        for (int i = 1; i <= 3; i++) {
+            report(BadInputLog.Reason.UPSTREAM_CLOSED, "conn#" + i, "upstream 127.0.0.1:27017 closed the connection");
+            report(BadInputLog.Reason.UPSTREAM_UNAVAILABLE, "conn#" + i, "upstream 127.0.0.1:27017 is unreachable: x");
+        }
+        clock.addAndGet(WINDOW);
+        log.flush(BadInputLog.Reason.UPSTREAM_CLOSED);
+        log.flush(BadInputLog.Reason.UPSTREAM_UNAVAILABLE);
+        assertEquals(List.of("conn#1: upstream 127.0.0.1:27017 closed the connection",
+                "conn#1: upstream 127.0.0.1:27017 is unreachable: x",
+                "conn#3: upstream 127.0.0.1:27017 closed the connection … and 2 more like it in the last 10 s",
+                "conn#3: upstream 127.0.0.1:27017 is unreachable: x … and 2 more like it in the last 10 s"), messages());
+        assertEquals(List.of(Level.INFO, Level.WARN, Level.INFO, Level.WARN),
+                lines.list.stream().map(ILoggingEvent::getLevel).toList());
+    }
+
+    @Test
     void aWindowOfZeroWritesEveryLine() {
         BadInputLog everything = new BadInputLog(logger, BadInputLog.windowFromEnvironment("0"), clock::get);
         for (int i = 0; i < 3; i++) {

@@ -1,14 +1,16 @@
 package dev.fleproxy.server;
 
+import static dev.fleproxy.testing.Eventually.await;
+import static dev.fleproxy.testing.RawClient.closedByProxy;
+import static dev.fleproxy.testing.RawClient.ping;
+import static dev.fleproxy.testing.RawClient.reply;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.config.Limits;
 import dev.fleproxy.config.ProxyConfig;
@@ -21,17 +23,18 @@ import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.rewrite.EncryptionFilter;
+import dev.fleproxy.testing.Cleanup;
 import dev.fleproxy.testing.FakeUpstream;
+import dev.fleproxy.testing.LogCapture;
+import dev.fleproxy.testing.RawClient;
 import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsg;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -45,17 +48,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonString;
-import io.netty.buffer.Unpooled;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The bounds on what peers that have proved nothing can make the proxy hold (issue 13): the real
@@ -66,37 +65,18 @@ import org.slf4j.LoggerFactory;
 class BoundsTest {
     private static final long MB = 1_000_000;
 
+    @RegisterExtension
+    final LogCapture logged = new LogCapture();
+    @RegisterExtension
+    final Cleanup opened = new Cleanup();
     private FakeUpstream upstream;
     private ProxyServer proxy;
-    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    private final List<Socket> sockets = new ArrayList<>();
-
-    @BeforeEach
-    void captureTheLog() {
-        logged.start();
-        root.addAppender(logged);
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        root.detachAppender(logged);
-        for (Socket s : sockets) {
-            s.close();
-        }
-        if (proxy != null) {
-            proxy.close();
-        }
-        if (upstream != null) {
-            upstream.close();
-        }
-    }
 
     private void start(Limits limits, List<MessageFilter> filters) throws Exception {
-        upstream = new FakeUpstream((conn, request) ->
-                conn.send(new OpMsg(0, new BsonDocument("ok", new BsonInt32(1))), request.requestId()));
-        proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", upstream.port()),
-                2000).withLimits(limits), filters);
+        upstream = opened.add(new FakeUpstream((conn, request) ->
+                conn.send(new OpMsg(0, new BsonDocument("ok", new BsonInt32(1))), request.requestId())));
+        proxy = opened.add(ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
+                upstream.port()), 2000).withLimits(limits), filters));
     }
 
     private void start(Limits limits) throws Exception {
@@ -104,17 +84,7 @@ class BoundsTest {
     }
 
     private Socket connect() throws IOException {
-        Socket s = new Socket();
-        sockets.add(s);
-        s.connect(new InetSocketAddress("127.0.0.1", proxy.address().getPort()));
-        s.setTcpNoDelay(true);
-        s.setSoTimeout(10_000);
-        return s;
-    }
-
-    private static byte[] ping(int requestId) {
-        return WireIO.encode(new OpMsg(0, new BsonDocument("ping", new BsonInt32(1))
-                .append("$db", new BsonString("admin"))), requestId, 0);
+        return opened.add(RawClient.connect(proxy.address().getPort()));
     }
 
     /** A ping padded to exactly length bytes. */
@@ -134,51 +104,12 @@ class BoundsTest {
         assertEquals(requestId, reply(s).responseTo());
     }
 
-    private static Frame reply(Socket s) throws IOException {
-        return new Frame(Unpooled.wrappedBuffer(WireIO.readMessage(new DataInputStream(s.getInputStream()))));
-    }
-
-    /** Whether the proxy closed this connection within the time (EOF or reset). */
-    private static boolean closedByProxy(Socket s, long timeoutMs) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        try {
-            while (System.nanoTime() < deadline) {
-                s.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-                if (s.getInputStream().read() < 0) {
-                    return true;
-                }
-            }
-            return false;
-        } catch (SocketTimeoutException e) {
-            return false;
-        } catch (SocketException e) {
-            return true; // reset
-        } finally {
-            s.setSoTimeout(10_000);
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting: " + what);
-            }
-            Thread.sleep(5);
-        }
-    }
-
     private List<ILoggingEvent> lines(String containing) {
-        synchronized (logged) {
-            return new ArrayList<>(logged.list).stream()
-                    .filter(e -> e.getFormattedMessage().contains(containing)).toList();
-        }
+        return logged.containing(containing);
     }
 
     private List<ILoggingEvent> warnings() {
-        synchronized (logged) {
-            return new ArrayList<>(logged.list).stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN)).toList();
-        }
+        return logged.atLeast(Level.WARN);
     }
 
     // ---- clientReadTimeoutMs -----------------------------------------------------------------
@@ -367,7 +298,7 @@ class BoundsTest {
     // ---- maxConnections -----------------------------------------------------------------------
 
     @Test
-    void beyondMaxConnectionsANewConnectionIsClosedAtOnceUntilASlotFrees() throws Exception {
+    void beyondMaxConnectionsANewConnectionIsToldTheLimitAndClosedUntilASlotFrees() throws Exception {
         start(new Limits(30_000, 0, 3, 512 * MB));
         Socket c1 = connect();
         Socket c2 = connect();
@@ -375,15 +306,28 @@ class BoundsTest {
         assertAnswered(c1, 1);
         assertAnswered(c2, 2);
         assertAnswered(c3, 3);
+        // the fourth's first message is answered with the limit (a driver shows why), then it is closed
         Socket c4 = connect();
+        c4.getOutputStream().write(ping(4));
+        Frame answer = reply(c4);
+        assertEquals(4, answer.responseTo());
+        BsonDocument error = OpMsg.parse(answer).body();
+        assertEquals(9720002, error.getInt32("code").getValue(), error.toJson());
+        assertEquals("mongo-fle-proxy: too many connections to the proxy (limit 3)",
+                error.getString("errmsg").getValue());
+        assertTrue(closedByProxy(c4, 5000), "then the fourth is closed");
+        // one that sends nothing is not held either: closed after OverLimitRefusal.DEADLINE_MS (2 s)
+        Socket silent = connect();
         long t0 = System.nanoTime();
-        assertTrue(closedByProxy(c4, 2000), "the fourth is closed");
-        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) < 1000, "at once");
-        assertEquals(3, upstream.connectionsAccepted(), "no upstream connection for the refused one");
+        assertTrue(closedByProxy(silent, 15_000), "a silent one is closed");
+        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) >= 1500, "after its deadline");
+        assertEquals(3, upstream.connectionsAccepted(), "no upstream connection for the refused ones");
+        assertEquals(3, proxy.clientConnections());
         List<ILoggingEvent> warned = lines("client connections are open (maxConnections)");
-        assertEquals(1, warned.size());
-        assertTrue(warned.get(0).getFormattedMessage().matches("connection from /127\\.0\\.0\\.1:\\d+: closed at once: 3 "
-                + "client connections are open \\(maxConnections\\)"), warned.get(0).getFormattedMessage());
+        assertEquals(1, warned.size(), "the second refusal is counted in the window: " + warned);
+        assertTrue(warned.get(0).getFormattedMessage().matches("connection from /127\\.0\\.0\\.1:\\d+: refused: 3 "
+                + "client connections are open \\(maxConnections\\); its first message is answered with the limit, "
+                + "then it is closed"), warned.get(0).getFormattedMessage());
 
         c1.close();
         await(() -> proxy.clientConnections() == 2, "a slot freed");
@@ -413,8 +357,8 @@ class BoundsTest {
                         }
                     })
                     .bind("127.0.0.1", 0).sync().channel();
-            proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
-                    ((InetSocketAddress) sink.localAddress()).getPort()), 2000), List.of(new HandshakeFilter()));
+            proxy = opened.add(ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1",
+                    ((InetSocketAddress) sink.localAddress()).getPort()), 2000), List.of(new HandshakeFilter())));
             sendTenThousandMalformedFrames();
         } finally {
             sinkLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
@@ -540,7 +484,7 @@ class BoundsTest {
             ILoggingEvent e = warned.get(0);
             assertEquals(Level.WARN, e.getLevel());
             assertNull(e.getThrowableProxy(), "no stack trace");
-            assertEquals(List.of(), logged.list.stream().filter(x -> x.getLevel() == Level.ERROR).toList());
+            assertEquals(List.of(), logged.all().stream().filter(x -> x.getLevel() == Level.ERROR).toList());
         } finally {
             resolver.close();
         }
@@ -559,7 +503,7 @@ class BoundsTest {
         }
         await(() -> proxy.clientConnections() == 0, "closed");
         proxy.bounds().log().flush(BadInputLog.Reason.UNEXPECTED_ERROR);
-        List<ILoggingEvent> errors = logged.list.stream().filter(x -> x.getLevel() == Level.ERROR).toList();
+        List<ILoggingEvent> errors = logged.all().stream().filter(x -> x.getLevel() == Level.ERROR).toList();
         assertEquals(2, errors.size(), String.valueOf(errors));
         assertTrue(errors.get(0).getFormattedMessage().endsWith("closed after an unexpected error handling a message "
                 + "from client"));

@@ -121,6 +121,11 @@ public final class TestPki {
         return ctx;
     }
 
+    /** A server-side SSLContext presenting {@code identity} (built as {@link #clientContext} is). */
+    public SSLContext serverContext(Issued identity) throws Exception {
+        return clientContext(identity);
+    }
+
     private static KeyPair rsa() throws Exception {
         KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
         g.initialize(2048, RANDOM);
