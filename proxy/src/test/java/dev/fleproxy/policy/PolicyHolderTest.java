@@ -53,6 +53,10 @@ class PolicyHolderTest {
         return logged.list.stream().filter(e -> e.getLevel() == Level.WARN).map(ILoggingEvent::getFormattedMessage).toList();
     }
 
+    private List<String> errors() {
+        return logged.list.stream().filter(e -> e.getLevel() == Level.ERROR).map(ILoggingEvent::getFormattedMessage).toList();
+    }
+
     private static KeyResolver memoryKeys() {
         return new KeyResolver(new KeySource() {
             @Override
@@ -101,6 +105,23 @@ class PolicyHolderTest {
             Files.writeString(file, config("[ssn, scores.y2024]"));
             assertTrue(holder.reload("test"));
             assertTrue(holder.get().get("hr.people").fields().containsKey("scores.y2024"));
+        }
+    }
+
+    @Test
+    void aReloadWithAKeyNamedTwiceKeepsThePreviousPolicy() throws Exception {
+        Path file = dir.resolve("proxy.yaml");
+        Files.writeString(file, withCollections(people(KEY, "")));
+        try (KeyResolver keys = memoryKeys(); PolicyHolder holder = started(file, keys)) {
+            Policy before = holder.get();
+            // the second entry would have replaced the first, whose ssn would then go unencrypted
+            Files.writeString(file, withCollections(people(KEY, "") + PAY + "  hr.people: { key: " + KEY
+                    + ", fields: [name] }\n"));
+            assertFalse(holder.reload("test"));
+            assertSame(before, holder.get());
+            assertEquals(List.of("policy reload (test) failed, keeping the previous policy: " + file + ": line 10: "
+                    + "duplicate key 'hr.people' in the mapping that starts at line 8; YAML would keep only the last "
+                    + "value, so the file is refused (name each key once)"), errors());
         }
     }
 
