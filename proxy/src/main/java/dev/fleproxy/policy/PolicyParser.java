@@ -56,11 +56,8 @@ public final class PolicyParser {
         Map<String, CollectionPolicy> out = new LinkedHashMap<>();
         for (Map.Entry<?, ?> e : map.entrySet()) {
             String ns = String.valueOf(e.getKey());
-            String where = source + ": collections." + ns;
-            int dot = ns.indexOf('.');
-            if (dot <= 0 || dot == ns.length() - 1) {
-                throw new ConfigException(where + ": a namespace is \"database.collection\"");
-            }
+            String where = source + ": collections." + ns.replace("\0", "\\0");
+            NamespaceNames.check(ns, where);
             out.put(ns, collection(ns, e.getValue(), where, defaultSubtype));
         }
         return new Policy(out);
