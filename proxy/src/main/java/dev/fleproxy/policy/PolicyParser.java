@@ -46,10 +46,12 @@ public final class PolicyParser {
     }
 
     public static Policy parse(Object collections, Object globalSubtype, String source) {
+        // checked before anything else: a file with no collections yet must not carry a bad value
+        // that the first collection added by a reload would then be stored under
+        byte defaultSubtype = subtype(globalSubtype, source + ": envelopeSubtype", (byte) 6);
         if (collections == null) {
             return Policy.EMPTY;
         }
-        byte defaultSubtype = subtype(globalSubtype, source + ": envelopeSubtype", (byte) 6);
         if (!(collections instanceof Map<?, ?> map)) {
             throw new ConfigException(source + ": collections must map \"db.collection\" to a policy");
         }

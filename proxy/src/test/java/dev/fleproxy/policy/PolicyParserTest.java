@@ -118,6 +118,26 @@ class PolicyParserTest {
     }
 
     @Test
+    void envelopeSubtypeIsZeroOrSixAtTheTopAndPerCollection() {
+        Object people = new Yaml(new SafeConstructor(new LoaderOptions())).load("hr.people: { key: " + KEY + ", fields: [ssn] }");
+        for (String v : List.of("7", "1", "5", "-1", "255", "6.0", "'6'", "true", "[6]")) {
+            Object subtype = new Yaml(new SafeConstructor(new LoaderOptions())).load(v);
+            for (Object collections : new Object[] {people, null, java.util.Map.of()}) {
+                String e = assertThrows(ConfigException.class, () -> PolicyParser.parse(collections, subtype, "p.yaml"),
+                        v + " with " + collections).getMessage();
+                assertEquals("p.yaml: envelopeSubtype must be 6 (encrypted value) or 0 (generic, for the embedded "
+                        + "backend)", e);
+            }
+            String e = error("fields: [ssn], envelopeSubtype: " + v);
+            assertTrue(e.startsWith("proxy.yaml: collections.hr.people.envelopeSubtype must be 6"), v + ": " + e);
+        }
+        assertEquals(0, PolicyParser.parse(people, 0, "p.yaml").get("hr.people").subtype());
+        assertEquals(6, PolicyParser.parse(people, null, "p.yaml").get("hr.people").subtype());
+        assertEquals(6, policy("fields: [ssn], envelopeSubtype: 6").get("hr.people").subtype());
+        assertEquals(0, policy("fields: [ssn], envelopeSubtype: 0").get("hr.people").subtype());
+    }
+
+    @Test
     void unknownKeysListTheNewOnes() {
         String e = error("fields: [ssn], previousKey: [" + OLD + "]");
         assertTrue(e.contains("unknown key(s) [previousKey]") && e.contains("previousKeys") && e.contains("plaintextReads"), e);
