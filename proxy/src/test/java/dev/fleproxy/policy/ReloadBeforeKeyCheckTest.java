@@ -7,9 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.crypto.CipherAlgorithm;
 import dev.fleproxy.crypto.DataKey;
@@ -29,8 +26,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * A reload is in force once the file is read, before the KMS is asked anything: with the KMS hung,
@@ -44,8 +41,8 @@ class ReloadBeforeKeyCheckTest {
     private static final UUID AES_2 = UUID.fromString("00000000-0000-0000-0000-0000000000a2");
     private static final UUID MISTYPED = UUID.fromString("00000000-0000-0000-0000-000000000404");
 
-    private final Logger holderLog = (Logger) LoggerFactory.getLogger(PolicyHolder.class);
-    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    @RegisterExtension
+    final HolderLog log = new HolderLog();
     /** While closed, every fetch hangs (a KMS stopped with SIGSTOP), except of the key started with. */
     private final CountDownLatch kmsAnswers = new CountDownLatch(1);
     private volatile boolean hung;
@@ -53,21 +50,20 @@ class ReloadBeforeKeyCheckTest {
     private volatile boolean down;
     @TempDir
     Path dir;
+    private Path file;
 
     @BeforeEach
-    void listen() {
-        logged.start();
-        holderLog.addAppender(logged);
+    void configFile() {
+        file = dir.resolve("proxy.yaml");
     }
 
     @AfterEach
-    void stopListening() {
+    void kmsAnswersAgain() {
         kmsAnswers.countDown();
-        holderLog.detachAppender(logged);
     }
 
     private List<String> lines(Level level) {
-        return logged.list.stream().filter(e -> e.getLevel() == level).map(ILoggingEvent::getFormattedMessage).toList();
+        return log.lines(level);
     }
 
     /** AES keys and one ARIA key, MISTYPED unknown; hangs while {@link #hung}. */
@@ -110,29 +106,38 @@ class ReloadBeforeKeyCheckTest {
         return "  hr.pay: { key: " + key + ", fields: [salary]" + rest + " }\n";
     }
 
-    private PolicyHolder started(Path file, KeyResolver keys) {
+    /** A holder started from a file with hr.people and these collections, keys checked first as at start. */
+    private PolicyHolder started(KeyResolver keys, String collections) throws Exception {
+        Files.writeString(file, config(collections));
         ProxyConfig c = ProxyConfig.load(file);
         Policy p = PolicyParser.parse(c.policySection());
-        PolicyValidator.validate(p, keys, file.toString()); // as at start: the keys are checked first
+        PolicyValidator.validate(p, keys, file.toString());
         return new PolicyHolder(file, c, p, keys);
+    }
+
+    /** Writes hr.people and these collections to the file, and reloads it. */
+    private boolean reload(PolicyHolder holder, String collections) throws Exception {
+        Files.writeString(file, config(collections));
+        return holder.reload("test");
+    }
+
+    private static void awaitCheck(PolicyHolder holder) throws Exception {
+        holder.keysChecked().get(10, TimeUnit.SECONDS);
     }
 
     @Test
     void aNewCollectionIsInForceWhileTheKmsHangsAndItsKeysAreCheckedOnceItAnswers() throws Exception {
-        Path file = dir.resolve("proxy.yaml");
-        Files.writeString(file, config(""));
-        try (KeyResolver keys = keys(); PolicyHolder holder = started(file, keys)) {
+        try (KeyResolver keys = keys(); PolicyHolder holder = started(keys, "")) {
             hung = true;
-            Files.writeString(file, config(pay(AES_2, "")));
             long t0 = System.nanoTime();
-            assertTrue(holder.reload("test"));
+            assertTrue(reload(holder, pay(AES_2, "")));
             assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(2), "no KMS round trip before it applies");
             assertNotNull(holder.get().get("hr.pay"), "in force while the KMS hangs");
             assertFalse(holder.keysChecked().isDone(), "its key is still being checked");
             assertNull(keys.cached(AES_2), "the data path finds no key, so its requests wait for one");
 
             kmsAnswers.countDown();
-            holder.keysChecked().get(10, TimeUnit.SECONDS);
+            awaitCheck(holder);
             assertNotNull(keys.cached(AES_2), "the check warmed the cache");
             assertEquals(List.of(), lines(Level.ERROR));
             assertTrue(lines(Level.INFO).stream().anyMatch(l -> l.equals("policy reload (test): keys checked with the test KMS")),
@@ -142,12 +147,9 @@ class ReloadBeforeKeyCheckTest {
 
     @Test
     void anUnknownKeyLeavesTheCollectionProtectedAndTheCorrectedFileApplies() throws Exception {
-        Path file = dir.resolve("proxy.yaml");
-        Files.writeString(file, config(""));
-        try (KeyResolver keys = keys(); PolicyHolder holder = started(file, keys)) {
-            Files.writeString(file, config(pay(MISTYPED, "")));
-            assertTrue(holder.reload("test"));
-            holder.keysChecked().get(10, TimeUnit.SECONDS);
+        try (KeyResolver keys = keys(); PolicyHolder holder = started(keys, "")) {
+            assertTrue(reload(holder, pay(MISTYPED, "")));
+            awaitCheck(holder);
             assertEquals(MISTYPED, holder.get().get("hr.pay").keyId(), "stays in force: refused, not unencrypted");
             assertEquals(List.of("policy reload (test): " + file + ": collections.hr.pay: no key named " + MISTYPED
                     + " in the test KMS. The new policy stays in force: requests for hr.pay that need this key are "
@@ -155,12 +157,10 @@ class ReloadBeforeKeyCheckTest {
                     lines(Level.ERROR));
 
             // The KMS never had it, so no envelope can be under it: dropping it lowers nothing.
-            Files.writeString(file, config(pay(AES_2, "")));
-            assertTrue(holder.reload("test"), lines(Level.WARN).toString());
+            assertTrue(reload(holder, pay(AES_2, "")), lines(Level.WARN).toString());
             assertEquals(AES_2, holder.get().get("hr.pay").keyId());
             // A key the KMS has is another matter: dropping it still takes a restart.
-            Files.writeString(file, config(pay(AES, "")));
-            assertFalse(holder.reload("test"));
+            assertFalse(reload(holder, pay(AES, "")));
             assertTrue(lines(Level.WARN).get(0).contains("would remove or lower: key " + AES_2 + " of hr.pay."),
                     lines(Level.WARN).toString());
         }
@@ -168,12 +168,9 @@ class ReloadBeforeKeyCheckTest {
 
     @Test
     void aCheckThatCouldNotReachTheKmsIsRetriedUntilItAnswers() throws Exception {
-        Path file = dir.resolve("proxy.yaml");
-        Files.writeString(file, config(""));
-        try (KeyResolver keys = keys(); PolicyHolder holder = started(file, keys)) {
+        try (KeyResolver keys = keys(); PolicyHolder holder = started(keys, "")) {
             down = true;
-            Files.writeString(file, config(pay(MISTYPED, "")));
-            assertTrue(holder.reload("test"));
+            assertTrue(reload(holder, pay(MISTYPED, "")));
             Thread.sleep(1000); // several retries (every 100 ms) while the KMS is down
             assertFalse(holder.keysChecked().isDone());
             List<String> warned = lines(Level.WARN);
@@ -183,7 +180,7 @@ class ReloadBeforeKeyCheckTest {
             assertEquals(List.of(), lines(Level.ERROR));
 
             down = false;
-            holder.keysChecked().get(10, TimeUnit.SECONDS);
+            awaitCheck(holder);
             List<String> errors = lines(Level.ERROR);
             assertEquals(1, errors.size(), errors.toString());
             assertTrue(errors.get(0).contains("no key named " + MISTYPED), errors.get(0));
@@ -192,28 +189,22 @@ class ReloadBeforeKeyCheckTest {
 
     @Test
     void aKeyOfAnotherAlgorithmThanTheSuiteLeavesTheCollectionProtected() throws Exception {
-        Path file = dir.resolve("proxy.yaml");
-        Files.writeString(file, config(""));
-        try (KeyResolver keys = keys(); PolicyHolder holder = started(file, keys)) {
-            Files.writeString(file, config(pay(ARIA, ", suite: AES_GCM")));
-            assertTrue(holder.reload("test"));
-            holder.keysChecked().get(10, TimeUnit.SECONDS);
+        try (KeyResolver keys = keys(); PolicyHolder holder = started(keys, "")) {
+            assertTrue(reload(holder, pay(ARIA, ", suite: AES_GCM")));
+            awaitCheck(holder);
             assertNotNull(holder.get().get("hr.pay"));
             List<String> errors = lines(Level.ERROR);
             assertEquals(1, errors.size(), errors.toString());
             assertTrue(errors.get(0).startsWith("policy reload (test): " + file + ": collections.hr.pay: suite AES_GCM needs "
                     + "a AES key, but key " + ARIA + " is ARIA-256. The new policy stays in force"), errors.get(0));
             // fixed by naming the suite that fits the key: not a lowering
-            Files.writeString(file, config(pay(ARIA, ", suite: ARIA_GCM")));
-            assertTrue(holder.reload("test"));
+            assertTrue(reload(holder, pay(ARIA, ", suite: ARIA_GCM")));
         }
     }
 
     @Test
     void aFileThatLowersProtectionStillAddsItsNewCollections() throws Exception {
-        Path file = dir.resolve("proxy.yaml");
-        Files.writeString(file, config(pay(AES, "")));
-        try (KeyResolver keys = keys(); PolicyHolder holder = started(file, keys)) {
+        try (KeyResolver keys = keys(); PolicyHolder holder = started(keys, pay(AES, ""))) {
             Policy before = holder.get();
             // hr.pay removed (lowering), hr.notes added
             Files.writeString(file, config("  hr.notes: { key: " + AES + ", fields: \"*\" }\n")
@@ -231,9 +222,7 @@ class ReloadBeforeKeyCheckTest {
 
     @Test
     void aCheckOvertakenByAnotherReloadIsDropped() throws Exception {
-        Path file = dir.resolve("proxy.yaml");
-        Files.writeString(file, config(""));
-        try (KeyResolver keys = keys(); PolicyHolder holder = started(file, keys)) {
+        try (KeyResolver keys = keys(); PolicyHolder holder = started(keys, "")) {
             hung = true;
             Files.writeString(file, config(pay(MISTYPED, "")));
             assertTrue(holder.reload("first"));
@@ -244,7 +233,7 @@ class ReloadBeforeKeyCheckTest {
             assertNotNull(holder.get().get("hr.notes"));
             kmsAnswers.countDown();
             first.get(10, TimeUnit.SECONDS);
-            holder.keysChecked().get(10, TimeUnit.SECONDS);
+            awaitCheck(holder);
             List<String> errors = lines(Level.ERROR);
             assertEquals(1, errors.size(), "said once, by the check of the policy in force: " + errors);
             assertTrue(errors.get(0).startsWith("policy reload (second): "), errors.get(0));
