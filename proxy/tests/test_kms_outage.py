@@ -100,7 +100,9 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
             proxy.config.write_text(base.replace("envelopeSubtype: 0\n", kmip + "envelopeSubtype: 0\n")
                                     .replace(policy(kms), policy(kms, with_new_collection=True)))
             assert proxy.new_log_lines("policy reloaded", timeout=10), "the new policy applies though its key is unknown"
-            time.sleep(1.2)  # past the negative cache of the failed validation
+            # The reload is in force at once; its key check has begun the fetch of the new key,
+            # which hangs until readTimeoutMs (3 s), so the insert below waits on that fetch.
+            time.sleep(1.2)
             fresh = client(proxy.uri())
             try:
                 t0 = time.monotonic()

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.DuplicateKeyException;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.YAMLException;
 
@@ -88,8 +89,15 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
 
     static ProxyConfig parse(InputStream in, String source, Path baseDir) {
         Object root;
+        LoaderOptions options = new LoaderOptions();
+        // By default SnakeYAML keeps the last of two equal keys without a word: a second
+        // "hr.people:" or a second "ssn:" under fields: would drop what the first one said, and
+        // leave those fields in plaintext. A key named twice anywhere makes the file invalid.
+        options.setAllowDuplicateKeys(false);
         try {
-            root = new Yaml(new SafeConstructor(new LoaderOptions())).load(in);
+            root = new Yaml(new SafeConstructor(options)).load(in);
+        } catch (DuplicateKeyException e) {
+            throw new ConfigException(duplicateKey(source, e), e);
         } catch (YAMLException e) {
             throw new ConfigException(source + " is not valid YAML: " + e.getMessage(), e);
         }
@@ -130,6 +138,18 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
         }
         return new ProxyConfig(listen, upstream, timeout, transport, kmip, policy, tls, Boolean.TRUE.equals(plain),
                 upstreamTls, Limits.parse(m), admin);
+    }
+
+    /** One line: the file, the line of the second occurrence, the key, and where its mapping starts. */
+    private static String duplicateKey(String source, DuplicateKeyException e) {
+        String problem = e.getProblem();
+        String prefix = "found duplicate key ";
+        String key = problem != null && problem.startsWith(prefix) ? problem.substring(prefix.length()) : problem;
+        key = String.valueOf(key).replaceAll("[\\r\\n]+", " "); // a quoted key may hold line breaks: still one line
+        String mapping = e.getContextMark() == null ? "" : " in the mapping that starts at line "
+                + (e.getContextMark().getLine() + 1);
+        return source + ": line " + (e.getProblemMark().getLine() + 1) + ": duplicate key '" + key + "'" + mapping
+                + "; YAML would keep only the last value, so the file is refused (name each key once)";
     }
 
     /**

@@ -364,6 +364,15 @@ public final class KeyResolver implements AutoCloseable {
         return misses.sum();
     }
 
+    /**
+     * True if the KMS has delivered this key and it is still in memory. Memory only: no lookup is
+     * counted, nothing is fetched, the key is not marked in use.
+     */
+    public boolean holds(UUID id) {
+        Entry e = cache.get(id);
+        return e != null && e.key != null;
+    }
+
     /** Keys held in memory now. */
     public int keysCached() {
         return (int) cache.values().stream().filter(e -> e.key != null).count();

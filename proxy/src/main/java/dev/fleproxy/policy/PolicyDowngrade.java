@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.Predicate;
 
 /**
  * What a new policy would remove or lower compared with the one in force: a reload must never
@@ -34,6 +35,17 @@ public final class PolicyDowngrade {
 
     /** What {@code next} would remove or lower, one human-readable item each; empty if nothing. */
     public static List<String> of(Policy current, Policy next) {
+        return of(current, next, id -> false);
+    }
+
+    /**
+     * As {@link #of(Policy, Policy)}, where dropping a key {@code unopenable} accepts (the KMS does
+     * not have it: no envelope under it can be opened) lowers nothing. A reload applies before its
+     * keys are checked, so a mistyped UUID is in force until a corrected file replaces it, and that
+     * file must not need a restart. Removing the collection still does: its writes would go
+     * unencrypted, where now they are refused.
+     */
+    public static List<String> of(Policy current, Policy next, Predicate<UUID> unopenable) {
         List<String> lowered = new ArrayList<>();
         // sorted, so the same two files always give the same message
         for (CollectionPolicy cur : new TreeMap<>(current.collections()).values()) {
@@ -46,7 +58,7 @@ public final class PolicyDowngrade {
             fields(cur, nxt, lowered);
             Set<UUID> opening = nxt.openingKeys();
             for (UUID id : cur.openingKeys()) {
-                if (!opening.contains(id)) {
+                if (!opening.contains(id) && !unopenable.test(id)) {
                     lowered.add("key " + id + " of " + ns);
                 }
             }

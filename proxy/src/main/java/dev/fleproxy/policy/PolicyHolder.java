@@ -10,7 +10,10 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -21,9 +24,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The policy in force, reloaded from the config file on SIGHUP or when the file changes (checked
  * every two seconds) without touching connections: requests in flight finish under the policy they
- * started with. A new file that does not parse or validate is not applied; the old policy stays
- * and the log says why. Nor is one that would lower protection ({@link PolicyDowngrade}): that
- * takes a restart, so it is never done by a stray edit. Only {@code collections:} and {@code
+ * started with. A new file that does not parse or whose policy is malformed is not applied; the old
+ * policy stays and the log says why. Nor is one that would lower protection ({@link
+ * PolicyDowngrade}): that takes a restart, so it is never done by a stray edit; the collections
+ * such a file adds apply all the same. A file that passes is in force as soon as it is read, before
+ * any KMS round trip; its keys are checked afterwards ({@link PolicyKeyCheck}), and a key the KMS
+ * refuses leaves its collection refused, not unencrypted. Only {@code collections:} and {@code
  * envelopeSubtype:} are reloaded; the rest of the file needs a restart.
  */
 public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
@@ -33,6 +39,8 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
     private final KeyResolver resolver;
     private final ProxyConfig started;
     private final ScheduledExecutorService watcher;
+    /** Checks a reloaded policy's keys after it is in force; null without a KMS. */
+    private final PolicyKeyCheck keyCheck;
     private volatile Policy current;
     private byte[] fingerprint;
     private final java.util.concurrent.atomic.AtomicLong reloadsApplied = new java.util.concurrent.atomic.AtomicLong();
@@ -45,6 +53,7 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
         this.resolver = resolver;
         this.current = startedPolicy;
         this.fingerprint = digest();
+        this.keyCheck = resolver != null ? new PolicyKeyCheck(resolver, file.toString(), this) : null;
         this.watcher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "policy-reload");
             t.setDaemon(true);
@@ -101,12 +110,9 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
         fingerprint = digest();
         ProxyConfig c;
         Policy p;
-        List<String> warnings;
         try {
             c = ProxyConfig.load(file);
             p = PolicyParser.parse(c.policySection());
-            warnings = p.isEmpty() || resolver == null ? List.of()
-                    : PolicyValidator.validate(p, resolver, file.toString());
         } catch (ConfigException e) {
             log.error("policy reload ({}) failed, keeping the previous policy: {}", why, e.getMessage());
             return false;
@@ -116,27 +122,59 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
                     + "proxy was started with", why);
             return false;
         }
-        // Checked after validation, so that "a restart applies it" is true of a refused file. One
-        // line, and the validator's warnings are not logged: they describe a policy not in force.
-        List<String> lowered = PolicyDowngrade.of(current, p);
+        // Decided from the file alone: a downgrade is refused whatever the KMS would say, and so is
+        // the refused file's own key check, whose warnings would describe a policy not in force.
+        List<String> lowered = PolicyDowngrade.of(current, p, keyCheck != null ? keyCheck::knownToBeUnknown : id -> false);
         if (!lowered.isEmpty()) {
-            log.warn("policy reload ({}) not applied: {} would remove or lower: {}. The previous policy stays in force; "
-                    + "a restart applies the new file", why, file, String.join("; ", lowered));
+            Policy withNew = withNewCollections(current, p);
+            String added = withNew == current ? "" : ", with the file's new collection(s) "
+                    + withNew.collections().keySet().stream().filter(ns -> current.get(ns) == null).sorted().toList()
+                    + " added to it (adding protection never waits)";
+            log.warn("policy reload ({}) not applied: {} would remove or lower: {}. The previous policy stays in force{}; "
+                    + "a restart applies the new file", why, file, String.join("; ", lowered), added);
+            if (withNew != current) {
+                current = withNew;
+                keyCheck.start(withNew, why);
+            }
             return false;
         }
-        warnings.forEach(log::warn);
         if (!c.listen().equals(started.listen()) || !c.upstream().equals(started.upstream())
                 || (c.kmip() != null && !c.kmip().equals(started.kmip()))) {
             log.warn("{} changed listen/upstream/kmip settings; those apply at the next restart only", file);
         }
+        // In force before any KMS round trip: from here on a new collection's writes are encrypted,
+        // or wait for its key and are refused (9720020), never forwarded in plaintext.
         current = p;
-        log.info("policy reloaded ({}): {} encrypted collection(s) {}", why, current.collections().size(), current);
+        log.info("policy reloaded ({}): {} encrypted collection(s) {}{}", why, p.collections().size(), p,
+                p.isEmpty() ? "" : "; checking its keys with the KMS");
+        if (!p.isEmpty()) {
+            keyCheck.start(p, why);
+        }
         return true;
+    }
+
+    /**
+     * The policy in force plus the collections {@code next} adds. A file that lowers protection
+     * somewhere is refused, but a collection it adds has no previous protection to lower, and
+     * writes to it would go unencrypted until a restart: that part applies at once.
+     */
+    private static Policy withNewCollections(Policy current, Policy next) {
+        Map<String, CollectionPolicy> merged = new LinkedHashMap<>(current.collections());
+        next.collections().forEach(merged::putIfAbsent);
+        return merged.size() == current.collections().size() ? current : new Policy(merged);
+    }
+
+    /** The key check of the latest policy put in force by a reload: done when its keys are checked (tests). */
+    public CompletableFuture<Void> keysChecked() {
+        return keyCheck != null ? keyCheck.latest() : CompletableFuture.completedFuture(null);
     }
 
     @Override
     public void close() {
         Hangup.remove(onHangup);
         watcher.shutdownNow();
+        if (keyCheck != null) {
+            keyCheck.close();
+        }
     }
 }

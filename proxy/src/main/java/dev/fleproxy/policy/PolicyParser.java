@@ -46,21 +46,20 @@ public final class PolicyParser {
     }
 
     public static Policy parse(Object collections, Object globalSubtype, String source) {
+        // checked before anything else: a file with no collections yet must not carry a bad value
+        // that the first collection added by a reload would then be stored under
+        byte defaultSubtype = subtype(globalSubtype, source + ": envelopeSubtype", (byte) 6);
         if (collections == null) {
             return Policy.EMPTY;
         }
-        byte defaultSubtype = subtype(globalSubtype, source + ": envelopeSubtype", (byte) 6);
         if (!(collections instanceof Map<?, ?> map)) {
             throw new ConfigException(source + ": collections must map \"db.collection\" to a policy");
         }
         Map<String, CollectionPolicy> out = new LinkedHashMap<>();
         for (Map.Entry<?, ?> e : map.entrySet()) {
             String ns = String.valueOf(e.getKey());
-            String where = source + ": collections." + ns;
-            int dot = ns.indexOf('.');
-            if (dot <= 0 || dot == ns.length() - 1) {
-                throw new ConfigException(where + ": a namespace is \"database.collection\"");
-            }
+            String where = source + ": collections." + ns.replace("\0", "\\0");
+            NamespaceNames.check(ns, where);
             out.put(ns, collection(ns, e.getValue(), where, defaultSubtype));
         }
         return new Policy(out);

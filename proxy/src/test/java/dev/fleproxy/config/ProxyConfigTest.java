@@ -1,6 +1,7 @@
 package dev.fleproxy.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -161,6 +162,30 @@ class ProxyConfigTest {
         assertTrue(error(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: [x, x.y] }\n").contains("x.y"));
         assertTrue(error(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: \"*\", suite: ROT13 }\n")
                 .contains("ROT13"));
+    }
+
+    @Test
+    void aKeyNamedTwiceAnywhereIsAnErrorNamingFileLineAndKey() {
+        // SnakeYAML would keep the second entry: the first one's fields would be stored in plaintext
+        String collection = "  dup.people: { key: " + KEY + ", fields: [ssn] }\n";
+        assertEquals("test.yaml: line 9: duplicate key 'dup.people' in the mapping that starts at line 8; YAML would "
+                + "keep only the last value, so the file is refused (name each key once)",
+                error(KMIP + "collections:\n" + collection + "  dup.people: { key: " + KEY + ", fields: [name] }\n"));
+        String fields = error(KMIP + "collections:\n  hr.people:\n    key: " + KEY + "\n    fields:\n"
+                + "      ssn: { deterministic: true }\n      name: {}\n      ssn: {}\n");
+        assertTrue(fields.startsWith("test.yaml: line 13: duplicate key 'ssn' in the mapping that starts at line 11;"),
+                fields);
+        assertTrue(error(KMIP + "collections:\n  a.b: { key: " + KEY + ", fields: \"*\", key: " + KEY + " }\n")
+                .startsWith("test.yaml: line 8: duplicate key 'key'"));
+        assertTrue(error("listen: a:1\nupstream: b:2\nlisten: c:3\n").startsWith("test.yaml: line 3: duplicate key 'listen'"));
+        assertTrue(error(KMIP + "kmip:\n  host: other\n").startsWith("test.yaml: line 7: duplicate key 'kmip'"));
+        assertTrue(error("listen: a:1\nupstream: b:2\n'listen': c:3\n").contains("duplicate key 'listen'"),
+                "quoting does not make it another key");
+        String lineBreak = error(KMIP + "collections:\n  \"dup.people\\nx\": {}\n  \"dup.people\\nx\": {}\n");
+        assertTrue(lineBreak.contains("duplicate key 'dup.people x'") && !lineBreak.contains("\n"), lineBreak);
+        // a value merged in with "<<" may be overridden: that is what YAML merges are for, and explicit
+        ProxyConfig merged = parse("<<: { listen: a:1, upstream: b:2 }\nlisten: c:3\n");
+        assertEquals(new HostPort("c", 3), merged.listen());
     }
 
     @Test

@@ -6,9 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.crypto.CipherAlgorithm;
 import dev.fleproxy.crypto.DataKey;
@@ -21,11 +18,10 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /** Reloading the policy file, with keys from memory (the end-to-end reload test uses the real KMS). */
 class PolicyHolderTest {
@@ -33,24 +29,17 @@ class PolicyHolderTest {
     private static final String NEW_KEY = "da6fd698-4681-3bb5-88ad-d1d9d68b1df6";
     private static final String PAY = "  hr.pay: { key: " + KEY + ", fields: \"*\" }\n";
 
-    private final Logger holderLog = (Logger) LoggerFactory.getLogger(PolicyHolder.class);
-    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    @RegisterExtension
+    final HolderLog log = new HolderLog();
     @TempDir
     Path dir;
 
-    @BeforeEach
-    void listen() {
-        logged.start();
-        holderLog.addAppender(logged);
-    }
-
-    @AfterEach
-    void stopListening() {
-        holderLog.detachAppender(logged);
-    }
-
     private List<String> warnings() {
-        return logged.list.stream().filter(e -> e.getLevel() == Level.WARN).map(ILoggingEvent::getFormattedMessage).toList();
+        return log.lines(Level.WARN);
+    }
+
+    private List<String> errors() {
+        return log.lines(Level.ERROR);
     }
 
     private static KeyResolver memoryKeys() {
@@ -101,6 +90,23 @@ class PolicyHolderTest {
             Files.writeString(file, config("[ssn, scores.y2024]"));
             assertTrue(holder.reload("test"));
             assertTrue(holder.get().get("hr.people").fields().containsKey("scores.y2024"));
+        }
+    }
+
+    @Test
+    void aReloadWithAKeyNamedTwiceKeepsThePreviousPolicy() throws Exception {
+        Path file = dir.resolve("proxy.yaml");
+        Files.writeString(file, withCollections(people(KEY, "")));
+        try (KeyResolver keys = memoryKeys(); PolicyHolder holder = started(file, keys)) {
+            Policy before = holder.get();
+            // the second entry would have replaced the first, whose ssn would then go unencrypted
+            Files.writeString(file, withCollections(people(KEY, "") + PAY + "  hr.people: { key: " + KEY
+                    + ", fields: [name] }\n"));
+            assertFalse(holder.reload("test"));
+            assertSame(before, holder.get());
+            assertEquals(List.of("policy reload (test) failed, keeping the previous policy: " + file + ": line 10: "
+                    + "duplicate key 'hr.people' in the mapping that starts at line 8; YAML would keep only the last "
+                    + "value, so the file is refused (name each key once)"), errors());
         }
     }
 
@@ -161,11 +167,12 @@ class PolicyHolderTest {
             assertEquals(1, warnings().size());
             assertTrue(warnings().get(0).contains("would remove or lower: plaintextReads: allow on hr.people."));
         }
-        logged.list.clear();
+        log.clear();
         // started with allow (a restart): each reload repeats the warning, and allow -> deny is applied
         try (KeyResolver keys = memoryKeys(); PolicyHolder holder = started(file, keys)) {
             Files.writeString(file, withCollections(people(KEY, ", plaintextReads: allow") + PAY));
             assertTrue(holder.reload("test"));
+            holder.keysChecked().get(10, TimeUnit.SECONDS); // the validator's warnings come with the key check
             assertEquals(List.of(file + ": collections.hr.people has plaintextReads: allow: values of its policy fields "
                     + "that are not envelopes are returned as stored (meant only while data written before the policy "
                     + "is migrated)"), warnings());

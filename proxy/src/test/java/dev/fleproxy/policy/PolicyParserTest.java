@@ -75,6 +75,68 @@ class PolicyParserTest {
         }
     }
 
+    /** The error for a policy naming this one namespace. */
+    static String namespaceError(String ns) {
+        return assertThrows(ConfigException.class, () -> PolicyParser.parse(
+                java.util.Map.of(ns, java.util.Map.of("key", KEY, "fields", "*")), null, "proxy.yaml")).getMessage();
+    }
+
+    @Test
+    void namespacesMongoDbCannotHoldAreRefused() {
+        for (char c : "/\\ \"$*<>:|?\0".toCharArray()) {
+            String ns = "h" + c + "r.people";
+            String e = namespaceError(ns);
+            assertTrue(e.contains("the database name 'h") && e.contains("which MongoDB does not allow in database names"),
+                    ns + ": " + e);
+            assertFalse(e.contains("\0"), "the message stays printable: " + e);
+        }
+        assertTrue(namespaceError("*.people").contains("never patterns"), namespaceError("*.people"));
+        assertTrue(namespaceError(".people").contains("the database name is empty"));
+        assertTrue(namespaceError("x".repeat(64) + ".people").contains("longer than MongoDB allows (63 bytes)"));
+        assertTrue(namespaceError("people").contains("a namespace is \"database.collection\""));
+
+        // "hr.*" is no wildcard: it would have encrypted a collection named "*" and nothing else
+        String star = namespaceError("hr.*");
+        assertEquals("proxy.yaml: collections.hr.*: the collection name '*' contains '*'; namespaces are literal "
+                + "names, never patterns: list each collection to encrypt", star);
+        assertTrue(namespaceError("hr.people.*").contains("'*'"));
+        assertTrue(namespaceError("hr.").contains("the collection name is empty"));
+        assertTrue(namespaceError("hr.pe$ople").contains("contains '$', which MongoDB does not allow in collection names"));
+        assertTrue(namespaceError("hr.pe\0ople").contains("contains NUL"));
+        assertTrue(namespaceError("hr.system.users").contains("'system.' are MongoDB's own"));
+    }
+
+    @Test
+    void namespacesMongoDbAllowsAreAccepted() {
+        for (String ns : List.of("hr.people", "hr.people.archive", "hr.system", "hr.systems.x", "h-r_2.p e-o#p%l@e",
+                "x".repeat(63) + ".people", "ünï.cödé")) {
+            Policy p = PolicyParser.parse(java.util.Map.of(ns, java.util.Map.of("key", KEY, "fields", "*")), null, "p.yaml");
+            assertTrue(p.get(ns) != null, ns);
+        }
+        assertEquals("people.archive", PolicyParser.parse(java.util.Map.of("hr.people.archive",
+                java.util.Map.of("key", KEY, "fields", "*")), null, "p.yaml").get("hr.people.archive").collection());
+    }
+
+    @Test
+    void envelopeSubtypeIsZeroOrSixAtTheTopAndPerCollection() {
+        Object people = new Yaml(new SafeConstructor(new LoaderOptions())).load("hr.people: { key: " + KEY + ", fields: [ssn] }");
+        for (String v : List.of("7", "1", "5", "-1", "255", "6.0", "'6'", "true", "[6]")) {
+            Object subtype = new Yaml(new SafeConstructor(new LoaderOptions())).load(v);
+            for (Object collections : new Object[] {people, null, java.util.Map.of()}) {
+                String e = assertThrows(ConfigException.class, () -> PolicyParser.parse(collections, subtype, "p.yaml"),
+                        v + " with " + collections).getMessage();
+                assertEquals("p.yaml: envelopeSubtype must be 6 (encrypted value) or 0 (generic, for the embedded "
+                        + "backend)", e);
+            }
+            String e = error("fields: [ssn], envelopeSubtype: " + v);
+            assertTrue(e.startsWith("proxy.yaml: collections.hr.people.envelopeSubtype must be 6"), v + ": " + e);
+        }
+        assertEquals(0, PolicyParser.parse(people, 0, "p.yaml").get("hr.people").subtype());
+        assertEquals(6, PolicyParser.parse(people, null, "p.yaml").get("hr.people").subtype());
+        assertEquals(6, policy("fields: [ssn], envelopeSubtype: 6").get("hr.people").subtype());
+        assertEquals(0, policy("fields: [ssn], envelopeSubtype: 0").get("hr.people").subtype());
+    }
+
     @Test
     void unknownKeysListTheNewOnes() {
         String e = error("fields: [ssn], previousKey: [" + OLD + "]");
