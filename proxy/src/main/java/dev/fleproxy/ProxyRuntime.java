@@ -60,6 +60,7 @@ public final class ProxyRuntime implements AutoCloseable {
         Policy startPolicy = PolicyParser.parse(config.policySection());
         KmipClient kmip = null;
         KeyResolver resolver = null;
+        PolicyHolder policy = null;
         PrometheusMeterRegistry registry = config.admin() != null ? PrometheusLint.newRegistry() : null;
         ProxyMetrics metrics = registry != null ? new ProxyMetrics(registry) : ProxyMetrics.DISABLED;
         if (registry != null) {
@@ -74,22 +75,26 @@ public final class ProxyRuntime implements AutoCloseable {
                 }
                 PolicyValidator.validate(startPolicy, resolver, configFile.toString()).forEach(log::warn);
             }
-            PolicyHolder policy = new PolicyHolder(configFile, config, startPolicy, resolver);
+            PolicyHolder holder = new PolicyHolder(configFile, config, startPolicy, resolver);
+            policy = holder;
+            // SIGHUP's handler is in place before the port opens: whoever sees the port may send one
+            // (without a handler the JVM's default is to exit)
+            holder.watch();
             List<MessageFilter> filters = new ArrayList<>();
-            filters.add(new HandshakeFilter(() -> !policy.get().isEmpty()));
+            filters.add(new HandshakeFilter(() -> !holder.get().isEmpty()));
             if (resolver != null) {
-                filters.add(new EncryptionFilter(policy, resolver, config.kmip().kmsWaitMs(), metrics));
+                filters.add(new EncryptionFilter(holder, resolver, config.kmip().kmsWaitMs(), metrics));
             }
             ProxyServer server = ProxyServer.start(config, filters, metrics);
             if (!startPolicy.isEmpty()) {
                 log.info("encrypting {} collection(s): {}", startPolicy.collections().size(), startPolicy);
             }
-            ProxyRuntime runtime = new ProxyRuntime(server, policy, resolver, kmip);
+            ProxyRuntime runtime = new ProxyRuntime(server, holder, resolver, kmip);
             if (registry != null) {
                 try {
-                    runtime.gauges = ProxyGauges.bind(metrics, server, resolver, policy);
+                    runtime.gauges = ProxyGauges.bind(metrics, server, resolver, holder);
                     runtime.admin = AdminServer.start(config.admin(), registry, server, config.upstream(),
-                            config.upstreamConnectTimeoutMs(), policy, resolver,
+                            config.upstreamConnectTimeoutMs(), holder, resolver,
                             // a probe waits for the KMS no longer than a request would, and at most 2 s
                             Duration.ofMillis(Math.min(2000, config.kmip() != null ? config.kmip().kmsWaitMs() : 0)));
                 } catch (Exception e) { // Netty throws a failed bind (BindException) undeclared
@@ -98,9 +103,11 @@ public final class ProxyRuntime implements AutoCloseable {
                             + e.getMessage());
                 }
             }
-            policy.watch();
             return runtime;
         } catch (Exception | Error e) {
+            if (policy != null) {
+                policy.close();
+            }
             if (resolver != null) {
                 resolver.close();
             }
