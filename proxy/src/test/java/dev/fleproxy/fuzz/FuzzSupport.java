@@ -1,14 +1,8 @@
 package dev.fleproxy.fuzz;
 
-import dev.fleproxy.crypto.CipherAlgorithm;
-import dev.fleproxy.crypto.DataKey;
-import dev.fleproxy.keys.KeyAccessException;
 import dev.fleproxy.keys.KeyResolver;
-import dev.fleproxy.keys.KeySource;
-import dev.fleproxy.keys.KeyState;
-import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.Policy;
-import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.testing.InMemoryKeys;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.WireProtocolException;
@@ -19,32 +13,19 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.zip.CRC32C;
 import org.bson.BSONException;
 
 /**
  * What the fuzz targets share: which exceptions are the documented answers to bad input, the
- * policy and in-memory keys of {@code EncryptionFilterTest}, and raw frames.
+ * policy and in-memory keys of the filter's tests ({@link InMemoryKeys}), and raw frames.
  */
 final class FuzzSupport {
-    static final UUID AES_KEY = UUID.fromString("11111111-2222-3333-4444-555555555555");
-    static final UUID ARIA_KEY = UUID.fromString("66666666-7777-8888-9999-aaaaaaaaaaaa");
-
-    /**
-     * hr.people: ssn deterministic, address.street and items.price randomized (AES-256-GCM);
-     * hr.all: every field but _id (ARIA-256-GCM). hr.plain has no policy.
-     */
-    static final Policy POLICY = PolicyParser.parse(Map.of(
-            "hr.people", Map.of("key", AES_KEY.toString(), "fields", Map.of(
-                    "ssn", Map.of("deterministic", true),
-                    "address.street", Map.of(),
-                    "items.price", Map.of())),
-            "hr.all", Map.of("key", ARIA_KEY.toString(), "fields", "*")), 6, "fuzz");
+    static final UUID AES_KEY = InMemoryKeys.AES_KEY;
+    static final UUID ARIA_KEY = InMemoryKeys.ARIA_KEY;
+    static final Policy POLICY = InMemoryKeys.policy("fuzz");
 
     /** The lowest and highest codes of the proxy's own error replies (ProxyError). */
     static final int PROXY_CODES_FROM = 9_720_000;
@@ -53,30 +34,10 @@ final class FuzzSupport {
     private FuzzSupport() {
     }
 
-    /**
-     * A key resolver over two in-memory keys; the caller prefetches them (from @BeforeAll, never a
-     * static initializer: prefetch waits on the resolver's threads, which would wait for the class).
-     */
+    /** A key resolver over the two in-memory keys; the caller prefetches them (from @BeforeAll). */
     static KeyResolver resolver() {
-        return new KeyResolver(new KeySource() {
-            @Override
-            public ResolvedKey fetch(UUID id) {
-                CipherAlgorithm alg = id.equals(AES_KEY) ? CipherAlgorithm.AES
-                        : id.equals(ARIA_KEY) ? CipherAlgorithm.ARIA : null;
-                if (alg == null) {
-                    throw new KeyAccessException(id, KeyAccessException.Reason.UNKNOWN_KEY, "no such key");
-                }
-                byte[] material = new byte[32];
-                Arrays.fill(material, (byte) (alg.ordinal() + 1));
-                return new ResolvedKey(new DataKey(id, alg, material), KeyState.ACTIVE, "1", Instant.now());
-            }
-
-            @Override
-            public String describe() {
-                return "fuzz keys";
-            }
-        }, new KeyResolver.Settings(Duration.ofDays(1), Duration.ofDays(1), Duration.ofSeconds(10),
-                Duration.ofSeconds(5), 1));
+        return InMemoryKeys.resolver(java.util.concurrent.ConcurrentHashMap.newKeySet(), new KeyResolver.Settings(
+                Duration.ofDays(1), Duration.ofDays(1), Duration.ofSeconds(10), Duration.ofSeconds(5), 1));
     }
 
     /**

@@ -4,27 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-import dev.fleproxy.crypto.CipherAlgorithm;
-import dev.fleproxy.crypto.DataKey;
-import dev.fleproxy.keys.KeyAccessException;
 import dev.fleproxy.keys.KeyResolver;
-import dev.fleproxy.keys.KeySource;
-import dev.fleproxy.keys.KeyState;
-import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.Policy;
-import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.server.Requests;
+import dev.fleproxy.testing.InMemoryKeys;
 import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.DocumentSequence;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.WireMessage;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -37,8 +28,8 @@ import org.junit.jupiter.api.BeforeAll;
  * Each test class gets a resolver of its own.
  */
 abstract class FilterFixture {
-    static final UUID AES_KEY = UUID.fromString("11111111-2222-3333-4444-555555555555");
-    static final UUID ARIA_KEY = UUID.fromString("66666666-7777-8888-9999-aaaaaaaaaaaa");
+    static final UUID AES_KEY = InMemoryKeys.AES_KEY;
+    static final UUID ARIA_KEY = InMemoryKeys.ARIA_KEY;
     static final String SSN = "123-45-6789";
 
     /** Every key the KMS was asked for. */
@@ -46,36 +37,13 @@ abstract class FilterFixture {
 
     static KeyResolver RESOLVER;
 
-    static final Policy POLICY = PolicyParser.parse(Map.of(
-            "hr.people", Map.of("key", AES_KEY.toString(), "fields", Map.of(
-                    "ssn", Map.of("deterministic", true),
-                    "address.street", Map.of(),
-                    "items.price", Map.of())),
-            "hr.all", Map.of("key", ARIA_KEY.toString(), "fields", "*")), 6, "test");
+    static final Policy POLICY = InMemoryKeys.policy("test");
 
     final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, RESOLVER, 5000);
 
     @BeforeAll
     static void keysInMemory() {
-        RESOLVER = new KeyResolver(new KeySource() {
-            @Override
-            public ResolvedKey fetch(UUID id) {
-                FETCHED.add(id);
-                CipherAlgorithm alg = id.equals(AES_KEY) ? CipherAlgorithm.AES
-                        : id.equals(ARIA_KEY) ? CipherAlgorithm.ARIA : null;
-                if (alg == null) {
-                    throw new KeyAccessException(id, KeyAccessException.Reason.UNKNOWN_KEY, "no such key");
-                }
-                byte[] material = new byte[32];
-                Arrays.fill(material, (byte) (alg.ordinal() + 1));
-                return new ResolvedKey(new DataKey(id, alg, material), KeyState.ACTIVE, "1", Instant.now());
-            }
-
-            @Override
-            public String describe() {
-                return "test keys";
-            }
-        }, KeyResolver.Settings.DEFAULT);
+        RESOLVER = InMemoryKeys.resolver(FETCHED, KeyResolver.Settings.DEFAULT);
         // the filter reads keys from memory only: have them there, as the proxy does at start-up
         RESOLVER.prefetch(List.of(AES_KEY, ARIA_KEY));
     }
