@@ -194,8 +194,10 @@ public final class EncryptionFilter implements MessageFilter {
             throw Refusal.command(db + ".(?)", "the command " + spec.name() + " on a collection whose name is not "
                     + "valid UTF-8");
         }
+        // A namespace command given a bare name ("all", not "hr.all") is malformed; read as a
+        // collection of $db it cannot be shown plain when that one is encrypted.
         CollectionPolicy cp = name == null ? null
-                : spec.scope() == CommandSpec.Scope.NAMESPACE ? p.get(name) : p.get(db, name);
+                : spec.scope() == CommandSpec.Scope.NAMESPACE && name.indexOf('.') > 0 ? p.get(name) : p.get(db, name);
         if (cp == null) {
             // Not an encrypted collection, but maybe a way into one, from any database.
             if (spec.crossReferences()) {

@@ -227,6 +227,13 @@ class FailClosedTest extends FilterFixture {
     }
 
     @Test
+    void aNamespaceCommandGivenABareCollectionNameIsReadAsOneOfItsDatabase() {
+        // found by fuzzing: renameCollection: 'all' (not 'hr.all') passed with a value in its writeConcern
+        refused("{renameCollection: 'all', writeConcern: {'address.city': '" + SSN + "'}, $db: 'hr'}", 9720011);
+        refused("{shardCollection: 'people', key: {_id: 1}, bogusArg: 1, $db: 'hr'}", 9720011);
+    }
+
+    @Test
     void querySettingsOnAnEncryptedCollectionAreRefused() {
         refused("{setQuerySettings: {find: 'people', filter: {ssn: '" + SSN + "'}, $db: 'hr'}, settings: {}, "
                 + "$db: 'admin'}", 9720011);
