@@ -186,18 +186,12 @@ public final class EncryptionFilter implements MessageFilter {
             return bulkWrite(request, spec, p, keys);
         }
         String targetArg = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : cmd;
-        String name = switch (spec.scope()) {
-            case COLLECTION, CURSOR, NAMESPACE -> m.bodyString(targetArg);
-            default -> null;
-        };
+        String name = m.bodyString(targetArg);
         if (name != null && !m.bodyStringIsUtf8(targetArg)) {
             throw Refusal.command(db + ".(?)", "the command " + spec.name() + " on a collection whose name is not "
                     + "valid UTF-8");
         }
-        // A namespace command given a bare name ("all", not "hr.all") is malformed; read as a
-        // collection of $db it cannot be shown plain when that one is encrypted.
-        CollectionPolicy cp = name == null ? null
-                : spec.scope() == CommandSpec.Scope.NAMESPACE && name.indexOf('.') > 0 ? p.get(name) : p.get(db, name);
+        CollectionPolicy cp = name == null ? null : target(spec.scope(), name, db, p);
         if (cp == null) {
             // Not an encrypted collection, but maybe a way into one, from any database.
             if (spec.crossReferences()) {
@@ -257,6 +251,22 @@ public final class EncryptionFilter implements MessageFilter {
                 yield RequestDecision.PASS;
             }
             case KILL_CURSORS, BULK_WRITE -> throw new IllegalStateException(spec.name() + " is decided above");
+        };
+    }
+
+    /**
+     * The encrypted collection a command's own element (or getMore's collection) names, or null.
+     * A collection command names one of $db; a namespace command "db.coll" (a bare name, which
+     * is malformed, read as one of $db); a server or database command names none, but one whose
+     * element is the name of an encrypted collection anyway is taken to be about it: its target
+     * cannot be shown to be plain.
+     */
+    private static CollectionPolicy target(CommandSpec.Scope scope, String name, String db, Policy p) {
+        boolean dotted = name.indexOf('.') > 0;
+        return switch (scope) {
+            case COLLECTION, CURSOR -> p.get(db, name);
+            case NAMESPACE -> dotted ? p.get(name) : p.get(db, name);
+            default -> p.get(db, name) != null ? p.get(db, name) : dotted ? p.get(name) : null;
         };
     }
 

@@ -227,10 +227,14 @@ class FailClosedTest extends FilterFixture {
     }
 
     @Test
-    void aNamespaceCommandGivenABareCollectionNameIsReadAsOneOfItsDatabase() {
+    void aCommandWhoseElementNamesAnEncryptedCollectionIsAboutIt() {
         // found by fuzzing: renameCollection: 'all' (not 'hr.all') passed with a value in its writeConcern
         refused("{renameCollection: 'all', writeConcern: {'address.city': '" + SSN + "'}, $db: 'hr'}", 9720011);
         refused("{shardCollection: 'people', key: {_id: 1}, bogusArg: 1, $db: 'hr'}", 9720011);
+        // found by fuzzing too: explain given a collection's name instead of a command
+        refused("{explain: 'people', comment: {ssn: '" + SSN + "'}, $db: 'hr'}", 9720011);
+        refused("{dbStats: 'people', comment: {ssn: '" + SSN + "'}, $db: 'hr'}", 9720010);
+        assertSame(RequestDecision.PASS, decide(command("{dbStats: 1, comment: {ssn: '1'}, $db: 'hr'}")));
     }
 
     @Test
