@@ -53,7 +53,7 @@ public enum ArgKind {
     INDEX,
     /** A key pattern (an index's, a shard key's): names with directions or index types, never values. */
     KEY_PATTERN,
-    /** Collation: locale settings, strings, numbers and booleans, no sub-documents. */
+    /** Collation: its known settings ({@link Arg#fields}: locale, strength, ...), each a single value. */
     COLLATION,
     /** let: variables, as aggregation expressions; refused where they name a policy field. */
     LET,

@@ -84,6 +84,10 @@ public final class CommandTable {
             arg("comment", COMMENT));
 
     private static final Arg CURSOR = settings("cursor", option("batchSize"));
+    /** A collation's settings (the command reference's collation document), each a single value. */
+    private static final Arg COLLATION_SPEC = arg("collation", COLLATION, option("locale"), option("caseLevel"),
+            option("caseFirst"), option("strength"), option("numericOrdering"), option("alternate"),
+            option("maxVariable"), option("normalization"), option("backwards"), option("version"));
 
     static {
         crud();
@@ -133,28 +137,28 @@ public final class CommandTable {
                 option("batchSize"), option("singleBatch"), option("returnKey"), option("showRecordId"),
                 option("tailable"), option("oplogReplay"), option("noCursorTimeout"), option("awaitData"),
                 option("allowPartialResults"), option("allowDiskUse"), arg("min", BOUNDS), arg("max", BOUNDS),
-                arg("collation", COLLATION), arg("let", LET));
+                COLLATION_SPEC, arg("let", LET));
         collection("insert", Rewriter.INSERT).labelled().args(sequence("documents", DOCUMENTS), option("ordered"),
                 option("bypassDocumentValidation"));
         collection("update", Rewriter.UPDATE).labelled().args(sequence("updates", UPDATE_STATEMENTS,
                         arg("q", FILTER), arg("u", UPDATE), arg("c", CONSTANTS), option("upsert"), option("multi"),
-                        arg("arrayFilters", ARRAY_FILTERS), arg("hint", INDEX), arg("collation", COLLATION),
+                        arg("arrayFilters", ARRAY_FILTERS), arg("hint", INDEX), COLLATION_SPEC,
                         arg("sort", SORT)),
                 option("ordered"), option("bypassDocumentValidation"), arg("let", LET));
         collection("delete", Rewriter.DELETE).labelled().args(sequence("deletes", DELETE_STATEMENTS,
-                        arg("q", FILTER), option("limit"), arg("hint", INDEX), arg("collation", COLLATION)),
+                        arg("q", FILTER), option("limit"), arg("hint", INDEX), COLLATION_SPEC),
                 option("ordered"), arg("let", LET));
         collection("findAndModify", Rewriter.FIND_AND_MODIFY).alias("findandmodify").labelled().args(
                 arg("query", FILTER), arg("sort", SORT), option("remove"), arg("update", UPDATE), option("new"),
                 arg("fields", PROJECTION), option("upsert"), option("bypassDocumentValidation"),
-                arg("collation", COLLATION), arg("arrayFilters", ARRAY_FILTERS), arg("hint", INDEX), arg("let", LET));
+                COLLATION_SPEC, arg("arrayFilters", ARRAY_FILTERS), arg("hint", INDEX), arg("let", LET));
         collection("count", Rewriter.COUNT).labelled().args(arg("query", FILTER), option("limit"), option("skip"),
-                arg("hint", INDEX), arg("collation", COLLATION));
+                arg("hint", INDEX), COLLATION_SPEC);
         collection("distinct", Rewriter.DISTINCT).labelled().args(arg("key", DISTINCT_KEY), arg("query", FILTER),
-                arg("collation", COLLATION), arg("hint", INDEX));
+                COLLATION_SPEC, arg("hint", INDEX));
         collection("aggregate", Rewriter.AGGREGATE).labelled().crossReferences().args(arg("pipeline", PIPELINE),
                 option("explain"), option("allowDiskUse"), CURSOR, option("bypassDocumentValidation"),
-                arg("collation", COLLATION), arg("hint", INDEX), arg("let", LET));
+                COLLATION_SPEC, arg("hint", INDEX), arg("let", LET));
         spec("getMore", Scope.CURSOR, OnEncrypted.REWRITE, Rewriter.GET_MORE).labelled().args(
                 arg("collection", NAMESPACE), option("batchSize"));
         collection("killCursors", Rewriter.KILL_CURSORS).labelled().args(arg("cursors", CURSOR_IDS));
@@ -162,7 +166,7 @@ public final class CommandTable {
                 sequence("ops", BULK_OPERATIONS, option("insert"), option("update"), option("delete"),
                         arg("document", DOCUMENTS), arg("filter", FILTER), arg("updateMods", UPDATE),
                         arg("arrayFilters", ARRAY_FILTERS), option("multi"), arg("hint", INDEX), arg("sort", SORT),
-                        option("upsert"), arg("collation", COLLATION)),
+                        option("upsert"), COLLATION_SPEC),
                 sequence("nsInfo", NAMESPACES, option("ns"), option("collectionUUID")),
                 option("ordered"), option("bypassDocumentValidation"), option("errorsOnly"), CURSOR, arg("let", LET));
         // what the server computes on values the proxy cannot rewrite
@@ -182,14 +186,14 @@ public final class CommandTable {
                 option("expireAfterSeconds"), option("hidden"), configuration("storageEngine"),
                 configuration("weights"), option("default_language"), option("language_override"),
                 option("textIndexVersion"), option("2dsphereIndexVersion"), option("bits"), option("min"),
-                option("max"), option("bucketSize"), arg("collation", COLLATION), configuration("wildcardProjection"),
+                option("max"), option("bucketSize"), COLLATION_SPEC, configuration("wildcardProjection"),
                 arg("partialFilterExpression", STORED_FILTER), option("background"), option("v"),
                 option("prepareUnique")), option("commitQuorum"));
         collection("create", Rewriter.COLLECTION_OPTIONS).labelled().crossReferences().args(option("capped"),
                 option("autoIndexId"), option("size"), option("max"), configuration("storageEngine"),
                 arg("validator", STORED_FILTER), option("validationLevel"), option("validationAction"),
                 configuration("indexOptionDefaults"), arg("viewOn", VIEW), arg("pipeline", VIEW),
-                arg("collation", COLLATION), configuration("timeseries"), option("expireAfterSeconds"),
+                COLLATION_SPEC, configuration("timeseries"), option("expireAfterSeconds"),
                 configuration("clusteredIndex"), configuration("changeStreamPreAndPostImages"),
                 configuration("encryptedFields"), configuration("idIndex"));
         collection("collMod", Rewriter.COLLECTION_OPTIONS).labelled().crossReferences().args(
@@ -226,7 +230,7 @@ public final class CommandTable {
     private static void sharding() {
         spec("shardCollection", Scope.NAMESPACE, OnEncrypted.PASS, null).labelled().args(arg("key", KEY_PATTERN),
                 option("unique"), option("numInitialChunks"), option("presplitHashedZones"),
-                arg("collation", COLLATION), configuration("timeseries"));
+                COLLATION_SPEC, configuration("timeseries"));
         spec("refineCollectionShardKey", Scope.NAMESPACE, OnEncrypted.PASS, null).args(arg("key", KEY_PATTERN));
         for (String name : new String[] {"balancerCollectionStatus", "abortReshardCollection",
                 "commitReshardCollection", "cleanupReshardCollection", "getShardVersion", "abortMoveCollection",

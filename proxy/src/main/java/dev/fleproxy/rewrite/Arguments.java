@@ -109,12 +109,7 @@ final class Arguments {
             }
             case INDEX -> index(v, ctx, where, name);
             case KEY_PATTERN -> keyPattern(v, ctx, where, name);
-            case COLLATION -> {
-                if (!v.isDocument() || v.asDocument().values().stream().anyMatch(x -> x.isDocument() || x.isArray())) {
-                    throw Refusal.command(ctx.ns(), "a collation that is not a document of settings");
-                }
-            }
-            case SETTINGS -> {
+            case COLLATION, SETTINGS -> {
                 if (!v.isDocument()) {
                     throw Refusal.command(ctx.ns(), "the argument '" + name + "' of " + where + " must be a document");
                 }

@@ -52,7 +52,7 @@ class CommandTableTest {
             for (Arg a : spec.args().values()) {
                 assertNotNull(a.kind(), name + "." + a.name());
                 boolean nested = Set.of(ArgKind.UPDATE_STATEMENTS, ArgKind.DELETE_STATEMENTS, ArgKind.BULK_OPERATIONS,
-                        ArgKind.NAMESPACES, ArgKind.INDEX_SPECS, ArgKind.SETTINGS).contains(a.kind());
+                        ArgKind.NAMESPACES, ArgKind.INDEX_SPECS, ArgKind.SETTINGS, ArgKind.COLLATION).contains(a.kind());
                 assertEquals(nested, !a.fields().isEmpty(), name + "." + a.name() + ": fields only for documents of fields");
             }
             if (spec.onEncrypted() == OnEncrypted.REWRITE) {

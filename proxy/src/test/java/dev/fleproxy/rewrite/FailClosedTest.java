@@ -81,6 +81,8 @@ class FailClosedTest extends FilterFixture {
         refused("{find: 'people', $db: 'hr', limit: {ssn: '" + SSN + "'}}", 9720011);
         refused("{find: 'people', $db: 'hr', hint: {ssn: '" + SSN + "'}}", 9720011);
         refused("{find: 'people', $db: 'hr', collation: {locale: 'en', x: {ssn: '" + SSN + "'}}}", 9720011);
+        // found by fuzzing: a collation field the server does not have, holding a value
+        refused("{find: 'people', $db: 'hr', collation: {'items.price': '" + SSN + "'}}", 9720011);
         assertSame(RequestDecision.PASS, decide(command("{find: 'people', filter: {_id: 1}, $db: 'hr', limit: 1, "
                 + "hint: {ssn: 1}, collation: {locale: 'en'}, writeConcern: {w: 'majority'}, "
                 + "readConcern: {level: 'local'}, lsid: {id: {$binary: {base64: 'AAAAAAAAAAAAAAAAAAAAAA==', "
