@@ -33,6 +33,11 @@ final class Expressions {
             return null;
         }
         String s = v.asString().getValue();
+        if (s.startsWith("$") && s.indexOf('\0') >= 0) {
+            // no field name can hold one (the server refuses it): not a path the proxy can place
+            throw new Refusal(dev.fleproxy.protocol.ProxyError.UNSUPPORTED_COMMAND, "a field path that holds a NUL "
+                    + "byte (field names cannot)");
+        }
         if (s.startsWith("$$")) {
             if (s.equals("$$ROOT") || s.equals("$$CURRENT")) {
                 return "";
