@@ -51,6 +51,8 @@ final class Arguments {
                 if (c.type == BsonCursor.DOCUMENT || c.type == BsonCursor.ARRAY) {
                     throw notAValue(ctx, spec.name(), name);
                 }
+            } else if (arg.kind() == ArgKind.SETTINGS || arg.kind() == ArgKind.COLLATION) {
+                settings(body, c, arg, ctx, spec.name()); // in place: lsid, $clusterTime, … come with every command
             } else if (examinedHere(arg.kind())) {
                 examineValue(arg, msg.body().get(name), ctx, spec.name());
             }
@@ -76,6 +78,23 @@ final class Arguments {
                 throw unknown(ctx, "an entry of " + arg.name(), e.getKey());
             }
             examineValue(field, e.getValue(), ctx, arg.name());
+        }
+    }
+
+    /** Settings read in place: each field one the table lists, a single value unless it is configuration. */
+    private static void settings(byte[] body, BsonCursor c, Arg arg, CollectionContext ctx, String where) {
+        if (c.type != BsonCursor.DOCUMENT) {
+            throw Refusal.command(ctx.ns(), "the argument '" + arg.name() + "' of " + where + " must be a document");
+        }
+        BsonCursor f = new BsonCursor(body, c.valueStart, c.valueEnd);
+        while (f.next()) {
+            Arg field = arg.field(f.name());
+            if (field == null) {
+                throw unknown(ctx, arg.name(), f.name());
+            }
+            if (field.kind() == ArgKind.OPTION && (f.type == BsonCursor.DOCUMENT || f.type == BsonCursor.ARRAY)) {
+                throw notAValue(ctx, arg.name(), field.name());
+            }
         }
     }
 
