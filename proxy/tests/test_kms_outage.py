@@ -1,9 +1,11 @@
 """A KMS that hangs: the real PyKMIP server frozen (SIGSTOP of its whole process tree) for longer
 than the proxy's key cache TTL, while clients keep working on collections whose keys are cached.
 
-Nothing the clients do may fail or take a second; new connections are answered; a request that
-needs a key the proxy never held gets 9720020 once kmsWaitMs has passed; after SIGCONT the proxy
-recovers by itself; the outage is logged once, not once per retry."""
+Nothing the clients do may fail or wait for the KMS (a wait for a key lasts kmsWaitMs, and a KMS
+round trip readTimeoutMs, twice that: every operation and a new connection's ping must take less
+than kmsWaitMs, which leaves room for busy cores); a request that needs a key the proxy never held
+gets 9720020 once kmsWaitMs has passed; after SIGCONT the proxy recovers by itself; the outage is
+logged once, not once per retry."""
 import os
 import signal
 import threading
@@ -16,7 +18,8 @@ from pymongo.errors import OperationFailure
 from conftest import EncryptingProxy, client
 
 TTL_S = 4
-KMS_WAIT_MS = 1500
+KMS_WAIT_MS = 2500
+READ_TIMEOUT_MS = 2 * KMS_WAIT_MS
 FREEZE_S = 12  # three TTLs
 
 
@@ -82,7 +85,7 @@ def wait_for(predicate, timeout, what):
 def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms):
     proxy = EncryptingProxy(workdir, backend.port, kms, policy(kms), name="proxy-outage")
     kmip = (f"  cacheTtlSeconds: {TTL_S}\n  outageWindowSeconds: 120\n  negativeCacheSeconds: 1\n"
-            f"  kmsWaitMs: {KMS_WAIT_MS}\n  connectTimeoutMs: 1000\n  readTimeoutMs: 3000\n")
+            f"  kmsWaitMs: {KMS_WAIT_MS}\n  connectTimeoutMs: 1000\n  readTimeoutMs: {READ_TIMEOUT_MS}\n")
     base = proxy.config.read_text()
     proxy.config.write_text(base.replace("envelopeSubtype: 0\n", kmip + "envelopeSubtype: 0\n"))
     proxy.start()
@@ -101,7 +104,7 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
                                     .replace(policy(kms), policy(kms, with_new_collection=True)))
             assert proxy.new_log_lines("policy reloaded", timeout=10), "the new policy applies though its key is unknown"
             # The reload is in force at once; its key check has begun the fetch of the new key,
-            # which hangs until readTimeoutMs (3 s), so the insert below waits on that fetch.
+            # which hangs until readTimeoutMs (5 s), so the insert below waits on that fetch.
             time.sleep(1.2)
             fresh = client(proxy.uri())
             try:
@@ -113,10 +116,10 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
                 assert f"within {KMS_WAIT_MS} ms" in refused.value.details["errmsg"], refused.value.details
                 assert KMS_WAIT_MS / 1000 - 0.1 <= waited < KMS_WAIT_MS / 1000 + 1.5, waited
 
-                # new connections are answered at once
+                # new connections are answered at once: no waiting for the KMS
                 t0 = time.monotonic()
-                assert client(proxy.uri(), serverSelectionTimeoutMS=2000).admin.command("ping")["ok"] == 1
-                assert time.monotonic() - t0 < 1.0
+                assert client(proxy.uri(), serverSelectionTimeoutMS=KMS_WAIT_MS).admin.command("ping")["ok"] == 1
+                assert time.monotonic() - t0 < KMS_WAIT_MS / 1000
 
                 time.sleep(max(0.0, FREEZE_S - (time.monotonic() - t_freeze)))
                 during = w.ops - before
@@ -139,7 +142,7 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
 
         assert w.failures == [], w.failures[:5]
         assert during > 200, f"clients kept working while the KMS was frozen ({during} operations)"
-        assert w.slowest < 1.0, f"slowest operation {w.slowest:.3f} s"
+        assert w.slowest < KMS_WAIT_MS / 1000, f"slowest operation {w.slowest:.3f} s (a wait for the KMS lasts kmsWaitMs)"
         stored = backend_client(backend).outage.aes.find_one({})
         assert isinstance(stored["f"], bytes), "the collections stayed encrypted"
 
