@@ -2,10 +2,10 @@
 than the proxy's key cache TTL, while clients keep working on collections whose keys are cached.
 
 Nothing the clients do may fail or wait for the KMS (a wait for a key lasts kmsWaitMs, and a KMS
-round trip readTimeoutMs, twice that: every operation and a new connection's ping must take less
-than kmsWaitMs, which leaves room for busy cores); a request that needs a key the proxy never held
-gets 9720020 once kmsWaitMs has passed; after SIGCONT the proxy recovers by itself; the outage is
-logged once, not once per retry."""
+round trip readTimeoutMs, twice that: every operation begun from the freeze on, and a new
+connection's ping, must take less than kmsWaitMs, which leaves room for busy cores); a request
+that needs a key the proxy never held gets 9720020 once kmsWaitMs has passed; after SIGCONT the
+proxy recovers by itself; the outage is logged once, not once per retry."""
 import os
 import signal
 import threading
@@ -41,7 +41,9 @@ class Workers:
         self.lock = threading.Lock()
         self.ops = 0
         self.failures = []
-        self.slowest = 0.0
+        self.slowest = 0.0  # of the operations begun from timed_from on
+        self.timed_from = float("inf")  # set at the freeze: each thread's first operations (connections
+        # opened, a cold JVM's first encryptions) took up to 3 s on busy cores, and are not the outage's
         self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True) for i in range(n)]
 
     def run(self, i):
@@ -59,7 +61,8 @@ class Workers:
                 took = time.monotonic() - t0
                 with self.lock:
                     self.ops += 1
-                    self.slowest = max(self.slowest, took)
+                    if t0 >= self.timed_from:
+                        self.slowest = max(self.slowest, took)
 
     def __enter__(self):
         for t in self.threads:
@@ -97,7 +100,7 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
             proxy.mark_log()
             os.killpg(kms.proc.pid, signal.SIGSTOP)
             frozen = True
-            t_freeze = time.monotonic()
+            t_freeze = w.timed_from = time.monotonic()
 
             # an operator adds a collection meanwhile: its key cannot be fetched
             proxy.config.write_text(base.replace("envelopeSubtype: 0\n", kmip + "envelopeSubtype: 0\n")
