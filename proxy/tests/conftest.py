@@ -36,6 +36,15 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> N
     raise TimeoutError(f"nothing listening on {port} after {timeout}s")
 
 
+def wait_until(predicate, timeout: float, what: str) -> None:
+    """Polls until the predicate holds; fails naming what was awaited. For what other processes do in
+    their own time: generous, since both cores may be busy."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
+        time.sleep(0.1)
+
+
 class JavaProcess:
     """One `java -jar fle-proxy.jar ...` process with its output in a log file."""
 

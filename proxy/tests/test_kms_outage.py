@@ -15,7 +15,7 @@ import uuid
 import pytest
 from pymongo.errors import OperationFailure
 
-from conftest import EncryptingProxy, client
+from conftest import EncryptingProxy, client, wait_until
 
 TTL_S = 4
 KMS_WAIT_MS = 2500
@@ -76,15 +76,6 @@ class Workers:
         self.client.close()
 
 
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
 def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms):
     proxy = EncryptingProxy(workdir, backend.port, kms, policy(kms), name="proxy-outage")
     kmip = (f"  cacheTtlSeconds: {TTL_S}\n  outageWindowSeconds: 120\n  negativeCacheSeconds: 1\n"
@@ -137,7 +128,7 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
                     except OperationFailure as e:
                         assert e.code == 9720020, e.details
                         return False
-                wait_for(writes, 30, "a write on the new collection after SIGCONT")
+                wait_until(writes, 30, "a write on the new collection after SIGCONT")
             finally:
                 fresh.close()
             assert proxy.new_log_lines("answers again", timeout=15), "the end of the outage is logged"
