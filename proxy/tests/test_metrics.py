@@ -348,8 +348,10 @@ class SlowPeers:
 
 
 def assert_healthz_answered(answers):
-    """Every /healthz answered 200 within 2 s (it takes milliseconds; 2 s leaves room for busy cores)."""
-    bad = [a for a in answers if a[0] != 200 or a[1] > 2.0]
+    """Every /healthz answered 200 within 4 s: it takes milliseconds, and 2.02 s was seen at a load
+    average of 28 on 2 cores, while a peer that held the listener would hold it up to its 5 s head
+    deadline."""
+    bad = [a for a in answers if a[0] != 200 or a[1] > 4.0]
     assert not bad, f"{len(bad)} of {len(answers)} /healthz answers late or failed: {bad[:5]}"
 
 

@@ -35,7 +35,7 @@ def test_upstream_dying_mid_session_then_returning(workdir):
     backend = backend_process(workdir, name="backend-restart", port=upstream_port, data=data).start()
     proxy = ProxyProcess(workdir, upstream_port, name="proxy-restart").start()
     try:
-        with client(proxy.uri(), serverSelectionTimeoutMS=2000) as c:
+        with client(proxy.uri(), serverSelectionTimeoutMS=5000) as c:  # 2 s was too short on busy cores
             c.restart.x.insert_one({"_id": "before"})
             backend.stop()
             with pytest.raises((AutoReconnect, ServerSelectionTimeoutError)):
