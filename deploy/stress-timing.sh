@@ -3,13 +3,14 @@
 # failure (its output shown). Used by `make test-timing-stress`:
 #   deploy/stress-timing.sh [-n N] COMMAND [COMMAND]...
 # Each round runs every COMMAND (by bash, from the current directory) once; N rounds (default 20,
-# or $STRESS_ROUNDS). The load: `stress-ng --cpu NPROC`, or one busy loop per core without it;
-# it is stopped on any exit. A line per run: round, command, seconds, load average.
+# or $STRESS_ROUNDS). The load: `stress-ng --cpu NPROC` ($STRESS_CPUS workers if set, e.g. 1 for each
+# of two loops run side by side), or as many busy loops without it; it is stopped on any exit.
+# A line per run: round, command, seconds, load average.
 set -uo pipefail
 rounds=${STRESS_ROUNDS:-20}
 if [ "${1:-}" = "-n" ]; then rounds=${2:?-n needs a number}; shift 2; fi
 [ $# -gt 0 ] || { echo "usage: stress-timing.sh [-n N] COMMAND [COMMAND]..." >&2; exit 2; }
-cores=$(nproc)
+cores=${STRESS_CPUS:-$(nproc)}
 log=$(mktemp)
 stress=()
 stop() {
