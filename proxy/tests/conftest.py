@@ -61,7 +61,11 @@ class JavaProcess:
         self.proc = subprocess.Popen(["java", "-jar", str(JAR), *self.args], stdout=log, stderr=subprocess.STDOUT)
         log.close()
         if wait:
-            wait_for_port(self.port, self.proc)
+            try:
+                wait_for_port(self.port, self.proc)
+            except BaseException:
+                self.stop()  # a JVM left behind would load the machine for the tests after it
+                raise
         return self
 
     def stop(self):
@@ -181,7 +185,11 @@ class Kms:
         self.proc = subprocess.Popen([str(KMS_CLI), "serve", "--dir", str(self.dir)], stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         out.close()
-        wait_for_port(self.port, self.proc)
+        try:
+            wait_for_port(self.port, self.proc)
+        except BaseException:
+            self.stop()
+            raise
         self.cli("bootstrap", "--dir", self.dir)
         import json
         self.keys = dict(json.loads((self.dir / "bootstrap.json").read_text()))
