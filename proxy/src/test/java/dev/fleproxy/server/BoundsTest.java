@@ -116,7 +116,7 @@ class BoundsTest {
 
     @Test
     void aSlowlorisIsClosedAfterTheReadTimeoutWhileAnIdlePooledConnectionStaysOpen() throws Exception {
-        start(new Limits(500, 0, 10_000, 512 * MB));
+        start(new Limits(1000, 0, 10_000, 512 * MB));
         Socket pooled = connect();
         assertAnswered(pooled, 1);
         long idleSince = System.nanoTime();
@@ -147,17 +147,18 @@ class BoundsTest {
         }
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         assertTrue(closed, "the slowloris was closed");
-        assertTrue(tookMs >= 450 && tookMs < 2500, "closed after about clientReadTimeoutMs, not " + tookMs + " ms");
-        // no pause as long as the timeout: a timeout per read would never have fired
-        assertTrue(longestPauseMs < 500, "it was closed although bytes kept coming; longest pause " + longestPauseMs);
-        List<ILoggingEvent> warned = lines("message incomplete after 500 ms");
+        assertTrue(tookMs >= 950 && tookMs < 5000, "closed after about clientReadTimeoutMs, not " + tookMs + " ms");
+        // no pause as long as the timeout (570 ms were seen at a load average of 39): a timeout per read
+        // would never have fired
+        assertTrue(longestPauseMs < 1000, "it was closed although bytes kept coming; longest pause " + longestPauseMs);
+        List<ILoggingEvent> warned = lines("message incomplete after 1000 ms");
         assertEquals(1, warned.size(), String.valueOf(warned));
         assertEquals(Level.WARN, warned.get(0).getLevel());
         assertTrue(warned.get(0).getFormattedMessage().matches(".*\\(got \\d+ of 1000 bytes; clientReadTimeoutMs\\)"),
                 warned.get(0).getFormattedMessage());
 
         // Idle between messages for three times the timeout: a pooled connection, not a slow client.
-        Thread.sleep(Math.max(0, 1500 - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - idleSince)));
+        Thread.sleep(Math.max(0, 3000 - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - idleSince)));
         assertAnswered(pooled, 2);
         assertEquals(warned, warnings(), "one line in all");
     }
@@ -191,15 +192,16 @@ class BoundsTest {
         start(new Limits(30_000, 1500, 10_000, 512 * MB));
         Socket s = connect();
         long t0 = System.nanoTime();
+        long lastSent = t0;
         for (int i = 1; i <= 4; i++) { // activity restarts the clock: 4 pings 500 ms apart outlive one idle time
+            Thread.sleep(i > 1 ? 500 : 0);
+            lastSent = System.nanoTime(); // the idle clock restarts after this, when the reply is written
             assertAnswered(s, i);
-            Thread.sleep(i < 4 ? 500 : 0);
         }
         assertTrue(System.nanoTime() - t0 > TimeUnit.MILLISECONDS.toNanos(1500), "kept past one idle time");
-        long idleSince = System.nanoTime();
         assertTrue(closedByProxy(s, 6000), "closed when idle for maxIdleTimeMs");
-        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - idleSince);
-        assertTrue(tookMs >= 1200 && tookMs < 4500, tookMs + " ms");
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastSent);
+        assertTrue(tookMs >= 1400 && tookMs < 4500, tookMs + " ms after the last ping was sent");
         assertEquals(1, lines("closed: idle for 1500 ms (maxIdleTimeMs)").size());
     }
 
