@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test demo venv clean bench-crypto bench-overhead bench-metrics bench-rewrap test-rewrap-20k mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress demo venv clean bench-crypto bench-overhead bench-metrics bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -60,6 +60,24 @@ test: build bench-jar venv mongosh
 	  "pytest kms/tests"    "$(VENV)/bin/python -m pytest -q kms/tests" \
 	  "pytest deploy"       "$(VENV)/bin/python -m pytest -q deploy/bench deploy/tests" \
 	  "node deploy/tests"   "node --test deploy/tests/"
+
+## test-timing-stress: the tests that wait on time, STRESS_ROUNDS times in a row (default 20) while
+## stress-ng (or one busy loop per core) keeps every core busy; stops at the first failure with its
+## output (deploy/stress-timing.sh). A round takes 7-12 min on the 2-core machine.
+STRESS_ROUNDS ?= 20
+TIMING_JUNIT := BoundsTest,ClientBoundsTest,OverLimitRefusalTest,UpstreamNotReadyTest,UpstreamLogLinesTest,BadInputLogTest,ExhaustBackpressureTest,HandshakeRewritingTest,JavaDriverThroughProxyTest,WaitingForKeysTest,KeyResolverCacheTest,KeyResolverKmsTest,KmipTlsTest,ReloadBeforeKeyCheckTest,PolicyHolderTest,AdminServerTest,AdminHttpTest,DataPathCollectorTest
+test-timing-stress: build ycsb-jar bench-jar venv mongosh
+	deploy/stress-timing.sh -n $(STRESS_ROUNDS) \
+	  "cd proxy && $(MVN) -q test -Dtest=$(TIMING_JUNIT)" \
+	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_metrics.py proxy/tests/test_kms_outage.py \
+	     proxy/tests/test_bounds.py proxy/tests/test_reload_protects_at_once.py proxy/tests/test_upstream_failures.py" \
+	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_tls.py -k reload" \
+	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_rewrap.py -k 'killed_midway or kms_outage_mid_run'" \
+	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_bench_jar.py -k overhead" \
+	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_ycsb.py \
+	     -k 'resumes_after_a_kill or refuses_bad_input or dies_mid_matrix or sliced'" \
+	  "$(VENV)/bin/python -m pytest -q -x kms/tests -k serve_stops" \
+	  "node --test deploy/tests/init-cluster-standin.test.js"
 
 ## test-rewrap-20k: the rewrap integration test at the issue's size: 20,000 documents moved from
 ## 3DES to AES under eight pymongo threads (`make test` runs it at 3,000; ~11 min on the embedded backend)

@@ -36,6 +36,15 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> N
     raise TimeoutError(f"nothing listening on {port} after {timeout}s")
 
 
+def wait_until(predicate, timeout: float, what: str) -> None:
+    """Polls until the predicate holds; fails naming what was awaited. For what other processes do in
+    their own time: generous, since both cores may be busy."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
+        time.sleep(0.1)
+
+
 class JavaProcess:
     """One `java -jar fle-proxy.jar ...` process with its output in a log file."""
 
@@ -52,7 +61,11 @@ class JavaProcess:
         self.proc = subprocess.Popen(["java", "-jar", str(JAR), *self.args], stdout=log, stderr=subprocess.STDOUT)
         log.close()
         if wait:
-            wait_for_port(self.port, self.proc)
+            try:
+                wait_for_port(self.port, self.proc)
+            except BaseException:
+                self.stop()  # a JVM left behind would load the machine for the tests after it
+                raise
         return self
 
     def stop(self):
@@ -172,7 +185,11 @@ class Kms:
         self.proc = subprocess.Popen([str(KMS_CLI), "serve", "--dir", str(self.dir)], stdout=out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         out.close()
-        wait_for_port(self.port, self.proc)
+        try:
+            wait_for_port(self.port, self.proc)
+        except BaseException:
+            self.stop()
+            raise
         self.cli("bootstrap", "--dir", self.dir)
         import json
         self.keys = dict(json.loads((self.dir / "bootstrap.json").read_text()))

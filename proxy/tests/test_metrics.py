@@ -213,14 +213,14 @@ def test_a_real_prometheus_scrapes_the_proxy_and_answers_promql(stack, workdir):
         prom.wait(timeout=30)
 
 
-def wait_for(proxy, path, status, timeout):
-    """Polls an admin path until it answers this status; returns its last body."""
+def wait_for(proxy, path, status, timeout, naming=""):
+    """Polls an admin path until it answers this status (with a body naming this); returns that body."""
     deadline = time.monotonic() + timeout
     while True:
         got, body = proxy.get(path)
-        if got == status:
+        if got == status and naming in body:
             return body
-        assert time.monotonic() < deadline, f"{path} answered {got} {body}, not {status}, for {timeout} s"
+        assert time.monotonic() < deadline, f"{path} answered {got} {body}, not {status} {naming}, for {timeout} s"
         time.sleep(0.2)
 
 
@@ -254,17 +254,22 @@ def test_readyz_fails_once_the_kms_is_gone_past_the_outage_window_and_recovers(w
             c.metrics.aes.insert_one({"_id": "before", "secret": "x"})
             os.killpg(kms.proc.pid, signal.SIGSTOP)  # the KMS stops answering (its whole process group)
             frozen = True
+            # Each key is served until TTL + window after its last fetch, and the two keys' refreshes
+            # need not have been at the same moment: the oldest key's age says when the first expires.
             t0 = time.monotonic()
+            ready_until = t0 + TTL_S + WINDOW_S - value(proxy.metrics(), "fleproxy_key_oldest_age_seconds")
             seen_in_window = False
-            # within the TTL and then the outage window the key is served from memory: still ready
-            while time.monotonic() - t0 < TTL_S + WINDOW_S - 1.5:
+            # within the TTL and then the outage window the keys are served from memory: still ready
+            # (each probe begins at least 1 s before the oldest key's end, for a slow answer on busy cores)
+            while time.monotonic() < ready_until - 1.0:
                 m = proxy.metrics()
                 seen_in_window |= value(m, "fleproxy_keys_in_outage_window") >= 1
                 assert proxy.get("/readyz")[0] == 200
                 c.metrics.aes.insert_one({"secret": "during"})
                 time.sleep(0.3)
-            why = json.loads(wait_for(proxy, "/readyz", 503, 15))
-            assert any("metrics.aes" in p for p in why["problems"]), why
+            # past the window, not ready; the two keys reach the end of theirs in either order
+            why = json.loads(wait_for(proxy, "/readyz", 503, 15, naming="metrics.aes"))
+            assert any("metrics.aes" in p and "outage window" in p for p in why["problems"]), why
             assert proxy.get("/healthz")[0] == 200
             m = proxy.metrics()
             assert seen_in_window or value(m, "fleproxy_key_cache_lookups_total", result="stale") > 0
@@ -343,8 +348,10 @@ class SlowPeers:
 
 
 def assert_healthz_answered(answers):
-    """Every /healthz answered 200 within 2 s (it takes milliseconds; 2 s leaves room for busy cores)."""
-    bad = [a for a in answers if a[0] != 200 or a[1] > 2.0]
+    """Every /healthz answered 200 within 4 s: it takes milliseconds, and 2.02 s was seen at a load
+    average of 28 on 2 cores, while a peer that held the listener would hold it up to its 5 s head
+    deadline."""
+    bad = [a for a in answers if a[0] != 200 or a[1] > 4.0]
     assert not bad, f"{len(bad)} of {len(answers)} /healthz answers late or failed: {bad[:5]}"
 
 

@@ -11,6 +11,7 @@ import dev.fleproxy.crypto.CipherSuite;
 import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.crypto.FieldCipher;
 import dev.fleproxy.kmip.KmipClient;
+import dev.fleproxy.testing.Eventually;
 import dev.fleproxy.testing.KmsFixture;
 import java.time.Duration;
 import java.util.Map;
@@ -58,6 +59,16 @@ class KeyResolverKmsTest {
         public void close() {
             resolver.close();
             client.close();
+        }
+    }
+
+    /** Whether the resolver refuses the key now. */
+    private static boolean refused(Runnable use) {
+        try {
+            use.run();
+            return false;
+        } catch (KeyAccessException e) {
+            return true;
         }
     }
 
@@ -114,14 +125,15 @@ class KeyResolverKmsTest {
         try (Setup s = setup(Duration.ofSeconds(1))) {
             s.resolver.forEncryption(id);
             kms.run("revoke", "--dir", kms.dir().toString(), id.toString());
-            Thread.sleep(1200);
+            // within about the TTL (1 s): a refresh begun before the revocation may still bring Active
+            Eventually.await(() -> refused(() -> s.resolver.forEncryption(id)), "the revocation seen");
             KeyAccessException e = assertThrows(KeyAccessException.class, () -> s.resolver.forEncryption(id));
             assertEquals(KeyAccessException.Reason.WRONG_STATE, e.reason());
             assertTrue(e.getMessage().contains("is Deactivated; only Active keys encrypt"), e.getMessage());
             s.resolver.forDecryption(id);
 
             kms.run("destroy", "--dir", kms.dir().toString(), id.toString());
-            Thread.sleep(1200);
+            Eventually.await(() -> refused(() -> s.resolver.forDecryption(id)), "the destruction seen");
             KeyAccessException enc = assertThrows(KeyAccessException.class, () -> s.resolver.forEncryption(id));
             KeyAccessException dec = assertThrows(KeyAccessException.class, () -> s.resolver.forDecryption(id));
             assertEquals(enc.reason(), dec.reason());

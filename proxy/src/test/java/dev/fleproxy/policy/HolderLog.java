@@ -27,7 +27,10 @@ final class HolderLog implements BeforeEachCallback, AfterEachCallback {
     }
 
     List<String> lines(Level level) {
-        return logged.list.stream().filter(e -> e.getLevel() == level).map(ILoggingEvent::getFormattedMessage).toList();
+        synchronized (logged) { // the appender's own lock: a line may be added meanwhile
+            return logged.list.stream().filter(e -> e.getLevel() == level).map(ILoggingEvent::getFormattedMessage)
+                    .toList();
+        }
     }
 
     void clear() {

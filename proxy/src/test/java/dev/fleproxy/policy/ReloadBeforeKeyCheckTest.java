@@ -15,6 +15,7 @@ import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeySource;
 import dev.fleproxy.keys.KeyState;
 import dev.fleproxy.keys.ResolvedKey;
+import dev.fleproxy.testing.Eventually;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -171,6 +172,7 @@ class ReloadBeforeKeyCheckTest {
         try (KeyResolver keys = keys(); PolicyHolder holder = started(keys, "")) {
             down = true;
             assertTrue(reload(holder, pay(MISTYPED, "")));
+            Eventually.await(() -> !lines(Level.WARN).isEmpty(), "the first check failed");
             Thread.sleep(1000); // several retries (every 100 ms) while the KMS is down
             assertFalse(holder.keysChecked().isDone());
             List<String> warned = lines(Level.WARN);

@@ -175,11 +175,13 @@ class HandshakeRewritingTest {
         assertFalse(hellosReceived.isEmpty());
         for (BsonDocument hello : hellosReceived) {
             assertFalse(hello.containsKey("compression"), "compression stripped from " + hello.toJson());
-            assertTrue(hello.containsKey("client") || hello.containsKey("topologyVersion"),
-                    "the rest of the hello passes untouched");
         }
+        // the rest passes untouched: the handshakes' client metadata, the streamed hellos' topologyVersion
+        // (the driver's round-trip-time monitor also sends bare hellos, more of them on a busy machine)
         assertTrue(hellosReceived.stream().anyMatch(h -> h.containsKey("client")
                 && h.getDocument("client").containsKey("driver")), "client metadata reached the server");
+        assertTrue(hellosReceived.stream().anyMatch(h -> h.containsKey("topologyVersion")),
+                "the streamed hellos' topologyVersion reached the server");
     }
 
     @Test
