@@ -2,7 +2,7 @@ package dev.fleproxy.cli;
 
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.ProxyConfig;
-import dev.fleproxy.ProxyRuntime;
+import dev.fleproxy.runtime.ProxyRuntime;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

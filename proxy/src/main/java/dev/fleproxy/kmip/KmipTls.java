@@ -1,6 +1,6 @@
 package dev.fleproxy.kmip;
 
-import dev.fleproxy.tls.PemFiles;
+import dev.fleproxy.crypto.PemFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -1,5 +1,6 @@
 package dev.fleproxy.metrics;
 
+import dev.fleproxy.keys.KeyResolver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -9,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The meters the data path moves: connections, requests by command and outcome, bytes, and the
@@ -150,5 +152,18 @@ public final class ProxyMetrics {
         }
         return Timer.builder(name).description(description).tag(tagKey, tagValue)
                 .serviceLevelObjectives(buckets).register(registry);
+    }
+
+    /** Counts and times the resolver's KMS round trips; call it before the first one. */
+    public void observeKms(KeyResolver resolver) {
+        MeterRegistry r = registry();
+        Map<String, Timer> kmsTimers = new ConcurrentHashMap<>();
+        resolver.observe((operation, result, nanos) -> {
+            io.micrometer.core.instrument.Counter.builder("fleproxy.kms.requests")
+                    .description("key fetches from the KMS (Locate, Get, GetAttributes), by operation and result")
+                    .tag("operation", operation).tag("result", result).register(r).increment();
+            kmsTimers.computeIfAbsent(operation, op -> latencyTimer("fleproxy.kms.request.duration",
+                    "time for one key's KMS round trips", "operation", op)).record(nanos, TimeUnit.NANOSECONDS);
+        });
     }
 }

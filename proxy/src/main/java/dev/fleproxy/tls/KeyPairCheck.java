@@ -1,6 +1,7 @@
 package dev.fleproxy.tls;
 
 import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.crypto.PemFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -17,10 +17,4 @@ class CommandLabelsTest {
             assertEquals("other", CommandLabels.of(made));
         }
     }
-
-    @Test
-    void problemsAreJsonStrings() {
-        assertEquals("[]", AdminServer.jsonArray(List.of()));
-        assertEquals("[\"a \\\"b\\\" \\\\ c\\n\\u0001\", \"d\"]", AdminServer.jsonArray(List.of("a \"b\" \\ c\n\u0001", "d")));
-    }
 }

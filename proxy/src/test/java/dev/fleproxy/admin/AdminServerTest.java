@@ -1,12 +1,10 @@
-package dev.fleproxy.metrics;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+package dev.fleproxy.admin;
 
 import com.mongodb.client.MongoClient;
 import dev.fleproxy.backend.EmbeddedBackend;
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.server.HandshakeFilter;
 import dev.fleproxy.server.ProxyServer;
@@ -22,6 +20,8 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.bson.Document;
 import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The admin listener in front of the real proxy and embedded backend, driven by the Java driver:

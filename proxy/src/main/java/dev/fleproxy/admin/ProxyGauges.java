@@ -1,8 +1,9 @@
-package dev.fleproxy.metrics;
+package dev.fleproxy.admin;
 
 import dev.fleproxy.crypto.CipherSuite;
 import dev.fleproxy.crypto.CryptoStats;
 import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.PolicyHolder;
 import dev.fleproxy.server.ProxyServer;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -102,19 +103,6 @@ public final class ProxyGauges implements AutoCloseable {
                     .description("envelopes that failed authentication (tampered, or another key's or field's)")
                     .register(r);
         }
-    }
-
-    /** Counts and times the resolver's KMS round trips; call it before the first one. */
-    public static void observeKms(ProxyMetrics metrics, KeyResolver resolver) {
-        MeterRegistry r = metrics.registry();
-        Map<String, Timer> kmsTimers = new ConcurrentHashMap<>();
-        resolver.observe((operation, result, nanos) -> {
-            io.micrometer.core.instrument.Counter.builder("fleproxy.kms.requests")
-                    .description("key fetches from the KMS (Locate, Get, GetAttributes), by operation and result")
-                    .tag("operation", operation).tag("result", result).register(r).increment();
-            kmsTimers.computeIfAbsent(operation, op -> metrics.latencyTimer("fleproxy.kms.request.duration",
-                    "time for one key's KMS round trips", "operation", op)).record(nanos, TimeUnit.NANOSECONDS);
-        });
     }
 
     private static void keys(MeterRegistry r, KeyResolver resolver) {

@@ -1,14 +1,14 @@
-package dev.fleproxy;
+package dev.fleproxy.runtime;
 
+import dev.fleproxy.admin.AdminServer;
+import dev.fleproxy.admin.PrometheusLint;
+import dev.fleproxy.admin.ProxyGauges;
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.crypto.CryptoStats;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeyResolvers;
-import dev.fleproxy.crypto.CryptoStats;
 import dev.fleproxy.kmip.KmipClient;
-import dev.fleproxy.metrics.AdminServer;
-import dev.fleproxy.metrics.ProxyGauges;
-import dev.fleproxy.metrics.PrometheusLint;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyHolder;
@@ -71,7 +71,7 @@ public final class ProxyRuntime implements AutoCloseable {
                 kmip = KeyResolvers.client(config.kmip());
                 resolver = KeyResolvers.resolver(config.kmip(), kmip);
                 if (registry != null) {
-                    ProxyGauges.observeKms(metrics, resolver); // from the start-up fetches on
+                    metrics.observeKms(resolver); // from the start-up fetches on
                 }
                 PolicyValidator.validate(startPolicy, resolver, configFile.toString()).forEach(log::warn);
             }

@@ -1,4 +1,4 @@
-package dev.fleproxy.metrics;
+package dev.fleproxy.admin;
 
 import dev.fleproxy.config.HostPort;
 import dev.fleproxy.keys.KeyResolver;

@@ -1,4 +1,4 @@
-package dev.fleproxy.tls;
+package dev.fleproxy.crypto;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package dev.fleproxy.metrics;
+package dev.fleproxy.admin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package dev.fleproxy.metrics;
+package dev.fleproxy.admin;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;

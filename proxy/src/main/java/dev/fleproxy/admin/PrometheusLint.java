@@ -1,4 +1,4 @@
-package dev.fleproxy.metrics;
+package dev.fleproxy.admin;
 
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.config.MeterFilter;

@@ -1,4 +1,4 @@
-package dev.fleproxy.metrics;
+package dev.fleproxy.admin;
 
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
