@@ -447,7 +447,7 @@ public final class KeyResolver implements AutoCloseable {
         return source.describe();
     }
 
-    /** How long a miss may wait for the KMS, for messages (the session enforces it). */
+    /** The settings it was made with (the reload key check retries at their retry interval). */
     public Settings settings() {
         return settings;
     }

@@ -9,9 +9,9 @@ import java.util.UUID;
 
 /**
  * How one collection is encrypted: its key, the keys it was encrypted under before ({@code
- * previousKeys}: they may open its envelopes, never seal), the suite (null until validated: then
- * the given one or the key algorithm's default), the fields ({@code allFields}: every top-level
- * field but _id, randomized), the BSON binary subtype envelopes are stored as, and whether a
+ * previousKeys}: they may open its envelopes, never seal), the suite it names (null: its key's
+ * algorithm's default, chosen in {@code keys.CollectionKeys#suiteFor}), the fields ({@code
+ * allFields}: every top-level field but _id, randomized), the BSON binary subtype envelopes are stored as, and whether a
  * policy field may hold a value that is not an envelope ({@code plaintextReads}: only while data
  * written before the policy is being migrated; by default such a value fails the read).
  */
@@ -30,10 +30,6 @@ public record CollectionPolicy(String namespace, UUID keyId, List<UUID> previous
 
     public String collection() {
         return namespace.substring(namespace.indexOf('.') + 1);
-    }
-
-    public CollectionPolicy withSuite(CipherSuite s) {
-        return new CollectionPolicy(namespace, keyId, previousKeys, s, allFields, fields, subtype, plaintextReads);
     }
 
     /** The keys whose envelopes this collection's fields may hold: its key, then its previous keys. */

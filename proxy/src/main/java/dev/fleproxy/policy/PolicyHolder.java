@@ -3,7 +3,6 @@ package dev.fleproxy.policy;
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.Hangup;
 import dev.fleproxy.config.ProxyConfig;
-import dev.fleproxy.keys.KeyResolver;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +12,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -28,32 +28,54 @@ import org.slf4j.LoggerFactory;
  * policy stays and the log says why. Nor is one that would lower protection ({@link
  * PolicyDowngrade}): that takes a restart, so it is never done by a stray edit; the collections
  * such a file adds apply all the same. A file that passes is in force as soon as it is read, before
- * any KMS round trip; its keys are checked afterwards ({@link PolicyKeyCheck}), and a key the KMS
+ * any KMS round trip; its keys are checked afterwards ({@link KeyCheck}), and a key the KMS
  * refuses leaves its collection refused, not unencrypted. Only {@code collections:} and {@code
  * envelopeSubtype:} are reloaded; the rest of the file needs a restart.
  */
 public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
+    /**
+     * The KMS half of a reload ({@code keys.PolicyKeyCheck}), run after the new policy is in force:
+     * the policy itself does no KMS I/O.
+     */
+    public interface KeyCheck extends AutoCloseable {
+        /** Checks this policy's keys in the background; completes when the check is over or dropped. */
+        CompletableFuture<Void> start(Policy policy, String why);
+
+        /** The latest check started. */
+        CompletableFuture<Void> latest();
+
+        /** True if the KMS said it does not have this key (a reload may then drop it). */
+        boolean knownToBeUnknown(UUID id);
+
+        @Override
+        void close();
+
+        /** Makes the check of a holder, which says which policy is in force. */
+        interface Factory {
+            KeyCheck forPolicyIn(Supplier<Policy> inForce);
+        }
+    }
+
     private static final Logger log = LoggerFactory.getLogger(PolicyHolder.class);
 
     private final Path file;
-    private final KeyResolver resolver;
     private final ProxyConfig started;
     private final ScheduledExecutorService watcher;
     /** Checks a reloaded policy's keys after it is in force; null without a KMS. */
-    private final PolicyKeyCheck keyCheck;
+    private final KeyCheck keyCheck;
     private volatile Policy current;
     private byte[] fingerprint;
     private final java.util.concurrent.atomic.AtomicLong reloadsApplied = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong reloadsFailed = new java.util.concurrent.atomic.AtomicLong();
     private final Runnable onHangup = this::reloadOnHangup;
 
-    public PolicyHolder(Path file, ProxyConfig started, Policy startedPolicy, KeyResolver resolver) {
+    /** {@code keyChecks}: null when the proxy runs without a KMS (then no collection may be added). */
+    public PolicyHolder(Path file, ProxyConfig started, Policy startedPolicy, KeyCheck.Factory keyChecks) {
         this.file = file;
         this.started = started;
-        this.resolver = resolver;
         this.current = startedPolicy;
         this.fingerprint = digest();
-        this.keyCheck = resolver != null ? new PolicyKeyCheck(resolver, file.toString(), this) : null;
+        this.keyCheck = keyChecks != null ? keyChecks.forPolicyIn(this) : null;
         this.watcher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "policy-reload");
             t.setDaemon(true);
@@ -117,7 +139,7 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
             log.error("policy reload ({}) failed, keeping the previous policy: {}", why, e.getMessage());
             return false;
         }
-        if (!p.isEmpty() && resolver == null) {
+        if (!p.isEmpty() && keyCheck == null) {
             log.error("policy reload ({}) failed, keeping the previous policy: collections need the kmip: section the "
                     + "proxy was started with", why);
             return false;

@@ -6,6 +6,7 @@ import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
 import dev.fleproxy.rewrite.BsonValueBytes;
@@ -49,7 +50,7 @@ public final class DocumentRewrap {
     DocumentRewrap(CollectionPolicy policy, DataKey key, Map<UUID, DataKey> opening, Adoption adoption) {
         this.policy = policy;
         this.adoption = adoption;
-        this.suite = policy.suite() != null ? policy.suite() : CipherSuite.defaultFor(key.algorithm());
+        this.suite = CollectionKeys.suiteFor(policy, key.algorithm());
         this.randomized = FieldCipher.create(key, suite, false);
         this.deterministic = FieldCipher.create(key, suite, true);
         this.opening = Map.copyOf(opening);

@@ -3,6 +3,7 @@ package dev.fleproxy.rewrite;
 import dev.fleproxy.protocol.Arg;
 import dev.fleproxy.protocol.ArgKind;
 import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.OpMsgView;
 import dev.fleproxy.wire.Utf8;

@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.protocol.Refusal;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;

@@ -1,17 +1,17 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.wire.BsonOutput;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import org.bson.BsonBinaryWriter;
 import org.bson.BsonDocument;
+import org.bson.BsonString;
 import org.bson.BsonType;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonValueCodec;
 import org.bson.codecs.EncoderContext;
-import dev.fleproxy.wire.BsonOutput;
-import java.nio.charset.StandardCharsets;
-import org.bson.BsonString;
 
 /**
  * A BSON value as the ciphertext format encrypts it: its type byte and its value bytes exactly as

@@ -2,8 +2,10 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
+import dev.fleproxy.protocol.Refusal;
 import org.bson.BsonBinary;
 import org.bson.BsonValue;
 
@@ -11,11 +13,11 @@ import org.bson.BsonValue;
 final class CollectionContext {
     final CollectionPolicy policy;
     final EncryptedPaths paths;
-    final RequestKeys keys;
+    final CollectionKeys keys;
     /** Contexts of top-level fields under fields: "*", built per field into one buffer. */
     final FieldContext topLevel;
 
-    CollectionContext(CollectionPolicy policy, EncryptedPaths paths, RequestKeys keys) {
+    CollectionContext(CollectionPolicy policy, EncryptedPaths paths, CollectionKeys keys) {
         this.policy = policy;
         this.paths = paths;
         this.keys = keys;

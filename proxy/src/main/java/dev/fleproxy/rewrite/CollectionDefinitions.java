@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.protocol.Arg;
+import dev.fleproxy.protocol.Refusal;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 

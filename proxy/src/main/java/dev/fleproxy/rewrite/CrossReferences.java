@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.Policy;
+import dev.fleproxy.protocol.Refusal;
 import java.util.Map;
 import java.util.Set;
 import org.bson.BsonDocument;

@@ -2,6 +2,7 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.FieldRule;
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.BsonBytes;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.OpMsgWriter;

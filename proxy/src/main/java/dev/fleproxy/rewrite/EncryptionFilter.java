@@ -1,7 +1,9 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.crypto.Envelopes;
+import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.keys.KeysPending;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
@@ -9,6 +11,7 @@ import dev.fleproxy.protocol.CommandSpec;
 import dev.fleproxy.protocol.CommandTable;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
@@ -90,7 +93,7 @@ public final class EncryptionFilter implements MessageFilter {
         this.keyWaitMs = keyWaitMs;
     }
 
-    private CollectionContext context(CollectionPolicy cp, RequestKeys keys) {
+    private CollectionContext context(CollectionPolicy cp, CollectionKeys keys) {
         PolicyPaths pp = paths;
         EncryptedPaths ep = pp.byCollection().get(cp);
         if (ep == null) {
@@ -110,7 +113,7 @@ public final class EncryptionFilter implements MessageFilter {
         if (p.isEmpty()) {
             return RequestDecision.PASS;
         }
-        RequestKeys keys = new RequestKeys(resolver, envelopes, request.keyWaitExpired(), keyWaitMs);
+        CollectionKeys keys = new CollectionKeys(resolver, envelopes, request.keyWaitExpired(), keyWaitMs);
         try {
             return switch (request.opCode()) {
                 case OpCode.OP_MSG -> opMsg(request, p, keys);
@@ -156,7 +159,7 @@ public final class EncryptionFilter implements MessageFilter {
      * and the command is rewritten, passed or refused as its entry says. A command the table does
      * not know passes only where its target is shown to be plain.
      */
-    private RequestDecision opMsg(Request request, Policy p, RequestKeys keys) {
+    private RequestDecision opMsg(Request request, Policy p, CollectionKeys keys) {
         String cmd = request.commandName();
         OpMsgView m = request.msg();
         if (cmd.isEmpty() || CommandTable.isConnectionLevel(cmd)) {
@@ -354,7 +357,7 @@ public final class EncryptionFilter implements MessageFilter {
      * encrypted, its arguments are examined against each encrypted namespace, and every operation
      * and namespace entry on one of them field by field.
      */
-    private RequestDecision bulkWrite(Request request, CommandSpec spec, Policy p, RequestKeys keys) {
+    private RequestDecision bulkWrite(Request request, CommandSpec spec, Policy p, CollectionKeys keys) {
         OpMsg msg = request.msg().toOpMsg();
         List<BsonDocument> nsInfo = MessageDocuments.of(msg, "nsInfo");
         List<CollectionContext> contexts = new ArrayList<>(nsInfo.size());
@@ -404,7 +407,7 @@ public final class EncryptionFilter implements MessageFilter {
         if (plan.documents() == null) {
             return ReplyDecision.PASS;
         }
-        RequestKeys keys = new RequestKeys(resolver, envelopes, reply.keyWaitExpired(), keyWaitMs);
+        CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.keyWaitExpired(), keyWaitMs);
         try {
             Frame decrypted = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct())
                     .decrypt(reply.msg(), reply.alloc(), keys);

@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.protocol.Refusal;
 import java.util.Map;
 import java.util.Set;
 import org.bson.BsonDocument;

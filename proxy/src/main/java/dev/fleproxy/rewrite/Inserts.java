@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsgView;

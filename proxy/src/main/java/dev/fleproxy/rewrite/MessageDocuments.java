@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.DocumentSequence;
 import dev.fleproxy.wire.OpMsg;
 import java.util.ArrayList;

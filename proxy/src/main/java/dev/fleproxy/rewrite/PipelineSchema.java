@@ -1,5 +1,6 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.protocol.Refusal;
 import org.bson.BsonValue;
 
 /**

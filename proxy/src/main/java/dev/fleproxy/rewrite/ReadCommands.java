@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.Policy;
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.OpMsg;
 import java.util.Map;

@@ -4,8 +4,10 @@ import dev.fleproxy.crypto.DecryptionFailedException;
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsgView;
@@ -26,7 +28,7 @@ import org.bson.BSONException;
  * the collection allows plaintext reads while it is migrated. An envelope anywhere else is
  * returned exactly as stored and never looked at. One pass from the reply's bytes into the
  * outgoing buffer; nothing is decoded into objects. An envelope whose key is not in memory yet
- * is noted ({@link RequestKeys}) and the reply is decrypted again once it is.
+ * is noted ({@link CollectionKeys}) and the reply is decrypted again once it is.
  */
 final class ReplyDecryptor {
     private static final byte[] OK = bytes("ok");
@@ -45,7 +47,7 @@ final class ReplyDecryptor {
     private final FieldContext topLevel;
     private byte[] buf;
 
-    ReplyDecryptor(RequestKeys keys, ReadShape shape, ReadShape.Node documents, boolean distinct) {
+    ReplyDecryptor(CollectionKeys keys, ReadShape shape, ReadShape.Node documents, boolean distinct) {
         this.policy = shape.policy;
         this.ns = policy.namespace();
         this.envelopes = keys.about(ns).envelopes().opener(keys);
@@ -60,9 +62,9 @@ final class ReplyDecryptor {
 
     /**
      * The reply with its documents decrypted, as a new frame; null if it holds nothing to decrypt
-     * (an error reply, no envelope) or if keys are pending ({@link RequestKeys#hasPending}).
+     * (an error reply, no envelope) or if keys are pending ({@link CollectionKeys#hasPending}).
      */
-    Frame decrypt(OpMsgView reply, ByteBufAllocator alloc, RequestKeys keys) {
+    Frame decrypt(OpMsgView reply, ByteBufAllocator alloc, CollectionKeys keys) {
         byte[] body = reply.bodyBytes();
         BsonCursor c = new BsonCursor(body, 0, body.length);
         if (!c.find(OK) || c.numberValue() != 1.0 || documents == null) {

@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite;
 
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
 import java.util.Set;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;

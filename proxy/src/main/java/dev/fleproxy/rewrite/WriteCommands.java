@@ -4,6 +4,7 @@ import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.Arg;
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.BsonBytes;
 import dev.fleproxy.wire.OpMsg;
 import java.util.ArrayList;

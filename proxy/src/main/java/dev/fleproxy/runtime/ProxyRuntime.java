@@ -8,12 +8,13 @@ import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.crypto.CryptoStats;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeyResolvers;
+import dev.fleproxy.keys.PolicyKeyCheck;
+import dev.fleproxy.keys.PolicyValidator;
 import dev.fleproxy.kmip.KmipClient;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyHolder;
 import dev.fleproxy.policy.PolicyParser;
-import dev.fleproxy.policy.PolicyValidator;
 import dev.fleproxy.rewrite.EncryptionFilter;
 import dev.fleproxy.server.HandshakeFilter;
 import dev.fleproxy.server.MessageFilter;
@@ -75,7 +76,8 @@ public final class ProxyRuntime implements AutoCloseable {
                 }
                 PolicyValidator.validate(startPolicy, resolver, configFile.toString()).forEach(log::warn);
             }
-            PolicyHolder holder = new PolicyHolder(configFile, config, startPolicy, resolver);
+            PolicyHolder holder = new PolicyHolder(configFile, config, startPolicy,
+                    resolver != null ? PolicyKeyCheck.forReloads(resolver, configFile.toString()) : null);
             policy = holder;
             // SIGHUP's handler is in place before the port opens: whoever sees the port may send one
             // (without a handler the JVM's default is to exit)

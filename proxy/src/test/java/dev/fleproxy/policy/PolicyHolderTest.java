@@ -12,6 +12,7 @@ import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeySource;
 import dev.fleproxy.keys.KeyState;
+import dev.fleproxy.keys.PolicyKeyCheck;
 import dev.fleproxy.keys.ResolvedKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -73,7 +74,8 @@ class PolicyHolderTest {
     /** A holder started from this file, as the runtime starts it. */
     private PolicyHolder started(Path file, KeyResolver keys) {
         ProxyConfig c = ProxyConfig.load(file);
-        return new PolicyHolder(file, c, PolicyParser.parse(c.policySection()), keys);
+        return new PolicyHolder(file, c, PolicyParser.parse(c.policySection()),
+                keys != null ? PolicyKeyCheck.forReloads(keys, file.toString()) : null);
     }
 
     @Test

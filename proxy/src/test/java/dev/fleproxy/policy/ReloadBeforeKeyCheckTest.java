@@ -14,6 +14,8 @@ import dev.fleproxy.keys.KeyAccessException;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeySource;
 import dev.fleproxy.keys.KeyState;
+import dev.fleproxy.keys.PolicyKeyCheck;
+import dev.fleproxy.keys.PolicyValidator;
 import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.testing.Eventually;
 import java.nio.file.Files;
@@ -113,7 +115,7 @@ class ReloadBeforeKeyCheckTest {
         ProxyConfig c = ProxyConfig.load(file);
         Policy p = PolicyParser.parse(c.policySection());
         PolicyValidator.validate(p, keys, file.toString());
-        return new PolicyHolder(file, c, p, keys);
+        return new PolicyHolder(file, c, p, PolicyKeyCheck.forReloads(keys, file.toString()));
     }
 
     /** Writes hr.people and these collections to the file, and reloads it. */

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.fleproxy.crypto.CipherAlgorithm;
 import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.crypto.Envelopes;
+import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeySource;
 import dev.fleproxy.keys.KeyState;
@@ -16,6 +17,7 @@ import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
@@ -84,7 +86,7 @@ class StreamingRewriteTest {
 
     private static CollectionContext ctx(String ns) {
         CollectionPolicy cp = POLICY.get(ns);
-        return new CollectionContext(cp, new EncryptedPaths(cp), new RequestKeys(RESOLVER, ENVELOPES, false, 1000));
+        return new CollectionContext(cp, new EncryptedPaths(cp), new CollectionKeys(RESOLVER, ENVELOPES, false, 1000));
     }
 
     private static BsonDocument person() {
@@ -205,7 +207,7 @@ class StreamingRewriteTest {
 
     private static Frame decryptFrame(BsonDocument body, String ns) {
         Frame in = new Frame(Unpooled.wrappedBuffer(WireIO.encode(new OpMsg(0, body), 5, 4)));
-        RequestKeys keys = new RequestKeys(RESOLVER, ENVELOPES, false, 1000);
+        CollectionKeys keys = new CollectionKeys(RESOLVER, ENVELOPES, false, 1000);
         ReadShape shape = ctx(ns).paths.readShape();
         boolean distinct = body.containsKey("values");
         Frame out = new ReplyDecryptor(keys, shape, distinct ? shape.distinctValues("ssn") : shape.root, distinct)

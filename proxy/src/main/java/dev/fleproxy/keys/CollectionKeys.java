@@ -1,28 +1,29 @@
-package dev.fleproxy.rewrite;
+package dev.fleproxy.keys;
 
+import dev.fleproxy.crypto.CipherAlgorithm;
 import dev.fleproxy.crypto.CipherSuite;
 import dev.fleproxy.crypto.CryptoException;
 import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
-import dev.fleproxy.keys.KeyAccessException;
-import dev.fleproxy.keys.KeyResolver;
-import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The keys of one message, from the resolver's memory only: never a KMS round trip here. A key
- * not in memory is noted as pending (the message then waits for {@link #fetchPending} and is
- * handled again), unless the message has already waited its time: then it is unavailable. State
- * rules: encryption needs an Active key, decryption and equality queries an Active or Deactivated
- * one. A key that cannot be used becomes a {@link Refusal} naming the namespace.
+ * Where the policy meets the ciphers, once: the suite a collection writes with ({@link #suiteFor}),
+ * the key-state rules, and the keys of one message, from the resolver's memory only: never a KMS
+ * round trip here. A key not in memory is noted as pending (the message then waits for {@link
+ * #fetchPending} and is handled again), unless the message has already waited its time: then it is
+ * unavailable. State rules: encryption needs an Active key, decryption and equality queries an
+ * Active or Deactivated one. A key that cannot be used becomes a {@link Refusal} naming the
+ * namespace. The rewriting, rewrap and the policy's key check all choose suites here.
  */
-final class RequestKeys implements Envelopes.KeyLookup {
+public final class CollectionKeys implements Envelopes.KeyLookup {
     private final KeyResolver resolver;
     private final Envelopes envelopes;
     private final boolean waitExpired;
@@ -38,7 +39,7 @@ final class RequestKeys implements Envelopes.KeyLookup {
     private boolean sealedDeterministic;
     private FieldCipher sealer;
 
-    RequestKeys(KeyResolver resolver, Envelopes envelopes, boolean waitExpired, int waitMs) {
+    public CollectionKeys(KeyResolver resolver, Envelopes envelopes, boolean waitExpired, int waitMs) {
         this.resolver = resolver;
         this.envelopes = envelopes;
         this.waitExpired = waitExpired;
@@ -46,13 +47,13 @@ final class RequestKeys implements Envelopes.KeyLookup {
     }
 
     /** Names the namespace in the refusals of decryption that follow. */
-    RequestKeys about(String namespace) {
+    public CollectionKeys about(String namespace) {
         this.ns = namespace;
         return this;
     }
 
     /** Notes a key this message will need; false if it must be fetched first. */
-    boolean need(UUID id) {
+    public boolean need(UUID id) {
         try {
             return resolved(id, ns) != null;
         } catch (Refusal cannotBeUsed) {
@@ -60,12 +61,12 @@ final class RequestKeys implements Envelopes.KeyLookup {
         }
     }
 
-    boolean hasPending() {
+    public boolean hasPending() {
         return !pending.isEmpty();
     }
 
     /** Fetches what this message found missing; completes when each has an answer. */
-    CompletableFuture<Void> fetchPending() {
+    public CompletableFuture<Void> fetchPending() {
         return resolver.fetch(pending);
     }
 
@@ -103,7 +104,7 @@ final class RequestKeys implements Envelopes.KeyLookup {
     }
 
     /** The cipher that writes the collection's new values: its key must be Active. */
-    FieldCipher sealing(CollectionPolicy p, boolean deterministic) {
+    public FieldCipher sealing(CollectionPolicy p, boolean deterministic) {
         if (p != sealedFor || deterministic != sealedDeterministic) {
             sealer = cipher(p, deterministic, true);
             sealedFor = p;
@@ -113,7 +114,7 @@ final class RequestKeys implements Envelopes.KeyLookup {
     }
 
     /** The cipher of equality queries: deterministic, and a Deactivated key still finds what it encrypted. */
-    FieldCipher querying(CollectionPolicy p) {
+    public FieldCipher querying(CollectionPolicy p) {
         return cipher(p, true, false);
     }
 
@@ -122,7 +123,7 @@ final class RequestKeys implements Envelopes.KeyLookup {
      * key's with that key's algorithm's default suite (what the proxy wrote under it). Every one
      * must be usable: a query that silently skipped a key would miss the documents still under it.
      */
-    java.util.List<FieldCipher> queryingUnderEveryKey(CollectionPolicy p) {
+    public java.util.List<FieldCipher> queryingUnderEveryKey(CollectionPolicy p) {
         java.util.List<FieldCipher> out = new java.util.ArrayList<>(1 + p.previousKeys().size());
         out.add(querying(p));
         boolean missing = false;
@@ -145,15 +146,22 @@ final class RequestKeys implements Envelopes.KeyLookup {
         return out;
     }
 
+    /**
+     * The suite a collection's new values are written with: the one its policy names, else the
+     * default of its key's algorithm. (Whether they match is the policy key check's business.)
+     */
+    public static CipherSuite suiteFor(CollectionPolicy p, CipherAlgorithm keyAlgorithm) {
+        return p.suite() != null ? p.suite() : CipherSuite.defaultFor(keyAlgorithm);
+    }
+
     private FieldCipher cipher(CollectionPolicy p, boolean deterministic, boolean encrypt) {
         ResolvedKey k = resolved(p.keyId(), p.namespace());
         if (k == null) {
             throw new KeysPending();
         }
         DataKey key = checked(k, encrypt, p.namespace()).key();
-        CipherSuite suite = p.suite() != null ? p.suite() : CipherSuite.defaultFor(key.algorithm());
         try {
-            return envelopes.cipher(key, suite, deterministic);
+            return envelopes.cipher(key, suiteFor(p, key.algorithm()), deterministic);
         } catch (CryptoException e) {
             throw new Refusal(ProxyError.KEY_UNAVAILABLE, p.namespace() + ": " + e.getMessage());
         }
@@ -167,7 +175,7 @@ final class RequestKeys implements Envelopes.KeyLookup {
         }
     }
 
-    Envelopes envelopes() {
+    public Envelopes envelopes() {
         return envelopes;
     }
 }

@@ -1,13 +1,13 @@
-package dev.fleproxy.rewrite;
+package dev.fleproxy.keys;
 
 /**
  * A message needs a key the cache does not hold yet: it waits (the filter answers with an await
  * decision), it is not refused. Thrown where the need is found, caught by the filter.
  */
-final class KeysPending extends RuntimeException {
+public final class KeysPending extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    KeysPending() {
+    public KeysPending() {
         super(null, null, false, false);
     }
 }

@@ -1,4 +1,4 @@
-package dev.fleproxy.policy;
+package dev.fleproxy.keys;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,11 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.crypto.CipherAlgorithm;
 import dev.fleproxy.crypto.DataKey;
-import dev.fleproxy.keys.KeyAccessException;
-import dev.fleproxy.keys.KeyResolver;
-import dev.fleproxy.keys.KeySource;
-import dev.fleproxy.keys.KeyState;
-import dev.fleproxy.keys.ResolvedKey;
+import dev.fleproxy.policy.CollectionPolicy;
+import dev.fleproxy.policy.Policy;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /** Previous keys and plaintextReads against keys from memory. */
 class PolicyValidatorTest {
-    static final UUID KEY = UUID.fromString(PolicyParserTest.KEY);
+    static final UUID KEY = UUID.fromString("89d6d529-a2fe-31dd-ae60-3cb35458dcc0"); // PolicyParserTest.KEY
     static final UUID ARIA = UUID.fromString("00000000-0000-0000-0000-00000000a41a");
     static final UUID REVOKED = UUID.fromString("00000000-0000-0000-0000-00000000dead");
     static final UUID DESTROYED = UUID.fromString("00000000-0000-0000-0000-0000000000d5");

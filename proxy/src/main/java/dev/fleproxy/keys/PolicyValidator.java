@@ -1,11 +1,10 @@
-package dev.fleproxy.policy;
+package dev.fleproxy.keys;
 
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.crypto.CipherAlgorithm;
 import dev.fleproxy.crypto.CipherSuite;
-import dev.fleproxy.keys.KeyAccessException;
-import dev.fleproxy.keys.KeyResolver;
-import dev.fleproxy.keys.ResolvedKey;
+import dev.fleproxy.policy.CollectionPolicy;
+import dev.fleproxy.policy.Policy;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -105,7 +104,7 @@ public final class PolicyValidator {
             return;
         }
         CipherAlgorithm alg = k.key().algorithm();
-        CipherSuite suite = cp.suite() != null ? cp.suite() : CipherSuite.defaultFor(alg);
+        CipherSuite suite = CollectionKeys.suiteFor(cp, alg);
         if (suite.algorithm() != alg) {
             throw new ConfigException(where + ": suite " + suite + " needs a " + suite.algorithm() + " key, but key "
                     + cp.keyId() + " is " + alg + "-" + k.key().bits());

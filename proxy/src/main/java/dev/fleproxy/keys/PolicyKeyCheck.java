@@ -1,6 +1,7 @@
-package dev.fleproxy.policy;
+package dev.fleproxy.keys;
 
-import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.policy.PolicyHolder;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.UUID;
@@ -28,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * every retry interval while its policy is in force, so a definitive problem is still logged once
  * the KMS answers.
  */
-final class PolicyKeyCheck implements AutoCloseable {
+public final class PolicyKeyCheck implements PolicyHolder.KeyCheck {
     /** The holder's logger: every line about a reload reads "PolicyHolder: policy reload (…)". */
     private static final Logger log = LoggerFactory.getLogger(PolicyHolder.class);
 
@@ -41,7 +42,12 @@ final class PolicyKeyCheck implements AutoCloseable {
     private final Set<UUID> unknown = ConcurrentHashMap.newKeySet();
     private volatile CompletableFuture<Void> latest = CompletableFuture.completedFuture(null);
 
-    PolicyKeyCheck(KeyResolver resolver, String source, Supplier<Policy> inForce) {
+    /** The key checks of the reloads of {@code source} (the config file), asking this resolver. */
+    public static PolicyHolder.KeyCheck.Factory forReloads(KeyResolver resolver, String source) {
+        return inForce -> new PolicyKeyCheck(resolver, source, inForce);
+    }
+
+    private PolicyKeyCheck(KeyResolver resolver, String source, Supplier<Policy> inForce) {
         this.resolver = resolver;
         this.source = source;
         this.inForce = inForce;
@@ -54,7 +60,8 @@ final class PolicyKeyCheck implements AutoCloseable {
     }
 
     /** Checks this policy's keys in the background; the future completes when the check is over or dropped. */
-    CompletableFuture<Void> start(Policy policy, String why) {
+    @Override
+    public CompletableFuture<Void> start(Policy policy, String why) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         latest = done;
         Set<String> logged = new HashSet<>();
@@ -67,7 +74,8 @@ final class PolicyKeyCheck implements AutoCloseable {
     }
 
     /** The latest check started (tests wait for it). */
-    CompletableFuture<Void> latest() {
+    @Override
+    public CompletableFuture<Void> latest() {
         return latest;
     }
 
@@ -75,7 +83,8 @@ final class PolicyKeyCheck implements AutoCloseable {
      * True if the KMS said it does not have this key and the resolver has not held it since: no
      * envelope can be opened with it, so a reload may drop it (the fix for a mistyped UUID).
      */
-    boolean knownToBeUnknown(UUID id) {
+    @Override
+    public boolean knownToBeUnknown(UUID id) {
         return unknown.contains(id) && !resolver.holds(id);
     }
 
