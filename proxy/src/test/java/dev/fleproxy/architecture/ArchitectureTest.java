@@ -1,0 +1,63 @@
+package dev.fleproxy.architecture;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The layering of the proxy's packages (docs/architecture.md), top to bottom. A package may use
+ * the packages of its own layer and of the layers below it, never one above; no two packages use
+ * each other, and every package has a place here. There is no list of exceptions: a new upward
+ * import fails this test, and the fix is to move the piece, not to list it.
+ */
+class ArchitectureTest {
+    static final List<List<String>> LAYERS = List.of(
+            List.of("cli"),                         // the commands
+            List.of("runtime"),                     // wires a running proxy together
+            List.of("rewrite", "rewrap"),           // what encryption does to commands, replies, stored data
+            List.of("admin"),                       // health, readiness, /metrics: reads the layers below
+            List.of("server"),                      // connections, framing, parking, the filter seam
+            List.of("metrics"),                     // what the data path records
+            List.of("keys"),                        // policy bound to ciphers; the KMS-backed key cache
+            List.of("policy", "tls"),               // the policy as data; TLS contexts
+            List.of("protocol", "config"),          // MongoDB commands and errors; the config file
+            List.of("kmip", "crypto", "wire", "backend")); // no policy of the proxy in these
+
+    static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.fleproxy");
+
+    private static String[] packages(Stream<String> names) {
+        return names.map(n -> "dev.fleproxy." + n + "..").toArray(String[]::new);
+    }
+
+    @Test
+    void noPackageUsesALayerAboveIt() {
+        for (int i = 1; i < LAYERS.size(); i++) {
+            noClasses().that().resideInAnyPackage(packages(LAYERS.get(i).stream()))
+                    .should().dependOnClassesThat().resideInAnyPackage(packages(LAYERS.subList(0, i).stream()
+                            .flatMap(List::stream)))
+                    .because("layer " + LAYERS.get(i) + " sits below " + LAYERS.subList(0, i))
+                    .check(MAIN);
+        }
+    }
+
+    @Test
+    void noTwoPackagesUseEachOther() {
+        slices().matching("dev.fleproxy.(*)..").should().beFreeOfCycles().check(MAIN);
+    }
+
+    @Test
+    void everyClassIsInALayer() {
+        classes().should().resideInAnyPackage(packages(LAYERS.stream().flatMap(List::stream)))
+                .because("a new package takes its place in LAYERS (and in docs/architecture.md)")
+                .check(MAIN);
+    }
+}
