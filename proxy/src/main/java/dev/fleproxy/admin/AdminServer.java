@@ -56,9 +56,9 @@ public final class AdminServer implements AutoCloseable {
      */
     public static AdminServer start(HostPort address, PrometheusMeterRegistry registry, ProxyServer server,
                                     HostPort upstream, int connectTimeoutMs, Supplier<Policy> policy,
-                                    KeyResolver resolver, Duration keyWait) throws InterruptedException {
+                                    KeyResolver resolver, Duration kmsWait) throws InterruptedException {
         AdminServer a = new AdminServer(address, registry, new Liveness(server::eventLoops, LOOP_TIMEOUT_MS),
-                new Readiness(server, upstream, Math.min(connectTimeoutMs, 2000), policy, resolver, keyWait));
+                new Readiness(server, upstream, Math.min(connectTimeoutMs, 2000), policy, resolver, kmsWait));
         log.info("admin listener on http://{}:{} (/metrics, /healthz, /readyz)", address.host(), a.address().getPort());
         if (!HostPort.isLoopback(address.host())) {
             log.warn("the admin listener on {} is reachable from other hosts, without TLS or authentication: it carries "

@@ -26,21 +26,25 @@ import java.util.function.Supplier;
  * event loop: it connects, resolves names and may wait for the KMS.
  */
 final class Readiness {
+    /** A probe must answer in time for the orchestrator's own timeout (commonly 1-5 s). */
+    private static final Duration MAX_KMS_WAIT = Duration.ofSeconds(2);
+
     private final ProxyServer server;
     private final HostPort upstream;
     private final int connectTimeoutMs;
     private final Supplier<Policy> policy;
     private final KeyResolver resolver;
-    private final Duration keyWait;
+    /** How long a probe waits for the KMS: no longer than a request would (kmsWait), and at most 2 s. */
+    private final Duration kmsWait;
 
     Readiness(ProxyServer server, HostPort upstream, int connectTimeoutMs, Supplier<Policy> policy,
-              KeyResolver resolver, Duration keyWait) {
+              KeyResolver resolver, Duration kmsWait) {
         this.server = server;
         this.upstream = upstream;
         this.connectTimeoutMs = connectTimeoutMs;
         this.policy = policy;
         this.resolver = resolver;
-        this.keyWait = keyWait;
+        this.kmsWait = kmsWait.compareTo(MAX_KMS_WAIT) < 0 ? kmsWait : MAX_KMS_WAIT;
     }
 
     /** What keeps the proxy from being ready (empty if it is ready). */
@@ -84,9 +88,9 @@ final class Readiness {
         String waited = null;
         if (!fetch.isEmpty()) {
             try {
-                resolver.fetch(fetch).get(keyWait.toMillis(), TimeUnit.MILLISECONDS);
+                resolver.fetch(fetch).get(kmsWait.toMillis(), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
-                waited = " (" + resolver.describeSource() + " did not answer within " + keyWait.toMillis() + " ms)";
+                waited = " (" + resolver.describeSource() + " did not answer within " + kmsWait.toMillis() + " ms)";
             } catch (ExecutionException | InterruptedException e) {
                 waited = " (" + e + ")";
             }

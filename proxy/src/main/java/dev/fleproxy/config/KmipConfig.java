@@ -99,6 +99,11 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
         return name.startsWith("[") ? name.substring(1, name.length() - 1) : name;
     }
 
+    /** How long a request waits for a key not in memory (kmsWaitMs), before it is refused with 9720020. */
+    public Duration kmsWait() {
+        return Duration.ofMillis(kmsWaitMs);
+    }
+
     @Override
     public String toString() {
         return "KmipConfig(" + host + ":" + port + (serverName == null ? "" : ", server name " + serverName)

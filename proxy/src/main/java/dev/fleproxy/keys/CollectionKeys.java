@@ -9,6 +9,7 @@ import dev.fleproxy.crypto.FieldCipher;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
+import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.UUID;
@@ -27,7 +28,7 @@ public final class CollectionKeys implements Envelopes.KeyLookup {
     private final KeyResolver resolver;
     private final Envelopes envelopes;
     private final boolean waitExpired;
-    private final int waitMs;
+    private final Duration kmsWait;
     private Set<UUID> pending = Set.of();
     /** The namespace refusals of decryption name. */
     private String ns = "";
@@ -39,11 +40,11 @@ public final class CollectionKeys implements Envelopes.KeyLookup {
     private boolean sealedDeterministic;
     private FieldCipher sealer;
 
-    public CollectionKeys(KeyResolver resolver, Envelopes envelopes, boolean waitExpired, int waitMs) {
+    public CollectionKeys(KeyResolver resolver, Envelopes envelopes, boolean waitExpired, Duration kmsWait) {
         this.resolver = resolver;
         this.envelopes = envelopes;
         this.waitExpired = waitExpired;
-        this.waitMs = waitMs;
+        this.kmsWait = kmsWait;
     }
 
     /** Names the namespace in the refusals of decryption that follow. */
@@ -84,7 +85,7 @@ public final class CollectionKeys implements Envelopes.KeyLookup {
         if (k == null) {
             if (waitExpired) {
                 throw new Refusal(ProxyError.KEY_UNAVAILABLE, where + ": key " + id + " is not in memory and "
-                        + resolver.describeSource() + " did not deliver it within " + waitMs + " ms");
+                        + resolver.describeSource() + " did not deliver it within " + kmsWait.toMillis() + " ms");
             }
             if (pending.isEmpty()) {
                 pending = new LinkedHashSet<>(2);

@@ -23,6 +23,7 @@ import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpMsgView;
 import dev.fleproxy.wire.OpQuery;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -51,7 +52,8 @@ public final class EncryptionFilter implements MessageFilter {
     private final Supplier<Policy> policy;
     private final KeyResolver resolver;
     private final Envelopes envelopes = new Envelopes();
-    private final int keyWaitMs;
+    /** How long a message may wait for keys not in memory (kmip.kmsWaitMs): its await decisions carry it. */
+    private final Duration kmsWait;
     private final ProxyMetrics metrics;
     /** The encrypted-path trees of the policy in force, built once per policy (a reload makes a new one). */
     private volatile PolicyPaths paths = new PolicyPaths(Policy.EMPTY);
@@ -80,17 +82,17 @@ public final class EncryptionFilter implements MessageFilter {
         }
     }
 
-    /** @param keyWaitMs how long a message may wait for keys (the session enforces it; refusals name it) */
-    public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, int keyWaitMs) {
-        this(policy, resolver, keyWaitMs, ProxyMetrics.DISABLED);
+    /** @param kmsWait how long a message may wait for keys (its await decisions carry it; refusals name it) */
+    public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait) {
+        this(policy, resolver, kmsWait, ProxyMetrics.DISABLED);
     }
 
     /** @param metrics where replies replaced with errors are counted */
-    public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, int keyWaitMs, ProxyMetrics metrics) {
+    public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics) {
         this.metrics = metrics;
         this.policy = policy;
         this.resolver = resolver;
-        this.keyWaitMs = keyWaitMs;
+        this.kmsWait = kmsWait;
     }
 
     private CollectionContext context(CollectionPolicy cp, CollectionKeys keys) {
@@ -113,7 +115,7 @@ public final class EncryptionFilter implements MessageFilter {
         if (p.isEmpty()) {
             return RequestDecision.PASS;
         }
-        CollectionKeys keys = new CollectionKeys(resolver, envelopes, request.keyWaitExpired(), keyWaitMs);
+        CollectionKeys keys = new CollectionKeys(resolver, envelopes, request.waitedOut(), kmsWait);
         try {
             return switch (request.opCode()) {
                 case OpCode.OP_MSG -> opMsg(request, p, keys);
@@ -124,7 +126,7 @@ public final class EncryptionFilter implements MessageFilter {
                         : RequestDecision.PASS;
             };
         } catch (KeysPending pending) {
-            return RequestDecision.await(keys.fetchPending());
+            return RequestDecision.await(keys.fetchPending(), kmsWait);
         } catch (Refusal r) {
             return RequestDecision.refuse(ErrorReplies.replyTo(request.frame(), r.error(), r.getMessage()));
         }
@@ -218,7 +220,7 @@ public final class EncryptionFilter implements MessageFilter {
         }
         if (!keys.need(cp.keyId())) {
             // its reply needs the key as much as its values do: fetch it before anything is forwarded
-            return RequestDecision.await(keys.fetchPending());
+            return RequestDecision.await(keys.fetchPending(), kmsWait);
         }
         ReadShape stored = ctx.paths.readShape();
         return switch (spec.rewriter()) {
@@ -381,7 +383,7 @@ public final class EncryptionFilter implements MessageFilter {
         refuseBadNames(request, named);
         encrypted.values().forEach(ctx -> keys.need(ctx.policy.keyId()));
         if (keys.hasPending()) {
-            return RequestDecision.await(keys.fetchPending());
+            return RequestDecision.await(keys.fetchPending(), kmsWait);
         }
         OpMsg out = WriteCommands.bulkWrite(msg, contexts, named, spec.arg("ops"));
         // Its cursor holds per-operation results, not documents: nothing in its reply is decrypted
@@ -407,12 +409,12 @@ public final class EncryptionFilter implements MessageFilter {
         if (plan.documents() == null) {
             return ReplyDecision.PASS;
         }
-        CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.keyWaitExpired(), keyWaitMs);
+        CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
         try {
             Frame decrypted = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct())
                     .decrypt(reply.msg(), reply.alloc(), keys);
             if (keys.hasPending()) {
-                return ReplyDecision.await(keys.fetchPending());
+                return ReplyDecision.await(keys.fetchPending(), kmsWait);
             }
             if (decrypted == null) {
                 return ReplyDecision.PASS;

@@ -85,7 +85,7 @@ public final class ProxyRuntime implements AutoCloseable {
             List<MessageFilter> filters = new ArrayList<>();
             filters.add(new HandshakeFilter(() -> !holder.get().isEmpty()));
             if (resolver != null) {
-                filters.add(new EncryptionFilter(holder, resolver, config.kmip().kmsWaitMs(), metrics));
+                filters.add(new EncryptionFilter(holder, resolver, config.kmip().kmsWait(), metrics));
             }
             ProxyServer server = ProxyServer.start(config, filters, metrics);
             if (!startPolicy.isEmpty()) {
@@ -97,8 +97,7 @@ public final class ProxyRuntime implements AutoCloseable {
                     runtime.gauges = ProxyGauges.bind(metrics, server, resolver, holder);
                     runtime.admin = AdminServer.start(config.admin(), registry, server, config.upstream(),
                             config.upstreamConnectTimeoutMs(), holder, resolver,
-                            // a probe waits for the KMS no longer than a request would, and at most 2 s
-                            Duration.ofMillis(Math.min(2000, config.kmip() != null ? config.kmip().kmsWaitMs() : 0)));
+                            config.kmip() != null ? config.kmip().kmsWait() : Duration.ZERO);
                 } catch (Exception e) { // Netty throws a failed bind (BindException) undeclared
                     server.close();
                     throw new ConfigException(configFile + ": admin: cannot listen on " + config.admin() + ": "

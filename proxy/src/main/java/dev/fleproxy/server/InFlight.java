@@ -6,15 +6,15 @@ import io.netty.buffer.ByteBufAllocator;
 
 /**
  * What a request and a reply have in common on their way through the filters: the frame as
- * received and as replaced, the allocator for replacements, and the wait for keys they may have to
- * sit through (see {@link RequestDecision#await}).
+ * received and as replaced, the allocator for replacements, and the wait they may have to sit
+ * through (see {@link RequestDecision#await}).
  */
 abstract class InFlight {
     private final Frame received;
     private final ByteBufAllocator alloc;
     Frame frame;
     private long parkedSinceNanos;
-    private boolean keyWaitExpired;
+    private boolean waitedOut;
 
     InFlight(Frame frame, ByteBufAllocator alloc) {
         this.received = frame;
@@ -41,11 +41,11 @@ abstract class InFlight {
     }
 
     /**
-     * True when this message waited for keys (a filter answered await) and the wait is over: keys
-     * still missing now count as unavailable instead of being waited for.
+     * True when this message waited (a filter answered await) and the wait it asked for is over:
+     * what is still missing now counts as unavailable instead of being waited for.
      */
-    public boolean keyWaitExpired() {
-        return keyWaitExpired;
+    public boolean waitedOut() {
+        return waitedOut;
     }
 
     /** Takes a filter's replacement (owned from now on); the previous replacement is released. */
@@ -65,7 +65,7 @@ abstract class InFlight {
         return received;
     }
 
-    /** When this message first waited for keys (System.nanoTime), 0 if never. */
+    /** When this message first waited (System.nanoTime), 0 if never. */
     long parkedSinceNanos() {
         return parkedSinceNanos;
     }
@@ -76,8 +76,8 @@ abstract class InFlight {
         }
     }
 
-    void keyWaitExpired(boolean expired) {
-        keyWaitExpired = expired;
+    void waitedOut(boolean over) {
+        waitedOut = over;
     }
 
     /** Releases the received frame and any replacement. */

@@ -1,6 +1,5 @@
 package dev.fleproxy.server;
 
-import dev.fleproxy.config.KmipConfig;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.tls.ExpiryWarnings;
@@ -50,11 +49,11 @@ public final class ProxyServer implements AutoCloseable {
             throw new dev.fleproxy.config.ConfigException("transport " + transport.configName() + " is not available here: "
                     + unavailable);
         }
-        int keyWaitMs = config.kmip() != null ? config.kmip().kmsWaitMs() : KmipConfig.DEFAULT_KMS_WAIT_MS;
         upstreamTls = config.upstreamTls() != null ? UpstreamContext.of(config.upstreamTls(), config.upstream()) : null;
         tls = config.tls() != null ? ListenerContext.start(config.tls()) : null;
         expiry = ExpiryWarnings.start(certificates());
         bounds = new ClientBounds(config.limits(), new BadInputLog(LoggerFactory.getLogger(ProxySession.class)));
+        UpstreamRoute route = new UpstreamRoute(transport, config.upstream(), config.upstreamConnectTimeoutMs(), upstreamTls);
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
         ProxySession.SessionListener counter = new ProxySession.SessionListener() {
@@ -86,9 +85,8 @@ public final class ProxyServer implements AutoCloseable {
                                 return; // over maxConnections: no session, no upstream connection
                             }
                             metrics.accepted();
-                            ProxySession session = new ProxySession(ch, transport, config.upstream(),
-                                    config.upstreamConnectTimeoutMs(), keyWaitMs, filters, counter, bounds.log(),
-                                    upstreamTls, metrics);
+                            ProxySession session = new ProxySession(ch, route, filters, counter, bounds.log(),
+                                    SessionObserver.of(metrics, ch.eventLoop()));
                             if (tls != null) {
                                 ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                             }

@@ -4,6 +4,7 @@ import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsgView;
 import io.netty.buffer.ByteBufAllocator;
+import java.util.List;
 
 /** A reply a filter asked to see, read once and shared by the filters that asked. */
 public final class Reply extends InFlight {
@@ -11,6 +12,8 @@ public final class Reply extends InFlight {
     /** For the metrics: the request this reply answers (null if untimed), and when it was read. */
     private RequestTiming timing;
     private long readAtNanos;
+    /** The filters that asked to see it, each with its state from the request (set when it is read). */
+    private List<PendingReplies.Expectation> expectations = List.of();
 
     public Reply(Frame frame, ByteBufAllocator alloc) {
         super(frame, alloc);
@@ -22,6 +25,14 @@ public final class Reply extends InFlight {
             msg = OpMsgView.of(frame);
         }
         return msg;
+    }
+
+    void expectedBy(List<PendingReplies.Expectation> filters) {
+        expectations = filters;
+    }
+
+    List<PendingReplies.Expectation> expectations() {
+        return expectations;
     }
 
     void timed(RequestTiming t, long nanos) {

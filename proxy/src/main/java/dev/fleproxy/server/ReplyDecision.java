@@ -1,6 +1,7 @@
 package dev.fleproxy.server;
 
 import dev.fleproxy.wire.Frame;
+import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
 /** What a {@link MessageFilter} decided about a reply it asked to see. */
@@ -14,8 +15,8 @@ public sealed interface ReplyDecision {
     }
 
     /** Not yet: as {@link RequestDecision#await}, for a reply (the replies behind it wait too). */
-    static ReplyDecision await(CompletionStage<?> ready) {
-        return new Await(ready);
+    static ReplyDecision await(CompletionStage<?> ready, Duration maxWait) {
+        return new Await(ready, maxWait);
     }
 
     record Pass() implements ReplyDecision {
@@ -24,6 +25,6 @@ public sealed interface ReplyDecision {
     record Replace(Frame frame) implements ReplyDecision {
     }
 
-    record Await(CompletionStage<?> ready) implements ReplyDecision {
+    record Await(CompletionStage<?> ready, Duration maxWait) implements ReplyDecision {
     }
 }

@@ -2,6 +2,7 @@ package dev.fleproxy.server;
 
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.WireMessage;
+import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 
 /** What a {@link MessageFilter} decided about one client request. */
@@ -31,10 +32,11 @@ public sealed interface RequestDecision {
      * Not yet: the request needs something that is being fetched (keys from the KMS). The
      * session parks it, and the messages behind it on the connection, and asks this filter again
      * on the connection's event loop when {@code ready} completes or the wait runs out, whichever
-     * comes first ({@link Request#keyWaitExpired} tells which).
+     * comes first ({@link Request#waitedOut} tells which). The wait is {@code maxWait} from the
+     * first time the request parked, however often it parks.
      */
-    static RequestDecision await(CompletionStage<?> ready) {
-        return new Await(ready);
+    static RequestDecision await(CompletionStage<?> ready, Duration maxWait) {
+        return new Await(ready, maxWait);
     }
 
     record Close(String reason) implements RequestDecision {
@@ -49,6 +51,6 @@ public sealed interface RequestDecision {
     record Refuse(WireMessage reply) implements RequestDecision {
     }
 
-    record Await(CompletionStage<?> ready) implements RequestDecision {
+    record Await(CompletionStage<?> ready, Duration maxWait) implements RequestDecision {
     }
 }

@@ -20,6 +20,7 @@ import dev.fleproxy.wire.OpMsg;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -104,7 +105,7 @@ class ReplyDecryptionFuzzTest {
     }
 
     private static EncryptionFilter filter() {
-        return new EncryptionFilter(() -> FuzzSupport.POLICY, resolver, 5000);
+        return new EncryptionFilter(() -> FuzzSupport.POLICY, resolver, Duration.ofMillis(5000));
     }
 
     @FuzzTest(maxDuration = "60s")

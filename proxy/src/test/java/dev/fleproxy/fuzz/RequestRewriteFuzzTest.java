@@ -20,6 +20,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import org.bson.BSONException;
 import org.bson.BsonDocument;
@@ -54,7 +55,7 @@ class RequestRewriteFuzzTest {
     }
 
     private static EncryptionFilter filter() {
-        return new EncryptionFilter(() -> FuzzSupport.POLICY, resolver, 5000);
+        return new EncryptionFilter(() -> FuzzSupport.POLICY, resolver, Duration.ofMillis(5000));
     }
 
     @FuzzTest(maxDuration = "60s")

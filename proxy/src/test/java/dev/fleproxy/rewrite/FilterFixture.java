@@ -15,6 +15,7 @@ import dev.fleproxy.wire.DocumentSequence;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.WireMessage;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import org.bson.BsonDocument;
@@ -39,7 +40,7 @@ abstract class FilterFixture {
 
     static final Policy POLICY = InMemoryKeys.policy("test");
 
-    final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, RESOLVER, 5000);
+    final EncryptionFilter filter = new EncryptionFilter(() -> POLICY, RESOLVER, Duration.ofMillis(5000));
 
     @BeforeAll
     static void keysInMemory() {

@@ -25,6 +25,7 @@ import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpMsgView;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -86,7 +87,7 @@ class StreamingRewriteTest {
 
     private static CollectionContext ctx(String ns) {
         CollectionPolicy cp = POLICY.get(ns);
-        return new CollectionContext(cp, new EncryptedPaths(cp), new CollectionKeys(RESOLVER, ENVELOPES, false, 1000));
+        return new CollectionContext(cp, new EncryptedPaths(cp), new CollectionKeys(RESOLVER, ENVELOPES, false, Duration.ofMillis(1000)));
     }
 
     private static BsonDocument person() {
@@ -207,7 +208,7 @@ class StreamingRewriteTest {
 
     private static Frame decryptFrame(BsonDocument body, String ns) {
         Frame in = new Frame(Unpooled.wrappedBuffer(WireIO.encode(new OpMsg(0, body), 5, 4)));
-        CollectionKeys keys = new CollectionKeys(RESOLVER, ENVELOPES, false, 1000);
+        CollectionKeys keys = new CollectionKeys(RESOLVER, ENVELOPES, false, Duration.ofMillis(1000));
         ReadShape shape = ctx(ns).paths.readShape();
         boolean distinct = body.containsKey("values");
         Frame out = new ReplyDecryptor(keys, shape, distinct ? shape.distinctValues("ssn") : shape.root, distinct)

@@ -122,7 +122,7 @@ class WaitingForKeysTest {
         ProxyConfig config = new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", upstream.port()),
                 2000, "auto", kmip, PolicySection.NONE).withLimits(limits);
         proxy = ProxyServer.start(config, List.of(new HandshakeFilter(() -> true),
-                new EncryptionFilter(() -> POLICY, resolver, keyWaitMs)));
+                new EncryptionFilter(() -> POLICY, resolver, Duration.ofMillis(keyWaitMs))));
     }
 
     @BeforeEach

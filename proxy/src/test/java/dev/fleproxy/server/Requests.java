@@ -32,7 +32,7 @@ public final class Requests {
 
     /** The same request asked again after its wait for keys ran out. */
     public static Request waitedOut(Request request) {
-        request.keyWaitExpired(true);
+        request.waitedOut(true);
         return request;
     }
 
@@ -53,7 +53,7 @@ public final class Requests {
 
     /** The same reply asked again after its wait for keys ran out. */
     public static Reply waitedOut(Reply reply) {
-        reply.keyWaitExpired(true);
+        reply.waitedOut(true);
         return reply;
     }
 }

@@ -20,6 +20,7 @@ import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsg;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
@@ -103,7 +104,7 @@ public class PipelineBenchmark {
             }
         }, KeyResolver.Settings.DEFAULT);
         resolver.prefetch(List.of(KEY));
-        filter = new EncryptionFilter(() -> POLICY, resolver, 5000);
+        filter = new EncryptionFilter(() -> POLICY, resolver, Duration.ofMillis(5000));
         insertAes = WireIO.encode(insert("aes"), 7, 0);
         insertPlain = WireIO.encode(insert("plain"), 7, 0);
         findAes = WireIO.encode(find("aes"), 7, 0);

@@ -1,0 +1,75 @@
+package dev.fleproxy.server;
+
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.MsgHeader;
+import dev.fleproxy.wire.OpCode;
+import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.WireProtocolException;
+
+/**
+ * Upstream → client: each reply through the filters that asked to see it when its request went
+ * out ({@link PendingReplies}), in order, then written to the client; a reply waiting for keys
+ * parks, and the replies behind it (an exhaust stream's too) wait.
+ */
+final class ReplyLane extends Lane<Reply> {
+    ReplyLane(ProxySession session) {
+        super(session, SessionHandler.Side.UPSTREAM);
+    }
+
+    @Override
+    void counted(Frame frame) {
+        session.observer().upstreamBytes(true, frame.length());
+    }
+
+    @Override
+    void handle(Frame frame) {
+        if (frame.opCode() == OpCode.OP_COMPRESSED) {
+            try {
+                throw SessionFailures.compressedNotNegotiated(frame);
+            } finally {
+                frame.release();
+            }
+        }
+        Reply reply = new Reply(frame, session.client().alloc());
+        try {
+            reply.expectedBy(session.pending().take(frame));
+        } catch (RuntimeException e) {
+            frame.release();
+            throw e;
+        }
+        session.observer().read(reply);
+        continueFrom(reply, 0);
+    }
+
+    @Override
+    void continueFrom(Reply reply, int from) {
+        try {
+            for (int i = from; i < reply.expectations().size(); i++) {
+                PendingReplies.Expectation e = reply.expectations().get(i);
+                ReplyDecision decision = e.filter().onReply(reply, e.state());
+                if (decision instanceof ReplyDecision.Replace replace) {
+                    reply.replaceFrame(replace.frame());
+                } else if (decision instanceof ReplyDecision.Await await) {
+                    park(reply, i, await.ready(), await.maxWait());
+                    return;
+                }
+            }
+            Frame out = reply.frame();
+            if (out.length() > MsgHeader.MAX_MESSAGE_SIZE) {
+                throw new WireProtocolException("a rewritten reply would be " + out.length() + " bytes");
+            }
+            flow().write(session.client(), out.content().retain());
+            session.observer().written(reply, out);
+            if (OpMsg.isMoreToCome(reply.received()) && !OpMsg.isMoreToCome(out)) {
+                session.label("exhaust_ended");
+                // A filter ended an exhaust stream early (with an error): the upstream would keep
+                // streaming, so the pair cannot stay in step.
+                session.close("closed: an exhaust stream was ended early by an error reply");
+            }
+        } finally {
+            if (!isParked(reply)) {
+                reply.release();
+            }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+package dev.fleproxy.server;
+
+import dev.fleproxy.protocol.ErrorReplies;
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.MsgHeader;
+import dev.fleproxy.wire.OpCode;
+import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.WireMessage;
+import io.netty.buffer.ByteBuf;
+import java.util.List;
+
+/**
+ * Client → upstream: each request through the filters in order, then forwarded (as received or
+ * rewritten), answered with an error reply, parked, or the connection closed. Requests read before
+ * the upstream is usable wait here; once it is known unreachable they are answered with why.
+ */
+final class RequestLane extends Lane<Request> {
+    private final List<MessageFilter> filters;
+
+    RequestLane(ProxySession session, List<MessageFilter> filters) {
+        super(session, SessionHandler.Side.CLIENT);
+        this.filters = filters;
+    }
+
+    @Override
+    void counted(Frame frame) {
+        session.observer().clientBytes(true, frame.length());
+    }
+
+    @Override
+    boolean mayHandle() {
+        return !session.upstreamPending();
+    }
+
+    @Override
+    void handle(Frame frame) {
+        if (session.upstreamFailure() != null) {
+            try {
+                answerUnavailable(frame);
+            } finally {
+                frame.release();
+            }
+            return;
+        }
+        if (frame.opCode() == OpCode.OP_COMPRESSED) {
+            try {
+                throw SessionFailures.compressedNotNegotiated(frame);
+            } finally {
+                frame.release();
+            }
+        }
+        Request request;
+        try {
+            request = new Request(frame, session.client().alloc());
+        } catch (RuntimeException e) {
+            frame.release();
+            throw e;
+        }
+        session.observer().read(request);
+        continueFrom(request, 0);
+    }
+
+    @Override
+    void continueFrom(Request request, int from) {
+        try {
+            for (int i = from; i < filters.size(); i++) {
+                MessageFilter filter = filters.get(i);
+                request.enter(filter);
+                RequestDecision decision = filter.onRequest(request);
+                if (decision instanceof RequestDecision.Replace replace) {
+                    request.replaceFrame(replace.frame());
+                } else if (decision instanceof RequestDecision.Refuse refuse) {
+                    session.observer().refused(request.commandName(), ErrorReplies.codeOf(refuse.reply()));
+                    refuse(request.frame(), refuse.reply());
+                    request.release();
+                    return;
+                } else if (decision instanceof RequestDecision.Close c) {
+                    session.observer().closedBy(request);
+                    session.close(BadInputLog.Reason.REFUSED, "closed: " + c.reason());
+                    request.release();
+                    return;
+                } else if (decision instanceof RequestDecision.Await await) {
+                    park(request, i, await.ready(), await.maxWait());
+                    return;
+                }
+            }
+        } catch (TooLargeAfterRewrite e) {
+            session.observer().refused(request.commandName(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION.code());
+            refuse(request.frame(), ErrorReplies.replyTo(request.frame(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION,
+                    "the request would be " + e.size + " bytes once encrypted, over the " + MsgHeader.MAX_MESSAGE_SIZE
+                            + "-byte message limit; send smaller batches"));
+            request.release();
+            return;
+        } catch (RuntimeException | Error e) {
+            request.release();
+            throw e;
+        }
+        forward(request);
+    }
+
+    private void forward(Request request) {
+        Frame out = request.frame();
+        boolean replyComes = !OpMsg.isMoreToCome(out);
+        if (replyComes) {
+            session.pending().expect(out.requestId(), request.expectations());
+        }
+        session.observer().forwarded(request, out, replyComes);
+        flow().write(session.upstream(), out.content().retain());
+        request.release();
+    }
+
+    private void refuse(Frame request, WireMessage reply) {
+        if (OpMsg.isMoreToCome(request)) {
+            // The client asked for no reply (w:0), so an error cannot be delivered on this connection:
+            // closing it is how a server reports a refused unacknowledged write.
+            session.close(BadInputLog.Reason.REFUSED,
+                    "refused a request sent with moreToCome (unacknowledged); closing the connection");
+            return;
+        }
+        ByteBuf encoded = reply.encode(session.client().alloc(), ProxySession.ownRequestId(), request.requestId());
+        session.observer().clientBytes(false, encoded.readableBytes());
+        flow().write(session.client(), encoded);
+    }
+
+    private void answerUnavailable(Frame frame) {
+        session.observer().refused(null, ProxyError.UPSTREAM_UNAVAILABLE.code());
+        if (frame.opCode() == OpCode.OP_MSG || frame.opCode() == OpCode.OP_QUERY) {
+            WireMessage reply = ErrorReplies.replyTo(frame, ProxyError.UPSTREAM_UNAVAILABLE, session.upstreamFailure());
+            session.client().write(reply.encode(session.client().alloc(), ProxySession.ownRequestId(), frame.requestId()));
+        }
+        session.close(null);
+    }
+}
