@@ -11,7 +11,7 @@ MVN  := mvn -B -ntp
 BASE_PYTHON ?= python3
 # What `make venv` installs; the Docker images install only their part (PY_REQUIREMENTS=…).
 PY_REQUIREMENTS := kms/requirements.txt proxy/tests/requirements.txt deploy/bench/requirements.txt \
-                   deploy/tests/requirements.txt
+                   deploy/tests/requirements.txt docs/requirements.txt
 
 ## build: the fat jars proxy/target/fle-proxy.jar (proxy, embedded backend) and
 ## ycsb-workloads/binding/target/fle-ycsb.jar (YCSB core + our MongoDB binding)
@@ -33,7 +33,7 @@ $(BENCH): proxy/bench/pom.xml $(shell find proxy/bench/src -type f 2>/dev/null)
 	cd proxy/bench && $(MVN) -q package
 
 ## venv: Python virtual environment: the KMS (PyKMIP, pinned), the test clients (pymongo, pytest),
-## the benchmark lab (matplotlib) and the Compose tests (PyYAML)
+## the benchmark lab (matplotlib), the Compose tests (PyYAML) and the documentation site (MkDocs)
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: $(PY_REQUIREMENTS)
@@ -51,15 +51,17 @@ $(MONGOSH):
 
 ## test: every test: Java unit and integration tests (JUnit; the KMS ones start PyKMIP), pytest
 ## (proxy, KMS, benchmark lab, Compose stacks; proxy/tests also smoke-tests fle-bench.jar), node
-## (the cluster init script, also run by mongosh against a stand-in member). Every suite runs even
-## when an earlier one fails; the last line sums them up, and the status is non-zero if any failed.
+## (the cluster init script, also run by mongosh against a stand-in member), then the documentation
+## site (docs/, mkdocs build --strict: a broken link or anchor fails). Every suite runs even when an
+## earlier one fails; the last line sums them up, and the status is non-zero if any failed.
 test: build bench-jar venv mongosh
 	@deploy/run-suites.sh "make test" \
 	  "mvn test proxy"      "cd proxy && $(MVN) test" \
 	  "pytest proxy/tests"  "$(VENV)/bin/python -m pytest -q proxy/tests" \
 	  "pytest kms/tests"    "$(VENV)/bin/python -m pytest -q kms/tests" \
 	  "pytest deploy"       "$(VENV)/bin/python -m pytest -q deploy/bench deploy/tests" \
-	  "node deploy/tests"   "node --test deploy/tests/"
+	  "node deploy/tests"   "node --test deploy/tests/" \
+	  "mkdocs docs"         "NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir build/site"
 
 ## test-timing-stress: the tests that wait on time, STRESS_ROUNDS times in a row (default 20) while
 ## stress-ng (or one busy loop per core) keeps every core busy; stops at the first failure with its

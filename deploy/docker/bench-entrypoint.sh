@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark runner container: deploy/bench/matrix.py against this stack's mongos (direct) and
-# proxy; every argument goes to the runner (see README, "The YCSB lab"), e.g.
+# proxy; every argument goes to the runner (see docs/benchmarks.md, "The YCSB lab"), e.g.
 #   docker compose run --rm bench --topology rs3 --out results/mine --records 100000 --workloads a,c
 # The proxy's port speaks TLS with a certificate from the KMS's CA (ca.pem, mounted from the
 # credentials volume): pymongo takes it as tlsCAFile, YCSB's Java driver from a trust store made here.

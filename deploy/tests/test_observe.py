@@ -1,8 +1,8 @@
 """The Compose `observe` profile and the proxy's health in the stacks, checked without a Docker
 engine: Prometheus and Grafana pinned, on demand only, on the host's loopback, reading the files
 under deploy/observe/; the proxy's healthcheck asks /readyz on its admin listener; every metric the
-dashboard and the alert rules name is one the proxy exports (the list in README, "Operating the
-proxy"); and promtool (Debian's `prometheus`, which .ci/run installs) accepts the Prometheus
+dashboard and the alert rules name is one the proxy exports (the list in docs/operations.md,
+"Metrics"); and promtool (Debian's `prometheus`, which .ci/run installs) accepts the Prometheus
 config and the rules, whose unit tests pass."""
 import json
 import re
@@ -86,10 +86,11 @@ def test_the_dashboard_and_the_alerts_use_only_exported_metrics():
         assert what in titles
     datasource = yaml.safe_load((OBSERVE / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
     assert {p["datasource"]["uid"] for p in dashboard["panels"]} == {datasource["datasources"][0]["uid"]}
-    readme = (ROOT / "README.md").read_text()
+    metrics_doc = (ROOT / "docs" / "operations.md").read_text()
     for name in EXPORTED - {"up"} - {h + s for h in HISTOGRAMS for s in ("_bucket", "_sum", "_count", "_max")}:
         if name.startswith("fleproxy_"):
-            assert name in readme or name.rsplit("_", 2)[0] + "_" in readme, f"README does not explain {name}"
+            assert name in metrics_doc or name.rsplit("_", 2)[0] + "_" in metrics_doc, \
+                f"docs/operations.md does not explain {name}"
 
 
 PROMTOOL = shutil.which("promtool")

@@ -11,7 +11,7 @@ from kmip.pie.client import ProxyKmipClient
 from fle_kms.layout import POLICY_NAME, KmsDir
 
 #: LEA has no KMIP algorithm value: its keys are registered as AES with this marking, which the
-#: proxy's resolver treats as authoritative (see README "Keys over KMIP").
+#: proxy's resolver treats as authoritative (see docs/keys.md, "Keys over KMIP").
 MARKER_NAMESPACE = "mongo-fle-proxy"
 LEA_MARKER = "cipher=LEA"
 

@@ -1,4 +1,4 @@
-"""kms: init, proxy-tls, serve, bootstrap, list, create, activate, revoke, destroy (see README, "The KMS")."""
+"""kms: init, proxy-tls, serve, bootstrap, list, create, activate, revoke, destroy (see docs/keys.md)."""
 import argparse
 import json
 import os
@@ -9,7 +9,7 @@ from pathlib import Path
 from fle_kms import certs
 from fle_kms.layout import KmsDir, write_policy, write_server_conf
 
-#: The source paper's keys, under their UUID names (DESIGN.md §4).
+#: The source paper's keys, under their UUID names (docs/keys.md, "Keys over KMIP").
 PAPER_KEYS = [
     ("89d6d529-a2fe-31dd-ae60-3cb35458dcc0", "AES", 256),
     ("da6fd698-4681-3bb5-88ad-d1d9d68b1df6", "ARIA", 256),

@@ -1,7 +1,7 @@
 """The committed v2 envelope vectors checked with pyca/cryptography, which shares no code with the proxy.
 
-proxy/src/test/resources/vectors/envelope-v2.json holds envelopes in ciphertext format v2 (DESIGN.md
-§3.2) made by the proxy's FieldCipher. Here they are recomputed from DESIGN.md alone: header, context
+proxy/src/test/resources/vectors/envelope-v2.json holds envelopes in ciphertext format v2
+(docs/envelope-format.md) made by the proxy's FieldCipher. Here they are recomputed from that page alone: header, context
 C = UTF-8(namespace) 00 UTF-8(field) 00, AAD = header ‖ C, the v2 HKDF subkeys, GCM or CBC-PKCS#7 +
 HMAC-SHA-256/128, and the deterministic nonce HMAC-SHA-256(detKey, AAD ‖ plaintext)[:n].
 
@@ -59,7 +59,7 @@ def _cbc_works(algorithm, key_length):
 TRIPLE_DES = _decrepit("TripleDES")
 SEED = _decrepit("SEED")
 
-#: DESIGN.md §3's suite table: name → (suite id, "gcm" or "cbc", cipher class or None, n, block size,
+#: docs/envelope-format.md's suite table: name → (suite id, "gcm" or "cbc", cipher class or None, n, block size,
 #: why it is skipped when the cipher is None)
 SUITES = {
     "AES-GCM": (0x01, "gcm", algorithms.AES, 12, 16, None),

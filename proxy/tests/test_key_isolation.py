@@ -189,7 +189,7 @@ def test_get_more_batches_keep_the_shape_of_their_aggregate(via, raw, people):
 
 
 def test_v1_envelopes_written_before_v2_still_read(kms, via, raw):
-    """A v1 AES-256-GCM envelope computed with `cryptography` (DESIGN.md §3), not by the proxy."""
+    """A v1 AES-256-GCM envelope computed with `cryptography` (docs/envelope-format.md), not by the proxy."""
     d = KmsDir(kms.dir)
     c = admin.connect(d, cert=d.proxy_cert, key=d.proxy_key)
     try:

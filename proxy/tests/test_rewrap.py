@@ -130,7 +130,7 @@ def test_a_live_3des_collection_moves_to_aes_while_the_application_works(stack, 
     # 3,000 in `make test`; `make test-rewrap-20k` runs the 20,000 (FLE_REWRAP_DOCS). The
     # embedded backend finds a document by its _id index only for a filter on _id alone, so each
     # conditional update scans the collection (9 ms per update at 20,000 documents, minutes for the
-    # run; mongod uses the index). README says so.
+    # run; mongod uses the index). docs/keys.md says so.
     n = int(os.environ.get("FLE_REWRAP_DOCS", "3000"))
     tags = 30
     with client(proxy.uri()) as c:
@@ -176,7 +176,7 @@ def test_plaintext_written_before_the_policy_is_encrypted_in_place_and_dry_run_c
     backend, proxy = stack
     raw = client(f"mongodb://127.0.0.1:{backend.port}").rw.legacy
     raw.insert_many([{"_id": j, "name": f"p{j}", "tag": f"t{j % 3}", "other": j} for j in range(300)])
-    # as README says: plaintextReads: allow while it is mixed, and there adopting plaintext is the default
+    # as docs/keys.md says: plaintextReads: allow while it is mixed, and there adopting plaintext is the default
     reload(proxy, policy(TDES) + policy(AES_256, ns="rw.legacy", reads="allow"))
     dry = rewrap(proxy.config, "rw.legacy", "--dry-run")
     assert dry.returncode == 0, dry.stdout + dry.stderr

@@ -5,7 +5,7 @@ import javax.crypto.Mac;
 /**
  * Encrypt-then-MAC: CBC-PKCS#7 under the key K, then tag = the first 16 bytes of
  * HMAC-SHA-256(macKey, AAD ‖ IV ‖ ciphertext), verified in constant time before anything is
- * decrypted (DESIGN.md §3).
+ * decrypted (docs/envelope-format.md, "Sealing" and "Opening").
  */
 final class CbcHmac implements NonceAead {
     static final int TAG = CipherSuite.TAG_LENGTH;

@@ -1,7 +1,7 @@
 package dev.fleproxy.crypto;
 
 /**
- * The suites of the ciphertext format (DESIGN.md §3), by the id stored in byte 1 of every
+ * The suites of the ciphertext format (docs/envelope-format.md, "Suites"), by the id stored in byte 1 of every
  * envelope. Bit 0x40 of that byte marks the deterministic variant of a suite.
  */
 public enum CipherSuite {

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
 /**
- * The ciphertext formats (DESIGN.md §3 and §3.2, normative): a format byte (0x81 = v1, 0x82 =
+ * The ciphertext formats (docs/envelope-format.md, normative): a format byte (0x81 = v1, 0x82 =
  * v2), the suite byte (0x40 = deterministic), the key's UUID in RFC 4122 byte order, the original
  * BSON type byte, then nonce ‖ ciphertext ‖ tag. v1 authenticates the 19-byte header only; v2
  * authenticates the header ‖ a context naming the namespace and the policy field the value was

@@ -5,7 +5,7 @@ import org.bouncycastle.crypto.digests.SHA256Digest;
 import org.bouncycastle.crypto.generators.HKDFBytesGenerator;
 import org.bouncycastle.crypto.params.HKDFParameters;
 
-/** HKDF-SHA-256 (RFC 5869) and the two subkeys of each ciphertext format (DESIGN.md §3, §3.2). */
+/** HKDF-SHA-256 (RFC 5869) and the two subkeys of each ciphertext format (docs/envelope-format.md, "Key derivation"). */
 public final class Hkdf {
     static final String MAC_INFO_V1 = "mongo-fle-proxy/v1/mac";
     static final String DET_INFO_V1 = "mongo-fle-proxy/v1/det";

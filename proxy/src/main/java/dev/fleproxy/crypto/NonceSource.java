@@ -8,7 +8,7 @@ import javax.crypto.Mac;
 /**
  * Where nonces/IVs come from. Random: a SecureRandom (NIST DRBG, one per thread, so threads do
  * not contend on one lock), never handing out the same bytes twice. Deterministic: the first n bytes of HMAC-SHA-256(detKey, AAD ‖
- * plaintext), so equal values under one key and field type encrypt equally (DESIGN.md §3).
+ * plaintext), so equal values under one key and field type encrypt equally (docs/envelope-format.md, "Nonces").
  */
 interface NonceSource {
 

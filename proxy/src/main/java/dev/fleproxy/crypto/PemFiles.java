@@ -18,7 +18,7 @@ import java.util.List;
 
 /**
  * Certificates and keys from the PEM files a config names: a certificate chain (leaf first) and
- * an unencrypted PKCS#8 key ({@code BEGIN PRIVATE KEY}), the formats the README documents.
+ * an unencrypted PKCS#8 key ({@code BEGIN PRIVATE KEY}), the formats docs/operations.md documents.
  */
 public final class PemFiles {
     private PemFiles() {

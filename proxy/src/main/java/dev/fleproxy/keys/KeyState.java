@@ -2,7 +2,7 @@ package dev.fleproxy.keys;
 
 import dev.fleproxy.kmip.KmipEnum;
 
-/** A key's KMIP state, and what the proxy may do with it (DESIGN.md §4). */
+/** A key's KMIP state, and what the proxy may do with it (docs/keys.md, "Keys over KMIP"). */
 public enum KeyState {
     PRE_ACTIVE("Pre-Active"),
     ACTIVE("Active"),

@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Keys from a KMIP server, named by UUID (DESIGN.md §4): Locate(Name) → unique identifier
+ * Keys from a KMIP server, named by UUID (docs/keys.md, "Keys over KMIP"): Locate(Name) → unique identifier
  * (narrowed to State=Active when several objects carry the name), Get → material, algorithm and
  * length, GetAttributes → state (and the LEA marking, see {@link KmipAlgorithms}).
  */

@@ -94,7 +94,7 @@ public final class ProxyMetrics {
         }
     }
 
-    /** A client connection closed; reason is a label from a fixed list (see README). */
+    /** A client connection closed; reason is a label from a fixed list (see docs/operations.md). */
     public void closed(String reason) {
         if (registry != null) {
             closes.computeIfAbsent(reason, r -> Counter.builder("fleproxy.connections.closed")

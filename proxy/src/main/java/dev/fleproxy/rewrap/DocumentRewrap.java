@@ -22,7 +22,7 @@ import org.bson.BsonValue;
 
 /**
  * What one document needs: for each policy field present, whether its value is a current
- * envelope, and if not, the value it becomes (DESIGN.md §3: v2, the collection's key, suite and the
+ * envelope, and if not, the value it becomes (docs/envelope-format.md: v2, the collection's key, suite and the
  * field's variant, bound to namespace and field). Every envelope is opened, current ones too, so a
  * run also finds values that fail authentication. Only what opens under the collection's keys in
  * this field, and plaintext {@link Adoption} accepts, is sealed: anything else stays as it is.

@@ -39,7 +39,7 @@ import org.bson.BsonValue;
 
 /**
  * Encrypts what is written to, and decrypts what is read from, the collections of the policy
- * (DESIGN.md §5). This class decides which command goes where; the work is done by {@link
+ * (docs/query-model.md). This class decides which command goes where; the work is done by {@link
  * Inserts}, {@link WriteCommands}, {@link ReadCommands}, {@link CollectionDefinitions} and {@link
  * ReplyDecryptor}. Requests to other collections pass untouched after a look at their body's
  * {@code $db} and collection name and, for the commands that can name another collection, at

@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The v2 context of a top-level field under {@code fields: "*"}, whose name is only known from the
- * document: UTF-8(namespace) ‖ 0x00 ‖ name ‖ 0x00 (DESIGN.md §3.2), written into one buffer reused
+ * document: UTF-8(namespace) ‖ 0x00 ‖ name ‖ 0x00 (docs/envelope-format.md), written into one buffer reused
  * for every field of a message, so no field costs an allocation. Names come from BSON, which
  * cannot hold 0x00 in a name.
  */

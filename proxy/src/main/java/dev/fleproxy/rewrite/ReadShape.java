@@ -5,7 +5,7 @@ import dev.fleproxy.policy.CollectionPolicy;
 
 /**
  * Where the documents of a reply hold envelopes the proxy may open, and of which policy field:
- * the only places it decrypts (DESIGN.md §3.2). For a find it is the collection's policy fields;
+ * the only places it decrypts (docs/envelope-format.md, "Associated data and the context"). For a find it is the collection's policy fields;
  * an aggregation reshapes it stage by stage ({@link PipelineAnalyzer}): a field copied, grouped or
  * pushed to another name carries its source field along (its envelopes open with the source's
  * context), a name given a computed value holds nothing to open, and a stage that replaces the

@@ -13,7 +13,7 @@ import java.util.UUID;
 import org.bson.RawBsonDocument;
 
 /**
- * Writes src/test/resources/vectors/envelope-v2.json: v2 envelopes (DESIGN.md §3.2) made by the
+ * Writes src/test/resources/vectors/envelope-v2.json: v2 envelopes (docs/envelope-format.md) made by the
  * code under test ({@link FieldCipher}) with fixed, public test keys, for the independent checks
  * in EnvelopeV2VectorsTest (Bouncy Castle's low-level API) and proxy/tests/test_envelope_vectors.py
  * (pyca/cryptography). Not a test; run it by hand when the vector set itself must change:
@@ -41,7 +41,7 @@ public final class EnvelopeV2VectorsGenerator {
                 String field, int bsonType, byte[] value) {
     }
 
-    /** DESIGN.md §3's names for the suites, which the checkers map to ciphers on their own. */
+    /** docs/envelope-format.md's names for the suites, which the checkers map to ciphers on their own. */
     static String designName(CipherSuite s) {
         return switch (s) {
             case AES_GCM -> "AES-GCM";
@@ -171,7 +171,7 @@ public final class EnvelopeV2VectorsGenerator {
         HexFormat hex = HexFormat.of();
         StringBuilder j = new StringBuilder();
         j.append("{\n");
-        j.append("  \"description\": \"Envelope format v2 (DESIGN.md section 3.2, format byte 0x82) test vectors, "
+        j.append("  \"description\": \"Envelope format v2 (docs/envelope-format.md, format byte 0x82) test vectors, "
                 + "made by FieldCipher with fixed public test keys (bytes 00 01 02 ... truncated to the key "
                 + "length). Checked independently by EnvelopeV2VectorsTest (Bouncy Castle low-level API) and "
                 + "proxy/tests/test_envelope_vectors.py (pyca/cryptography). See README.md here.\",\n");

@@ -46,7 +46,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The committed v2 vectors (src/test/resources/vectors/envelope-v2.json) checked against
- * DESIGN.md §3.2 by a second implementation: Bouncy Castle's low-level classes (block cipher
+ * docs/envelope-format.md by a second implementation: Bouncy Castle's low-level classes (block cipher
  * engines, GCM and CBC modes, PKCS#7, HKDF, HMAC) and this class's own reading of the layout.
  *
  * <p>The independent part (everything down to the "the code agrees" section) uses no type of
@@ -56,7 +56,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class EnvelopeV2VectorsTest {
 
     // ===================================================================================
-    // The independent part: DESIGN.md §3 / §3.2 written out again, with Bouncy Castle only.
+    // The independent part: docs/envelope-format.md written out again, with Bouncy Castle only.
     // ===================================================================================
 
     static final int FORMAT_V2 = 0x82;
@@ -67,7 +67,7 @@ class EnvelopeV2VectorsTest {
     static final byte[] DET_INFO_V2 = "mongo-fle-proxy/v2/det".getBytes(StandardCharsets.US_ASCII);
     static final byte[] MAC_INFO_V1 = "mongo-fle-proxy/v1/mac".getBytes(StandardCharsets.US_ASCII);
 
-    /** A row of DESIGN.md §3's suite table: id, construction, block cipher, nonce/IV length n. */
+    /** A row of docs/envelope-format.md's suite table: id, construction, block cipher, nonce/IV length n. */
     record Suite(int id, boolean gcm, Supplier<BlockCipher> engine, int n, int blockSize, int[] keyLengths) {
     }
 

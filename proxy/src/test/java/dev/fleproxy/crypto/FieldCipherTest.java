@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The envelope under every suite, random and deterministic: round trips, the v2 header, the v2
- * context binding (DESIGN.md §3.2), v1 envelopes still opening, format confusion, tampering,
+ * context binding (docs/envelope-format.md), v1 envelopes still opening, format confusion, tampering,
  * the deterministic variants, misuse.
  */
 class FieldCipherTest {
