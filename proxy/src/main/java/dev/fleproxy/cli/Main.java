@@ -1,5 +1,6 @@
 package dev.fleproxy.cli;
 
+import dev.fleproxy.config.ConfigSchema;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -16,7 +17,15 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new Main()).execute(args));
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line, with the proxy's --help ending in the configuration reference. */
+    static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        // wide enough that no line of the reference wraps (picocli wraps at 80 columns by default)
+        cl.getSubcommands().get("proxy").getCommandSpec().usageMessage().footer(ConfigSchema.helpLines()).width(140);
+        return cl;
     }
 
     @Override

@@ -8,25 +8,10 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+/** The footer of its --help is the configuration reference, {@link dev.fleproxy.config.ConfigSchema#helpLines}. */
 @Command(name = "proxy",
         mixinStandardHelpOptions = true,
-        description = "Runs the proxy in the foreground until SIGTERM or SIGINT.",
-        footer = {
-            "",
-            "Config file (YAML); unknown keys are an error:",
-            "  listen: HOST:PORT              where drivers connect (required)",
-            "  upstream: HOST:PORT            mongos, mongod or the embedded backend",
-            "                                 (required)",
-            "  upstreamConnectTimeoutMs: N    per client connection; default 5000",
-            "  kmip: {host, port, ca, clientCert, clientKey | clientPkcs12 (+Password),",
-            "         cacheTtlSeconds 300, outageWindowSeconds 900, connectTimeoutMs,",
-            "         readTimeoutMs}        the KMS (mutual TLS) and the key cache",
-            "  envelopeSubtype: 6|0            BSON binary subtype of stored envelopes",
-            "  collections:                    namespace -> {key: UUID, fields: \"*\" |",
-            "                                  {path: {deterministic: true}}, suite, envelopeSubtype}",
-            "",
-            "SIGHUP, or any change to the file, reloads collections: without dropping",
-            "connections; a bad file keeps the previous policy and logs why."})
+        description = "Runs the proxy in the foreground until SIGTERM or SIGINT.")
 final class ProxyCommand implements Callable<Integer> {
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "YAML config file")

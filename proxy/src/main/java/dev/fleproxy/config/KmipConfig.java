@@ -3,7 +3,6 @@ package dev.fleproxy.config;
 import dev.fleproxy.kmip.KmipTls;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Set;
 
 /**
  * The proxy's KMS connection and key cache (config section {@code kmip:}).
@@ -35,13 +34,9 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
                          String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
                          Duration negativeCache, int kmsWaitMs, int connections,
                          int connectTimeoutMs, int readTimeoutMs, String serverName) {
-    public static final Duration DEFAULT_NEGATIVE_CACHE = Duration.ofSeconds(10);
-    public static final int DEFAULT_KMS_WAIT_MS = 5000;
-    public static final int DEFAULT_CONNECTIONS = 4;
-
-    static final Set<String> KEYS = Set.of("host", "port", "ca", "clientCert", "clientKey", "clientPkcs12",
-            "clientPkcs12Password", "cacheTtlSeconds", "outageWindowSeconds", "negativeCacheSeconds", "kmsWaitMs",
-            "connections", "connectTimeoutMs", "readTimeoutMs", "serverName");
+    public static final Duration DEFAULT_NEGATIVE_CACHE = Duration.ofSeconds(ConfigSchema.KMIP_NEGATIVE_CACHE_SECONDS.intDefault());
+    public static final int DEFAULT_KMS_WAIT_MS = ConfigSchema.KMIP_KMS_WAIT_MS.intDefault();
+    public static final int DEFAULT_CONNECTIONS = ConfigSchema.KMIP_CONNECTIONS.intDefault();
 
     /** Without {@code serverName}: the KMS's certificate must name {@code host}. */
     public KmipConfig(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
@@ -62,7 +57,7 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
     }
 
     static KmipConfig parse(YamlMap m) {
-        m.allowOnly(KEYS);
+        m.allowOnlySection("kmip");
         boolean pem = m.has("clientCert") || m.has("clientKey");
         boolean p12 = m.has("clientPkcs12");
         if (pem == p12) {
@@ -71,19 +66,19 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
         }
         return new KmipConfig(
                 m.string("host"),
-                m.integer("port", 5696, 1, 65535),
+                m.integer(ConfigSchema.KMIP_PORT),
                 m.path("ca"),
                 pem ? m.path("clientCert") : null,
                 pem ? m.path("clientKey") : null,
                 p12 ? m.path("clientPkcs12") : null,
                 m.string("clientPkcs12Password", ""),
-                Duration.ofSeconds(m.integer("cacheTtlSeconds", 300, 1, 86_400)),
-                Duration.ofSeconds(m.integer("outageWindowSeconds", 900, 0, 604_800)),
-                Duration.ofSeconds(m.integer("negativeCacheSeconds", (int) DEFAULT_NEGATIVE_CACHE.toSeconds(), 0, 3600)),
-                m.integer("kmsWaitMs", DEFAULT_KMS_WAIT_MS, 1, 600_000),
-                m.integer("connections", DEFAULT_CONNECTIONS, 1, 64),
-                m.integer("connectTimeoutMs", 3000, 1, 600_000),
-                m.integer("readTimeoutMs", 10_000, 1, 600_000),
+                Duration.ofSeconds(m.integer(ConfigSchema.KMIP_CACHE_TTL_SECONDS)),
+                Duration.ofSeconds(m.integer(ConfigSchema.KMIP_OUTAGE_WINDOW_SECONDS)),
+                Duration.ofSeconds(m.integer(ConfigSchema.KMIP_NEGATIVE_CACHE_SECONDS)),
+                m.integer(ConfigSchema.KMIP_KMS_WAIT_MS),
+                m.integer(ConfigSchema.KMIP_CONNECTIONS),
+                m.integer(ConfigSchema.KMIP_CONNECT_TIMEOUT_MS),
+                m.integer(ConfigSchema.KMIP_READ_TIMEOUT_MS),
                 serverName(m));
     }
 

@@ -11,16 +11,18 @@ package dev.fleproxy.config;
  * </pre>
  */
 public record Limits(int clientReadTimeoutMs, int maxIdleTimeMs, int maxConnections, long maxBufferedMessageBytes) {
-    public static final Limits DEFAULT = new Limits(30_000, 0, 10_000, 512L * 1024 * 1024);
+    public static final Limits DEFAULT = new Limits(ConfigSchema.CLIENT_READ_TIMEOUT_MS.intDefault(),
+            ConfigSchema.MAX_IDLE_TIME_MS.intDefault(), ConfigSchema.MAX_CONNECTIONS.intDefault(),
+            ConfigSchema.MAX_BUFFERED_MESSAGE_BYTES.longDefault());
 
     static Limits parse(YamlMap m) {
-        int read = m.integer("clientReadTimeoutMs", DEFAULT.clientReadTimeoutMs(), 0, Integer.MAX_VALUE);
-        int idle = m.integer("maxIdleTimeMs", DEFAULT.maxIdleTimeMs(), 0, Integer.MAX_VALUE);
-        int conns = m.integer("maxConnections", DEFAULT.maxConnections(), 1, Integer.MAX_VALUE);
+        int read = m.integer(ConfigSchema.CLIENT_READ_TIMEOUT_MS);
+        int idle = m.integer(ConfigSchema.MAX_IDLE_TIME_MS);
+        int conns = m.integer(ConfigSchema.MAX_CONNECTIONS);
         Object b = m.raw("maxBufferedMessageBytes");
         long bytes = DEFAULT.maxBufferedMessageBytes();
         if (b != null) {
-            if (!(b instanceof Number n) || n.longValue() < 48_000_000L || b instanceof Double) {
+            if (!(b instanceof Number n) || n.longValue() < ConfigSchema.MAX_BUFFERED_MESSAGE_BYTES.min() || b instanceof Double) {
                 throw new ConfigException(m.where("maxBufferedMessageBytes") + " must be an integer of at least "
                         + "48000000 (one whole message), not " + b);
             }

@@ -1,7 +1,6 @@
 package dev.fleproxy.config;
 
 import java.nio.file.Path;
-import java.util.Set;
 
 /**
  * TLS on the client-facing listener ({@code tls:}): the proxy's certificate chain and key (PEM),
@@ -16,14 +15,12 @@ import java.util.Set;
  * </pre>
  */
 public record ListenerTls(Path cert, Path key, Path clientCA, ClientAuth clientAuth) {
-    static final Set<String> KEYS = Set.of("cert", "key", "clientCA", "clientAuth");
-
     public enum ClientAuth { NONE, OPTIONAL, REQUIRED }
 
     static ListenerTls parse(YamlMap m) {
-        m.allowOnly(KEYS);
+        m.allowOnlySection("tls");
         Path clientCA = m.has("clientCA") ? m.path("clientCA") : null;
-        String auth = m.string("clientAuth", "none");
+        String auth = m.string("clientAuth", ConfigSchema.TLS_CLIENT_AUTH.dflt());
         ClientAuth clientAuth = switch (auth) {
             case "none" -> ClientAuth.NONE;
             case "optional" -> ClientAuth.OPTIONAL;

@@ -34,12 +34,9 @@ import org.yaml.snakeyaml.error.YAMLException;
 public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, String transport,
                           KmipConfig kmip, PolicySection policySection, ListenerTls tls, boolean allowPlaintextListen,
                           UpstreamTls upstreamTls, Limits limits, HostPort admin) {
-    public static final int DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+    public static final int DEFAULT_CONNECT_TIMEOUT_MS = ConfigSchema.UPSTREAM_CONNECT_TIMEOUT_MS.intDefault();
     /** The names {@code transport:} accepts (server.Transport maps them). */
     public static final Set<String> TRANSPORTS = Set.of("auto", "nio", "epoll", "io_uring");
-    private static final Set<String> KNOWN_KEYS = Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "transport",
-            "kmip", "collections", "envelopeSubtype", "tls", "allowPlaintextListen", "upstreamTls",
-            "clientReadTimeoutMs", "maxIdleTimeMs", "maxConnections", "maxBufferedMessageBytes", "admin");
 
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
         this(listen, upstream, upstreamConnectTimeoutMs, "auto", null, PolicySection.NONE);
@@ -105,7 +102,7 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
             throw new ConfigException(source + " must be a YAML mapping with listen: and upstream:");
         }
         YamlMap m = new YamlMap(root, source, "", baseDir);
-        m.allowOnly(KNOWN_KEYS);
+        m.allowOnlySection("");
         HostPort listen = HostPort.parse(str(m.raw("listen")), source + ": listen");
         HostPort upstream = HostPort.parse(str(m.raw("upstream")), source + ": upstream");
         Object t = m.raw("upstreamConnectTimeoutMs");
@@ -116,7 +113,7 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
             }
             timeout = i;
         }
-        String transport = m.string("transport", "auto");
+        String transport = m.string("transport", ConfigSchema.TRANSPORT.dflt());
         if (!TRANSPORTS.contains(transport)) {
             throw new ConfigException(m.where("transport") + " must be one of auto, epoll, io_uring, nio, not " + transport);
         }

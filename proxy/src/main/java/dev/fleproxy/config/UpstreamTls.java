@@ -1,7 +1,6 @@
 package dev.fleproxy.config;
 
 import java.nio.file.Path;
-import java.util.Set;
 
 /**
  * TLS to the upstream ({@code upstreamTls:}): the CA that issues its certificate, optionally the
@@ -17,10 +16,8 @@ import java.util.Set;
  * </pre>
  */
 public record UpstreamTls(Path ca, Path cert, Path key, String serverName) {
-    static final Set<String> KEYS = Set.of("ca", "cert", "key", "serverName");
-
     static UpstreamTls parse(YamlMap m) {
-        m.allowOnly(KEYS);
+        m.allowOnlySection("upstreamTls");
         if (m.has("cert") != m.has("key")) {
             throw new ConfigException(m.where(m.has("cert") ? "key" : "cert") + " is missing: a client certificate needs "
                     + "both cert: and key:");

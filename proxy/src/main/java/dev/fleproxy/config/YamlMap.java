@@ -32,6 +32,11 @@ final class YamlMap {
         return source + ": " + (path.isEmpty() ? key : path + "." + key);
     }
 
+    /** Allows only the keys {@link ConfigSchema} lists for this section. */
+    void allowOnlySection(String section) {
+        allowOnly(ConfigSchema.keysOf(section));
+    }
+
     void allowOnly(Set<String> known) {
         Set<String> unknown = new TreeSet<>();
         for (Object k : map.keySet()) {
@@ -63,6 +68,11 @@ final class YamlMap {
 
     String string(String key, String dflt) {
         return has(key) ? string(key) : dflt;
+    }
+
+    /** An integer setting: its default when absent, its bounds checked. */
+    int integer(ConfigSchema.Setting s) {
+        return integer(s.key(), s.intDefault(), (int) s.min(), (int) Math.min(Integer.MAX_VALUE, s.max()));
     }
 
     int integer(String key, int dflt, int min, int max) {

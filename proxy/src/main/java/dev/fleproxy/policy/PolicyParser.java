@@ -1,6 +1,7 @@
 package dev.fleproxy.policy;
 
 import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.config.ConfigSchema;
 import dev.fleproxy.config.PolicySection;
 import dev.fleproxy.crypto.CipherSuite;
 import java.util.ArrayList;
@@ -13,7 +14,7 @@ import java.util.UUID;
 
 /**
  * The {@code collections:} section, checked for form (the KMS checks come later, in
- * {@link PolicyValidator}):
+ * {@code keys.PolicyValidator}):
  *
  * <pre>
  * envelopeSubtype: 6              # BSON binary subtype of envelopes: 6 (default), 0 for the embedded backend
@@ -34,8 +35,7 @@ import java.util.UUID;
  * {@code fields} may also be a list of paths (strings, or one-key maps as above).
  */
 public final class PolicyParser {
-    private static final Set<String> COLLECTION_KEYS = Set.of("key", "previousKeys", "fields", "suite", "envelopeSubtype",
-            "plaintextReads");
+    private static final Set<String> COLLECTION_KEYS = ConfigSchema.keysOf("collections.*");
 
     private PolicyParser() {
     }

@@ -1,0 +1,195 @@
+package dev.fleproxy.config;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Every key of the configuration file, once: its type, default, bounds and what it does. The
+ * parsers read their keys through these settings (name, default, bounds), each section accepts
+ * exactly the keys listed under it, {@code fle-proxy proxy --help} prints {@link #helpLines}, and a
+ * test holds {@code docs/configuration.md} to {@link #markdown}. A new key is added here first.
+ */
+public final class ConfigSchema {
+    private ConfigSchema() {
+    }
+
+    /**
+     * One key. {@code path} is dotted ("kmip.port"; "collections.*.key" for a key under any
+     * namespace); {@code dflt} is null for a required key and "" for an optional one without a
+     * default; {@code min}/{@code max} bound integers.
+     */
+    public record Setting(String path, String type, String dflt, long min, long max, String doc) {
+        /** The key's own name, the last part of its path. */
+        public String key() {
+            return path.substring(path.lastIndexOf('.') + 1);
+        }
+
+        /** The section it belongs to ("" for the top level). */
+        public String section() {
+            int dot = path.lastIndexOf('.');
+            return dot < 0 ? "" : path.substring(0, dot);
+        }
+
+        public boolean required() {
+            return dflt == null;
+        }
+
+        /** The default as an integer (integer settings only). */
+        public int intDefault() {
+            return Integer.parseInt(dflt);
+        }
+
+        public long longDefault() {
+            return Long.parseLong(dflt);
+        }
+    }
+
+    private static final List<Setting> ALL = new ArrayList<>();
+
+    private static Setting required(String path, String type, String doc) {
+        return add(new Setting(path, type, null, 0, 0, doc));
+    }
+
+    private static Setting optional(String path, String type, String dflt, String doc) {
+        return add(new Setting(path, type, dflt, 0, 0, doc));
+    }
+
+    private static Setting integer(String path, long dflt, long min, long max, String doc) {
+        return add(new Setting(path, "integer", Long.toString(dflt), min, max, doc));
+    }
+
+    private static Setting add(Setting s) {
+        ALL.add(s);
+        return s;
+    }
+
+    private static final long INT_MAX = Integer.MAX_VALUE;
+
+    public static final Setting LISTEN = required("listen", "HOST:PORT", "where drivers connect");
+    public static final Setting UPSTREAM = required("upstream", "HOST:PORT", "mongos, mongod or the embedded backend");
+    public static final Setting UPSTREAM_CONNECT_TIMEOUT_MS = integer("upstreamConnectTimeoutMs", 5000, 1, INT_MAX,
+            "how long to wait for the upstream, per client connection");
+    public static final Setting TRANSPORT = optional("transport", "auto|epoll|io_uring|nio", "auto",
+            "sockets: auto takes epoll where it loads, else nio");
+    public static final Setting ADMIN = optional("admin", "HOST:PORT", "",
+            "/metrics, /healthz, /readyz over HTTP; off unless set, never the data port");
+    public static final Setting ALLOW_PLAINTEXT_LISTEN = optional("allowPlaintextListen", "boolean", "false",
+            "listen off loopback without tls: (only on a network you trust)");
+    public static final Setting CLIENT_READ_TIMEOUT_MS = integer("clientReadTimeoutMs", 30_000, 0, INT_MAX,
+            "a message begun must be complete within this; 0 = no limit");
+    public static final Setting MAX_IDLE_TIME_MS = integer("maxIdleTimeMs", 0, 0, INT_MAX,
+            "idle time allowed between messages; 0 = no limit (drivers pool connections)");
+    public static final Setting MAX_CONNECTIONS = integer("maxConnections", 10_000, 1, INT_MAX,
+            "client connections at once; more are answered with 9720002, then closed");
+    public static final Setting MAX_BUFFERED_MESSAGE_BYTES = integer("maxBufferedMessageBytes", 512L * 1024 * 1024,
+            48_000_000L, Long.MAX_VALUE, "bytes of partial messages held for all clients together (at least one whole message)");
+    public static final Setting ENVELOPE_SUBTYPE = optional("envelopeSubtype", "6|0", "6",
+            "BSON binary subtype of stored envelopes (0 for the embedded backend); reloaded");
+
+    public static final Setting KMIP = optional("kmip", "mapping", "", "the KMS (KMIP over mutual TLS) and the key cache");
+    public static final Setting KMIP_HOST = required("kmip.host", "string", "the KMS's host");
+    public static final Setting KMIP_PORT = integer("kmip.port", 5696, 1, 65535, "the KMS's port");
+    public static final Setting KMIP_SERVER_NAME = optional("kmip.serverName", "string", "",
+            "the name the KMS's certificate must carry instead of host (DNS name, sent as SNI, or IP address)");
+    public static final Setting KMIP_CA = required("kmip.ca", "file", "the CA that signed the KMS's certificate (PEM)");
+    public static final Setting KMIP_CLIENT_CERT = optional("kmip.clientCert", "file", "",
+            "the proxy's certificate (PEM, clientAuth); with clientKey, or clientPkcs12 instead");
+    public static final Setting KMIP_CLIENT_KEY = optional("kmip.clientKey", "file", "", "its unencrypted PKCS#8 key (PEM)");
+    public static final Setting KMIP_CLIENT_PKCS12 = optional("kmip.clientPkcs12", "file", "",
+            "the client identity as one PKCS#12 file instead");
+    public static final Setting KMIP_CLIENT_PKCS12_PASSWORD = optional("kmip.clientPkcs12Password", "string", "",
+            "its password");
+    public static final Setting KMIP_CACHE_TTL_SECONDS = integer("kmip.cacheTtlSeconds", 300, 1, 86_400,
+            "how long a fetched key is served before it is fetched again");
+    public static final Setting KMIP_OUTAGE_WINDOW_SECONDS = integer("kmip.outageWindowSeconds", 900, 0, 604_800,
+            "how long past its TTL a cached key serves while the KMS is down");
+    public static final Setting KMIP_NEGATIVE_CACHE_SECONDS = integer("kmip.negativeCacheSeconds", 10, 0, 3600,
+            "how long an unknown key, or a failed fetch, is remembered");
+    public static final Setting KMIP_KMS_WAIT_MS = integer("kmip.kmsWaitMs", 5000, 1, 600_000,
+            "how long a request waits for a key not in memory, then 9720020");
+    public static final Setting KMIP_CONNECTIONS = integer("kmip.connections", 4, 1, 64,
+            "KMIP connections (and fetches) at most at once");
+    public static final Setting KMIP_CONNECT_TIMEOUT_MS = integer("kmip.connectTimeoutMs", 3000, 1, 600_000,
+            "TCP and TLS connect to the KMS");
+    public static final Setting KMIP_READ_TIMEOUT_MS = integer("kmip.readTimeoutMs", 10_000, 1, 600_000,
+            "one KMIP answer");
+
+    public static final Setting TLS = optional("tls", "mapping", "", "TLS for clients (needed off loopback)");
+    public static final Setting TLS_CERT = required("tls.cert", "file", "the certificate chain, leaf first (PEM)");
+    public static final Setting TLS_KEY = required("tls.key", "file", "its PKCS#8 key (PEM)");
+    public static final Setting TLS_CLIENT_CA = optional("tls.clientCA", "file", "", "the CA of client certificates");
+    public static final Setting TLS_CLIENT_AUTH = optional("tls.clientAuth", "none|optional|required", "none",
+            "whether clients present a certificate (optional and required need clientCA)");
+
+    public static final Setting UPSTREAM_TLS = optional("upstreamTls", "mapping", "", "TLS to the upstream");
+    public static final Setting UPSTREAM_TLS_CA = required("upstreamTls.ca", "file", "the CA of the upstream's certificate");
+    public static final Setting UPSTREAM_TLS_CERT = optional("upstreamTls.cert", "file", "",
+            "a client certificate (x.509 authentication), with key");
+    public static final Setting UPSTREAM_TLS_KEY = optional("upstreamTls.key", "file", "", "its PKCS#8 key (PEM)");
+    public static final Setting UPSTREAM_TLS_SERVER_NAME = optional("upstreamTls.serverName", "string", "",
+            "the name to verify instead of upstream's host");
+
+    public static final Setting COLLECTIONS = optional("collections", "mapping", "",
+            "namespace (db.collection) -> how it is encrypted; reloaded");
+    public static final Setting COLLECTION_KEY = required("collections.*.key", "UUID", "the KMIP key it is encrypted under");
+    public static final Setting COLLECTION_PREVIOUS_KEYS = optional("collections.*.previousKeys", "list of UUID", "",
+            "keys it was encrypted under before: they open envelopes, never seal");
+    public static final Setting COLLECTION_FIELDS = required("collections.*.fields", "\"*\"|mapping|list",
+            "\"*\": every top-level field but _id; or paths, each {deterministic: true} for equality queries");
+    public static final Setting COLLECTION_SUITE = optional("collections.*.suite", "suite name", "",
+            "the cipher suite; default the key algorithm's (GCM; CBC-HMAC for 3DES and SEED)");
+    public static final Setting COLLECTION_PLAINTEXT_READS = optional("collections.*.plaintextReads", "allow|deny", "deny",
+            "allow returns values that are not envelopes as stored (migration only)");
+    public static final Setting COLLECTION_ENVELOPE_SUBTYPE = optional("collections.*.envelopeSubtype", "6|0", "",
+            "overrides the top-level envelopeSubtype for this collection");
+    public static final Setting FIELD_DETERMINISTIC = optional("collections.*.fields.*.deterministic", "boolean", "false",
+            "equal values encrypt equally, so equality queries work (and equality shows)");
+
+    /** Every setting, in the order of the file's documentation. */
+    public static List<Setting> all() {
+        return List.copyOf(ALL);
+    }
+
+    /** The keys a section accepts ("" for the top level, "collections.*" for a collection). */
+    public static Set<String> keysOf(String section) {
+        Set<String> keys = new LinkedHashSet<>();
+        for (Setting s : ALL) {
+            if (s.section().equals(section)) {
+                keys.add(s.key());
+            }
+        }
+        return keys;
+    }
+
+    /** The --help footer: one line a key, indented by section. */
+    public static String[] helpLines() {
+        List<String> lines = new ArrayList<>(List.of("", "Config file (YAML); unknown keys are an error:"));
+        for (Setting s : ALL) {
+            String indent = "  ".repeat(1 + s.path().split("\\.").length - 1);
+            String head = indent + s.key() + ": " + s.type();
+            String tail = s.required() ? "(required) " : s.dflt().isEmpty() ? "" : "(default " + s.dflt() + ") ";
+            lines.add(head);
+            lines.add(indent + "    " + tail + s.doc());
+        }
+        lines.add("");
+        lines.add("SIGHUP, or any change to the file, reloads collections: and envelopeSubtype:");
+        lines.add("without dropping connections; a bad file keeps the previous policy and logs why.");
+        return lines.toArray(new String[0]);
+    }
+
+    /** The reference table of docs/configuration.md. */
+    public static String markdown() {
+        StringBuilder b = new StringBuilder("| key | type | default | bounds | what it does |\n|---|---|---|---|---|\n");
+        for (Setting s : ALL) {
+            String dflt = s.required() ? "required" : s.dflt().isEmpty() ? "" : "`" + s.dflt() + "`";
+            String bounds = s.type().equals("integer") ? s.min() + " – " + (s.max() == INT_MAX ? "2³¹−1"
+                    : s.max() == Long.MAX_VALUE ? "2⁶³−1" : Long.toString(s.max())) : "";
+            b.append("| `").append(s.path()).append("` | ").append(s.type().replace("|", "\\|")).append(" | ")
+                    .append(dflt).append(" | ").append(bounds).append(" | ").append(s.doc().replace("|", "\\|"))
+                    .append(" |\n");
+        }
+        return b.toString();
+    }
+}
