@@ -1,6 +1,7 @@
 package dev.fleproxy.admin;
 
 import dev.fleproxy.config.HostPort;
+import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.server.ProxyServer;
@@ -51,14 +52,17 @@ public final class AdminServer implements AutoCloseable {
     }
 
     /**
-     * Starts the listener. The registry must be the one the proxy's meters are in; resolver may be
-     * null (no kmip: section).
+     * Starts the listener at the config's {@code admin:} address; readiness probes its upstream and,
+     * within its kmsWait, its keys. The registry must be the one the proxy's meters are in; resolver
+     * may be null (no kmip: section).
      */
-    public static AdminServer start(HostPort address, PrometheusMeterRegistry registry, ProxyServer server,
-                                    HostPort upstream, int connectTimeoutMs, Supplier<Policy> policy,
-                                    KeyResolver resolver, Duration kmsWait) throws InterruptedException {
-        AdminServer a = new AdminServer(address, registry, new Liveness(server::eventLoops, LOOP_TIMEOUT_MS),
-                new Readiness(server, upstream, Math.min(connectTimeoutMs, 2000), policy, resolver, kmsWait));
+    public static AdminServer start(ProxyConfig config, PrometheusMeterRegistry registry, ProxyServer server,
+                                    Supplier<Policy> policy, KeyResolver resolver) throws InterruptedException {
+        HostPort address = config.admin();
+        Duration kmsWait = config.kmip() != null ? config.kmip().cache().kmsWait() : Duration.ZERO;
+        Readiness readiness = new Readiness(server, config.upstream().address(),
+                Math.min(config.upstream().connectTimeoutMs(), 2000), policy, resolver, kmsWait);
+        AdminServer a = new AdminServer(address, registry, new Liveness(server::eventLoops, LOOP_TIMEOUT_MS), readiness);
         log.info("admin listener on http://{}:{} (/metrics, /healthz, /readyz)", address.host(), a.address().getPort());
         if (!HostPort.isLoopback(address.host())) {
             log.warn("the admin listener on {} is reachable from other hosts, without TLS or authentication: it carries "

@@ -28,7 +28,7 @@ final class ProxyCommand implements Callable<Integer> {
         }
         ProxyRuntime runtime;
         try {
-            runtime = ProxyRuntime.start(config);
+            runtime = ProxyRuntime.start(config, cfg);
         } catch (ConfigException e) {
             System.err.println("fle-proxy: " + e.getMessage());
             return 2;
@@ -36,7 +36,7 @@ final class ProxyCommand implements Callable<Integer> {
             // Netty rethrows the bind failure undeclared; say it in one line instead of a trace.
             String why = bindFailure(e);
             if (why != null) {
-                System.err.println("fle-proxy: cannot listen on " + cfg.listen() + ": " + why);
+                System.err.println("fle-proxy: cannot listen on " + cfg.listener().address() + ": " + why);
                 return 1;
             }
             throw e;

@@ -149,10 +149,10 @@ final class RewrapCommand implements Callable<Integer> {
     /** The upstream of the config, over TLS if it says so (its CA, and a client certificate if given). */
     private static MongoClientSettings settings(ProxyConfig cfg) {
         MongoClientSettings.Builder b = MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString("mongodb://" + cfg.upstream()))
-                .applyToClusterSettings(c -> c.serverSelectionTimeout(cfg.upstreamConnectTimeoutMs(), TimeUnit.MILLISECONDS))
-                .applyToSocketSettings(s -> s.connectTimeout(cfg.upstreamConnectTimeoutMs(), TimeUnit.MILLISECONDS));
-        UpstreamTls tls = cfg.upstreamTls();
+                .applyConnectionString(new ConnectionString("mongodb://" + cfg.upstream().address()))
+                .applyToClusterSettings(c -> c.serverSelectionTimeout(cfg.upstream().connectTimeoutMs(), TimeUnit.MILLISECONDS))
+                .applyToSocketSettings(s -> s.connectTimeout(cfg.upstream().connectTimeoutMs(), TimeUnit.MILLISECONDS));
+        UpstreamTls tls = cfg.upstream().tls();
         if (tls != null) {
             SSLContext ctx = tls.cert() != null ? KmipTls.fromPem(tls.ca(), tls.cert(), tls.key()) : trusting(tls.ca());
             b.applyToSslSettings(s -> s.enabled(true).context(ctx));

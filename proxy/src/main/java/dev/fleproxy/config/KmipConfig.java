@@ -30,30 +30,43 @@ import java.time.Duration;
  * checked against {@code host} (an IP address SAN for an IP address, a DNS SAN for a name), or
  * against {@code serverName} when it is given.
  */
-public record KmipConfig(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
-                         String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
-                         Duration negativeCache, int kmsWaitMs, int connections,
-                         int connectTimeoutMs, int readTimeoutMs, String serverName) {
+public record KmipConfig(Server server, Identity identity, Cache cache, Pool pool) {
     public static final Duration DEFAULT_NEGATIVE_CACHE = Duration.ofSeconds(ConfigSchema.KMIP_NEGATIVE_CACHE_SECONDS.intDefault());
     public static final int DEFAULT_KMS_WAIT_MS = ConfigSchema.KMIP_KMS_WAIT_MS.intDefault();
     public static final int DEFAULT_CONNECTIONS = ConfigSchema.KMIP_CONNECTIONS.intDefault();
 
-    /** Without {@code serverName}: the KMS's certificate must name {@code host}. */
-    public KmipConfig(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
-                      String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
-                      Duration negativeCache, int kmsWaitMs, int connections,
-                      int connectTimeoutMs, int readTimeoutMs) {
-        this(host, port, ca, clientCert, clientKey, clientPkcs12, clientPkcs12Password, cacheTtl, outageWindow,
-                negativeCache, kmsWaitMs, connections, connectTimeoutMs, readTimeoutMs, null);
+    /** Where the KMS listens, and the name its certificate must carry ({@code serverName}; null: {@code host}). */
+    public record Server(String host, int port, String serverName) {
     }
 
-    /** The settings of a test or tool that does not care about the cache details. */
-    public static KmipConfig of(String host, int port, Path ca, Path clientCert, Path clientKey, Path clientPkcs12,
-                                String clientPkcs12Password, Duration cacheTtl, Duration outageWindow,
-                                int connectTimeoutMs, int readTimeoutMs) {
-        return new KmipConfig(host, port, ca, clientCert, clientKey, clientPkcs12, clientPkcs12Password, cacheTtl,
-                outageWindow, DEFAULT_NEGATIVE_CACHE, DEFAULT_KMS_WAIT_MS, DEFAULT_CONNECTIONS, connectTimeoutMs,
-                readTimeoutMs);
+    /** The CA the KMS's certificate must chain to, and the proxy's own: a PEM certificate and key, or a PKCS#12 file. */
+    public record Identity(Path ca, Path clientCert, Path clientKey, Path clientPkcs12, String clientPkcs12Password) {
+        public static Identity pem(Path ca, Path cert, Path key) {
+            return new Identity(ca, cert, key, null, "");
+        }
+
+        public static Identity pkcs12(Path ca, Path p12, String password) {
+            return new Identity(ca, null, null, p12, password);
+        }
+    }
+
+    /**
+     * How long keys are held and waited for: served for {@code ttl}, then past it for {@code
+     * outageWindow} while the KMS is down; an unknown key remembered for {@code negativeCache}; a
+     * request waits {@code kmsWait} (kmsWaitMs) for a key not in memory, then is refused (9720020).
+     */
+    public record Cache(Duration ttl, Duration outageWindow, Duration negativeCache, Duration kmsWait) {
+        /** These two, the rest at their defaults. */
+        public static Cache of(Duration ttl, Duration outageWindow) {
+            return new Cache(ttl, outageWindow, DEFAULT_NEGATIVE_CACHE, Duration.ofMillis(DEFAULT_KMS_WAIT_MS));
+        }
+    }
+
+    /** KMIP connections at most at once, and their timeouts. */
+    public record Pool(int connections, int connectTimeoutMs, int readTimeoutMs) {
+        public static Pool of(int connectTimeoutMs, int readTimeoutMs) {
+            return new Pool(DEFAULT_CONNECTIONS, connectTimeoutMs, readTimeoutMs);
+        }
     }
 
     static KmipConfig parse(YamlMap m) {
@@ -64,22 +77,17 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
             throw new ConfigException(m.where("clientCert") + " and clientKey, or clientPkcs12: give exactly one "
                     + "client identity (a PEM certificate and key, or a PKCS#12 file)");
         }
-        return new KmipConfig(
-                m.string("host"),
-                m.integer(ConfigSchema.KMIP_PORT),
-                m.path("ca"),
-                pem ? m.path("clientCert") : null,
-                pem ? m.path("clientKey") : null,
-                p12 ? m.path("clientPkcs12") : null,
-                m.string("clientPkcs12Password", ""),
-                Duration.ofSeconds(m.integer(ConfigSchema.KMIP_CACHE_TTL_SECONDS)),
+        String host = m.string("host");
+        int port = m.integer(ConfigSchema.KMIP_PORT);
+        Identity identity = pem ? Identity.pem(m.path("ca"), m.path("clientCert"), m.path("clientKey"))
+                : Identity.pkcs12(m.path("ca"), m.path("clientPkcs12"), m.string("clientPkcs12Password", ""));
+        Cache cache = new Cache(Duration.ofSeconds(m.integer(ConfigSchema.KMIP_CACHE_TTL_SECONDS)),
                 Duration.ofSeconds(m.integer(ConfigSchema.KMIP_OUTAGE_WINDOW_SECONDS)),
                 Duration.ofSeconds(m.integer(ConfigSchema.KMIP_NEGATIVE_CACHE_SECONDS)),
-                m.integer(ConfigSchema.KMIP_KMS_WAIT_MS),
-                m.integer(ConfigSchema.KMIP_CONNECTIONS),
-                m.integer(ConfigSchema.KMIP_CONNECT_TIMEOUT_MS),
-                m.integer(ConfigSchema.KMIP_READ_TIMEOUT_MS),
-                serverName(m));
+                Duration.ofMillis(m.integer(ConfigSchema.KMIP_KMS_WAIT_MS)));
+        Pool pool = new Pool(m.integer(ConfigSchema.KMIP_CONNECTIONS), m.integer(ConfigSchema.KMIP_CONNECT_TIMEOUT_MS),
+                m.integer(ConfigSchema.KMIP_READ_TIMEOUT_MS));
+        return new KmipConfig(new Server(host, port, serverName(m)), identity, cache, pool); // checked in file order
     }
 
     private static String serverName(YamlMap m) {
@@ -94,16 +102,12 @@ public record KmipConfig(String host, int port, Path ca, Path clientCert, Path c
         return name.startsWith("[") ? name.substring(1, name.length() - 1) : name;
     }
 
-    /** How long a request waits for a key not in memory (kmsWaitMs), before it is refused with 9720020. */
-    public Duration kmsWait() {
-        return Duration.ofMillis(kmsWaitMs);
-    }
-
     @Override
     public String toString() {
-        return "KmipConfig(" + host + ":" + port + (serverName == null ? "" : ", server name " + serverName)
-                + ", ca " + ca + ", cache TTL " + cacheTtl.toSeconds() + " s, outage window "
-                + outageWindow.toSeconds() + " s, negative cache " + negativeCache.toSeconds() + " s, waits " + kmsWaitMs
-                + " ms, " + connections + " connection(s))";
+        return "KmipConfig(" + server.host() + ":" + server.port()
+                + (server.serverName() == null ? "" : ", server name " + server.serverName()) + ", ca " + identity.ca()
+                + ", cache TTL " + cache.ttl().toSeconds() + " s, outage window " + cache.outageWindow().toSeconds()
+                + " s, negative cache " + cache.negativeCache().toSeconds() + " s, waits " + cache.kmsWait().toMillis()
+                + " ms, " + pool.connections() + " connection(s))";
     }
 }

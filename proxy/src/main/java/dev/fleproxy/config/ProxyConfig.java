@@ -31,12 +31,22 @@ import org.yaml.snakeyaml.error.YAMLException;
  *
  * Unknown keys are an error, so a typo never silently leaves a setting at its default.
  */
-public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, String transport,
-                          KmipConfig kmip, PolicySection policySection, ListenerTls tls, boolean allowPlaintextListen,
-                          UpstreamTls upstreamTls, Limits limits, HostPort admin) {
+public record ProxyConfig(Listener listener, Upstream upstream, String transport, KmipConfig kmip,
+                          PolicySection policySection, HostPort admin) {
     public static final int DEFAULT_CONNECT_TIMEOUT_MS = ConfigSchema.UPSTREAM_CONNECT_TIMEOUT_MS.intDefault();
     /** The names {@code transport:} accepts (server.Transport maps them). */
     public static final Set<String> TRANSPORTS = Set.of("auto", "nio", "epoll", "io_uring");
+
+    /**
+     * The client-facing side: {@code listen}, {@code tls} (null: none), {@code allowPlaintextListen}
+     * and the limits on what clients can make the proxy hold.
+     */
+    public record Listener(HostPort address, ListenerTls tls, boolean allowPlaintext, Limits limits) {
+    }
+
+    /** The server side: {@code upstream}, {@code upstreamConnectTimeoutMs} and {@code upstreamTls} (null: none). */
+    public record Upstream(HostPort address, int connectTimeoutMs, UpstreamTls tls) {
+    }
 
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
         this(listen, upstream, upstreamConnectTimeoutMs, "auto", null, PolicySection.NONE);
@@ -44,32 +54,31 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
 
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs, String transport,
                        KmipConfig kmip, PolicySection policySection) {
-        this(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, null, false, null,
-                Limits.DEFAULT, null);
+        this(new Listener(listen, null, false, Limits.DEFAULT), new Upstream(upstream, upstreamConnectTimeoutMs, null),
+                transport, kmip, policySection, null);
     }
 
     /** The same settings on another transport (benchmarks and tests compare them). */
     public ProxyConfig withTransport(String name) {
-        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, name, kmip, policySection, tls,
-                allowPlaintextListen, upstreamTls, limits, admin);
+        return new ProxyConfig(listener, upstream, name, kmip, policySection, admin);
     }
 
     /** The same settings with other limits (tests). */
     public ProxyConfig withLimits(Limits l) {
-        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, tls,
-                allowPlaintextListen, upstreamTls, l, admin);
+        return new ProxyConfig(new Listener(listener.address(), listener.tls(), listener.allowPlaintext(), l), upstream,
+                transport, kmip, policySection, admin);
     }
 
     /** The same settings with TLS on either side (tests). */
-    public ProxyConfig withTls(ListenerTls listener, UpstreamTls upstreamSide) {
-        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, listener,
-                allowPlaintextListen, upstreamSide, limits, admin);
+    public ProxyConfig withTls(ListenerTls listenerTls, UpstreamTls upstreamTls) {
+        return new ProxyConfig(new Listener(listener.address(), listenerTls, listener.allowPlaintext(), listener.limits()),
+                new Upstream(upstream.address(), upstream.connectTimeoutMs(), upstreamTls), transport, kmip, policySection,
+                admin);
     }
 
     /** The same settings with the admin listener at this address (tests). */
     public ProxyConfig withAdmin(HostPort a) {
-        return new ProxyConfig(listen, upstream, upstreamConnectTimeoutMs, transport, kmip, policySection, tls,
-                allowPlaintextListen, upstreamTls, limits, a);
+        return new ProxyConfig(listener, upstream, transport, kmip, policySection, a);
     }
 
     public static ProxyConfig load(Path file) {
@@ -133,8 +142,8 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
             throw new ConfigException(source + ": admin: " + admin + " uses the data port of listen: " + listen
                     + "; give the admin listener a port of its own (e.g. 9464)");
         }
-        return new ProxyConfig(listen, upstream, timeout, transport, kmip, policy, tls, Boolean.TRUE.equals(plain),
-                upstreamTls, Limits.parse(m), admin);
+        return new ProxyConfig(new Listener(listen, tls, Boolean.TRUE.equals(plain), Limits.parse(m)),
+                new Upstream(upstream, timeout, upstreamTls), transport, kmip, policy, admin);
     }
 
     /** One line: the file, the line of the second occurrence, the key, and where its mapping starts. */
@@ -154,10 +163,10 @@ public record ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnec
      * decrypted values and credentials, so it needs tls: unless allowPlaintextListen says so.
      */
     public String plaintextListenProblem() {
-        if (tls != null || allowPlaintextListen || HostPort.isLoopback(listen.host())) {
+        if (listener.tls() != null || listener.allowPlaintext() || HostPort.isLoopback(listener.address().host())) {
             return null;
         }
-        return "listen: " + listen + " is not a loopback address and there is no tls: section; clients would send "
+        return "listen: " + listener.address() + " is not a loopback address and there is no tls: section; clients would send "
                 + "credentials and receive decrypted values in clear. Add tls: (cert, key) or, on a network you trust, "
                 + "allowPlaintextListen: true";
     }

@@ -170,7 +170,7 @@ public final class CollectionKeys implements Envelopes.KeyLookup {
 
     private static ResolvedKey checked(ResolvedKey k, boolean encrypt, String where) {
         try {
-            return encrypt ? KeyResolver.checkEncrypt(k) : KeyResolver.checkDecrypt(k);
+            return k.usableTo(encrypt);
         } catch (KeyAccessException e) {
             throw new Refusal(ProxyError.KEY_UNAVAILABLE, where + ": " + e.getMessage());
         }

@@ -48,28 +48,6 @@ public final class KeyResolver implements AutoCloseable {
                 Duration.ofSeconds(10), Duration.ofSeconds(5), 4);
     }
 
-    /** One cached answer. Times are clock milliseconds, read on the data path without allocating. */
-    private static final class Entry {
-        final ResolvedKey key;
-        final KeyAccessException failure;
-        final long fetchedAt;
-        /** When the background refresh of this key began (0 if none is under way or failing). */
-        final long refreshSince;
-        /** During an outage: no new attempt before this time (0 otherwise). */
-        final long retryAfter;
-        volatile long lastUsed;
-
-        Entry(ResolvedKey key, KeyAccessException failure, long fetchedAt, long refreshSince, long retryAfter,
-              long lastUsed) {
-            this.key = key;
-            this.failure = failure;
-            this.fetchedAt = fetchedAt;
-            this.refreshSince = refreshSince;
-            this.retryAfter = retryAfter;
-            this.lastUsed = lastUsed;
-        }
-    }
-
     private final KeySource source;
     private final Settings settings;
     private final Clock clock;
@@ -78,7 +56,7 @@ public final class KeyResolver implements AutoCloseable {
     private final long negativeTtl;
     private final long outageLimit;
     private final long retryInterval;
-    private final Map<UUID, Entry> cache = new ConcurrentHashMap<>();
+    private final Map<UUID, CacheEntry> cache = new ConcurrentHashMap<>();
     private final Map<UUID, CompletableFuture<Void>> inFlight = new ConcurrentHashMap<>();
     private final ExecutorService fetchers;
     private final ScheduledExecutorService refresher;
@@ -88,15 +66,6 @@ public final class KeyResolver implements AutoCloseable {
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
     private volatile FetchObserver observer = (operation, result, nanos) -> { };
-
-    /** Told of every KMS round trip for a key (the metrics): what for, how it ended, how long it took. */
-    public interface FetchObserver {
-        /**
-         * @param operation "fetch" (a key the data path or a start-up needed) or "refresh" (in the background)
-         * @param result "ok", or the failure's reason in lower case (kms_unavailable, unknown_key, …)
-         */
-        void fetched(String operation, String result, long nanos);
-    }
 
     public KeyResolver(KeySource source, Settings settings, Clock clock) {
         this.source = source;
@@ -134,7 +103,7 @@ public final class KeyResolver implements AutoCloseable {
      * deliver. Never blocks and never asks the KMS.
      */
     public ResolvedKey cached(UUID id) {
-        Entry e = cache.get(id);
+        CacheEntry e = cache.get(id);
         if (e == null) {
             misses.increment();
             return null;
@@ -202,7 +171,7 @@ public final class KeyResolver implements AutoCloseable {
 
     /** One KMS round trip for one key; records the answer. Runs on a fetch thread only. */
     private void fetchNow(UUID id, boolean refresh) {
-        Entry previous = cache.get(id);
+        CacheEntry previous = cache.get(id);
         long lastUsed = previous != null ? previous.lastUsed : clock.millis();
         fetches.incrementAndGet();
         long t0 = System.nanoTime();
@@ -210,7 +179,7 @@ public final class KeyResolver implements AutoCloseable {
         try {
             ResolvedKey k = source.fetch(id);
             observer.fetched(operation, "ok", System.nanoTime() - t0);
-            cache.put(id, new Entry(k, null, clock.millis(), 0, 0, lastUsed));
+            cache.put(id, new CacheEntry(k, null, clock.millis(), 0, 0, lastUsed));
             health.answered();
             health.fresh(id);
         } catch (KeyAccessException failure) {
@@ -219,7 +188,7 @@ public final class KeyResolver implements AutoCloseable {
             long now = clock.millis();
             if (failure.isDefinitive()) {
                 health.answered();
-                cache.put(id, new Entry(null, failure, now, 0, 0, lastUsed));
+                cache.put(id, new CacheEntry(null, failure, now, 0, 0, lastUsed));
                 if (refresh && previous != null && previous.key != null) {
                     log.warn("key {}: {} (requests that need it are refused from now on)", id, failure.getMessage());
                 }
@@ -228,14 +197,14 @@ public final class KeyResolver implements AutoCloseable {
             health.failed(failure.getMessage());
             if (previous != null && previous.key != null && now - previous.fetchedAt < outageLimit) {
                 long since = previous.refreshSince != 0 ? previous.refreshSince : now;
-                cache.put(id, new Entry(previous.key, null, previous.fetchedAt, since, now + retryInterval, lastUsed));
+                cache.put(id, new CacheEntry(previous.key, null, previous.fetchedAt, since, now + retryInterval, lastUsed));
                 return;
             }
             String why = previous != null && previous.key != null
                     ? "; the cached copy of key " + id + " is past its TTL and the "
                             + settings.outageWindow().toSeconds() + " s outage window"
                     : "; key " + id + " has not been fetched before";
-            cache.put(id, new Entry(null, new KeyAccessException(id, KeyAccessException.Reason.KMS_UNAVAILABLE,
+            cache.put(id, new CacheEntry(null, new KeyAccessException(id, KeyAccessException.Reason.KMS_UNAVAILABLE,
                     failure.getMessage() + why + ", so requests that need it are refused until the KMS answers",
                     failure), now, 0, 0, lastUsed));
         }
@@ -250,9 +219,9 @@ public final class KeyResolver implements AutoCloseable {
     private void refreshDue() {
         try {
             long now = clock.millis();
-            for (Map.Entry<UUID, Entry> me : cache.entrySet()) {
+            for (Map.Entry<UUID, CacheEntry> me : cache.entrySet()) {
                 UUID id = me.getKey();
-                Entry e = me.getValue();
+                CacheEntry e = me.getValue();
                 if (e.key == null) {
                     if (now - e.fetchedAt >= negativeTtl) {
                         cache.remove(id, e);
@@ -272,7 +241,7 @@ public final class KeyResolver implements AutoCloseable {
                 }
                 if (e.refreshSince == 0) {
                     // from now until a fresh answer, past its TTL the key is served from memory
-                    cache.replace(id, e, new Entry(e.key, null, e.fetchedAt, now, 0, e.lastUsed));
+                    cache.replace(id, e, new CacheEntry(e.key, null, e.fetchedAt, now, 0, e.lastUsed));
                 }
                 fetchOne(id, true);
             }
@@ -291,7 +260,7 @@ public final class KeyResolver implements AutoCloseable {
             return k;
         }
         fetch(java.util.List.of(id)).join();
-        Entry e = cache.get(id);
+        CacheEntry e = cache.get(id);
         if (e == null) {
             throw new KeyAccessException(id, KeyAccessException.Reason.KMS_UNAVAILABLE, "key " + id
                     + " could not be fetched (the resolver is closed)");
@@ -307,38 +276,12 @@ public final class KeyResolver implements AutoCloseable {
 
     /** A key to encrypt new data with: it must be Active. Blocks (see {@link #resolve}). */
     public DataKey forEncryption(UUID id) {
-        return checkEncrypt(resolve(id)).key();
+        return resolve(id).usableTo(true).key();
     }
 
     /** A key to decrypt existing data with: Active or Deactivated. Blocks (see {@link #resolve}). */
     public DataKey forDecryption(UUID id) {
-        return checkDecrypt(resolve(id)).key();
-    }
-
-    /** The key if it may encrypt (Active); else why not. */
-    public static ResolvedKey checkEncrypt(ResolvedKey k) {
-        if (!k.state().mayEncrypt()) {
-            throw new KeyAccessException(k.key().id(), KeyAccessException.Reason.WRONG_STATE, "key " + k.key().id()
-                    + " is " + k.state() + "; only Active keys encrypt" + hint(k.state()));
-        }
-        return k;
-    }
-
-    /** The key if it may decrypt (Active or Deactivated); else why not. */
-    public static ResolvedKey checkDecrypt(ResolvedKey k) {
-        if (!k.state().mayDecrypt()) {
-            throw new KeyAccessException(k.key().id(), KeyAccessException.Reason.WRONG_STATE, "key " + k.key().id()
-                    + " is " + k.state() + "; only Active or Deactivated keys decrypt" + hint(k.state()));
-        }
-        return k;
-    }
-
-    private static String hint(KeyState s) {
-        return switch (s) {
-            case PRE_ACTIVE -> " (activate it in the KMS first)";
-            case DEACTIVATED -> " (it was revoked: existing data still decrypts)";
-            default -> "";
-        };
+        return resolve(id).usableTo(false).key();
     }
 
     /** Fetches several keys now (at start-up), so that the data path finds them cached. Blocks. */
@@ -369,7 +312,7 @@ public final class KeyResolver implements AutoCloseable {
      * counted, nothing is fetched, the key is not marked in use.
      */
     public boolean holds(UUID id) {
-        Entry e = cache.get(id);
+        CacheEntry e = cache.get(id);
         return e != null && e.key != null;
     }
 
@@ -397,22 +340,12 @@ public final class KeyResolver implements AutoCloseable {
     }
 
     /**
-     * Whether a key is usable now, for a readiness check: {@code problem} is null if it is (held in a
-     * state that allows the use, within its TTL or inside the outage window); {@code fetchMayHelp}
-     * says whether asking the KMS now could change that (not held, or expired), as opposed to a
-     * refusal it gave within the negative TTL or a state only an operator changes.
-     */
-    public record Usability(String problem, boolean fetchMayHelp) {
-        static final Usability OK = new Usability(null, false);
-    }
-
-    /**
      * How usable the key is now, to encrypt with ({@code encrypt}) or, for a previous key, to
      * decrypt with. Marks it in use, so the background task keeps it fresh (a readiness probe
      * thereby keeps the policy's keys warm). Does not count as a data-path lookup; never asks the KMS.
      */
     public Usability usability(UUID id, boolean encrypt) {
-        Entry e = cache.get(id);
+        CacheEntry e = cache.get(id);
         long now = clock.millis();
         if (e == null) {
             return new Usability("key " + id + " has not been fetched", true);
@@ -421,11 +354,8 @@ public final class KeyResolver implements AutoCloseable {
         if (e.key != null) {
             long age = now - e.fetchedAt;
             if (age < ttl || age < outageLimit && e.refreshSince != 0) {
-                if (encrypt ? e.key.state().mayEncrypt() : e.key.state().mayDecrypt()) {
-                    return Usability.OK;
-                }
-                return new Usability("key " + id + " is " + e.key.state() + (encrypt ? "; only Active keys encrypt"
-                        : "; only Active or Deactivated keys decrypt"), false);
+                String refusal = e.key.state().refusal(encrypt);
+                return refusal == null ? Usability.OK : new Usability("key " + id + " " + refusal, false);
             }
             return new Usability("key " + id + " is past its TTL and the " + settings.outageWindow().toSeconds()
                     + " s outage window, and " + source.describe() + " has not delivered it again", true);

@@ -14,20 +14,23 @@ public final class KeyResolvers {
     }
 
     public static KmipClient client(KmipConfig c) {
+        KmipConfig.Identity id = c.identity();
         SSLContext tls;
-        if (c.clientPkcs12() != null) {
-            tls = KmipTls.fromPkcs12(c.ca(), c.clientPkcs12(), c.clientPkcs12Password().toCharArray());
+        if (id.clientPkcs12() != null) {
+            tls = KmipTls.fromPkcs12(id.ca(), id.clientPkcs12(), id.clientPkcs12Password().toCharArray());
         } else {
-            tls = KmipTls.fromPem(c.ca(), c.clientCert(), c.clientKey());
+            tls = KmipTls.fromPem(id.ca(), id.clientCert(), id.clientKey());
         }
-        return new KmipClient(c.host(), c.port(), c.serverName(), tls, c.connectTimeoutMs(), c.readTimeoutMs(),
-                c.connections(), KmipMessages.Version.V1_2);
+        KmipConfig.Server kms = c.server();
+        return new KmipClient(new KmipClient.Endpoint(kms.host(), kms.port(), kms.serverName()), tls,
+                c.pool().connectTimeoutMs(), c.pool().readTimeoutMs(), c.pool().connections(), KmipMessages.Version.V1_2);
     }
 
     public static KeyResolver resolver(KmipConfig c, KmipClient client) {
         // a refusal is remembered no longer than a key would be
-        KeyResolver.Settings s = new KeyResolver.Settings(c.cacheTtl(), c.outageWindow(), min(c.negativeCache(), c.cacheTtl()),
-                min(Duration.ofSeconds(5), c.cacheTtl()), c.connections());
+        KmipConfig.Cache k = c.cache();
+        KeyResolver.Settings s = new KeyResolver.Settings(k.ttl(), k.outageWindow(), min(k.negativeCache(), k.ttl()),
+                min(Duration.ofSeconds(5), k.ttl()), c.pool().connections());
         return new KeyResolver(new KmipKeySource(client, Clock.systemUTC()), s);
     }
 

@@ -39,6 +39,26 @@ public enum KeyState {
         return this == ACTIVE || this == DEACTIVATED;
     }
 
+    /**
+     * Why a key in this state may not encrypt ({@code encrypt}) or decrypt, as "is STATE; only …",
+     * or null if it may: the one statement of the rules above, for every refusal and readiness.
+     */
+    public String refusal(boolean encrypt) {
+        if (encrypt ? mayEncrypt() : mayDecrypt()) {
+            return null;
+        }
+        return "is " + this + (encrypt ? "; only Active keys encrypt" : "; only Active or Deactivated keys decrypt");
+    }
+
+    /** What an operator can do about a refusal in this state, or "". */
+    String hint() {
+        return switch (this) {
+            case PRE_ACTIVE -> " (activate it in the KMS first)";
+            case DEACTIVATED -> " (it was revoked: existing data still decrypts)";
+            default -> "";
+        };
+    }
+
     @Override
     public String toString() {
         return label;

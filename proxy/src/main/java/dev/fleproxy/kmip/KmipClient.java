@@ -47,15 +47,18 @@ public final class KmipClient implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * @param serverName the name the KMS's certificate must carry instead of {@code host} (an IP
-     *     address SAN for an IP address, a DNS SAN for a name, which is also sent as SNI); null for
-     *     {@code host}
+     * Where the KMS listens. {@code serverName} is the name its certificate must carry instead of
+     * {@code host} (an IP address SAN for an IP address, a DNS SAN for a name, which is also sent as
+     * SNI); null for {@code host}.
      */
-    public KmipClient(String host, int port, String serverName, SSLContext tls, int connectTimeoutMs,
-                      int readTimeoutMs, int maxConnections, KmipMessages.Version version) {
-        this.host = host;
-        this.port = port;
-        this.serverName = serverName == null ? host : serverName;
+    public record Endpoint(String host, int port, String serverName) {
+    }
+
+    public KmipClient(Endpoint kms, SSLContext tls, int connectTimeoutMs, int readTimeoutMs, int maxConnections,
+                      KmipMessages.Version version) {
+        this.host = kms.host();
+        this.port = kms.port();
+        this.serverName = kms.serverName() == null ? kms.host() : kms.serverName();
         this.tls = tls;
         this.connectTimeoutMs = connectTimeoutMs;
         this.readTimeoutMs = readTimeoutMs;
@@ -63,15 +66,6 @@ public final class KmipClient implements AutoCloseable {
         this.version = version;
     }
 
-    public KmipClient(String host, int port, SSLContext tls, int connectTimeoutMs, int readTimeoutMs,
-                      int maxConnections, KmipMessages.Version version) {
-        this(host, port, null, tls, connectTimeoutMs, readTimeoutMs, maxConnections, version);
-    }
-
-    public KmipClient(String host, int port, SSLContext tls, int connectTimeoutMs, int readTimeoutMs,
-                      KmipMessages.Version version) {
-        this(host, port, null, tls, connectTimeoutMs, readTimeoutMs, 1, version);
-    }
 
     /** Requests sent to the KMS so far (each one a network round trip). */
     public long roundTrips() {

@@ -154,9 +154,12 @@ public final class ProxyMetrics {
                 .serviceLevelObjectives(buckets).register(registry);
     }
 
-    /** Counts and times the resolver's KMS round trips; call it before the first one. */
+    /** Counts and times the resolver's KMS round trips (nothing with metrics off); call it before the first one. */
     public void observeKms(KeyResolver resolver) {
         MeterRegistry r = registry();
+        if (r == null) {
+            return; // metrics off
+        }
         Map<String, Timer> kmsTimers = new ConcurrentHashMap<>();
         resolver.observe((operation, result, nanos) -> {
             io.micrometer.core.instrument.Counter.builder("fleproxy.kms.requests")

@@ -160,7 +160,7 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
             }
             return false;
         }
-        if (!c.listen().equals(started.listen()) || !c.upstream().equals(started.upstream())
+        if (!c.listener().address().equals(started.listener().address()) || !c.upstream().address().equals(started.upstream().address())
                 || (c.kmip() != null && !c.kmip().equals(started.kmip()))) {
             log.warn("{} changed listen/upstream/kmip settings; those apply at the next restart only", file);
         }

@@ -29,15 +29,17 @@ import static dev.fleproxy.protocol.ArgKind.UPDATE;
 import static dev.fleproxy.protocol.ArgKind.UPDATE_STATEMENTS;
 import static dev.fleproxy.protocol.ArgKind.VIEW;
 
+import static dev.fleproxy.protocol.CommandSpecs.arg;
+import static dev.fleproxy.protocol.CommandSpecs.configuration;
+import static dev.fleproxy.protocol.CommandSpecs.option;
+import static dev.fleproxy.protocol.CommandSpecs.sequence;
+import static dev.fleproxy.protocol.CommandSpecs.settings;
+
 import dev.fleproxy.protocol.CommandSpec.OnEncrypted;
+import dev.fleproxy.protocol.CommandSpecs.Builder;
 import dev.fleproxy.protocol.CommandSpec.Rewriter;
 import dev.fleproxy.protocol.CommandSpec.Scope;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -63,10 +65,6 @@ public final class CommandTable {
      */
     public static final Set<Integer> LEGACY_OPCODES = Set.of(2001, 2002, 2005, 2006, 2007);
 
-    private static final Map<String, CommandSpec> BY_NAME = new HashMap<>();
-    private static final List<CommandSpec> ALL = new ArrayList<>();
-    /** The specs under construction, by every name (used only while the table is built). */
-    private static final Map<String, Builder> BUILDERS = new HashMap<>();
 
     /** Arguments every command may carry (the command reference's generic arguments). */
     private static final List<Arg> GENERIC = List.of(
@@ -82,6 +80,9 @@ public final class CommandTable {
                     configuration("hedge")),
             option("maxTimeMS"), option("apiVersion"), option("apiStrict"), option("apiDeprecationErrors"),
             arg("comment", COMMENT));
+
+    /** The table: every command's spec by every name it has. */
+    private static final CommandSpecs SPECS = new CommandSpecs(GENERIC);
 
     private static final Arg CURSOR = settings("cursor", option("batchSize"));
     /** A collation's settings (the command reference's collation document), each a single value. */
@@ -103,28 +104,28 @@ public final class CommandTable {
 
     /** The command with this name (canonical or alias), or null if the proxy does not know it. */
     public static CommandSpec get(String name) {
-        return BY_NAME.get(name);
+        return SPECS.get(name);
     }
 
     /** Every command, each once (aliases map to their command). */
     public static List<CommandSpec> all() {
-        return List.copyOf(ALL);
+        return SPECS.all();
     }
 
     /** Every name the table knows, aliases included. */
     public static Set<String> names() {
-        return Set.copyOf(BY_NAME.keySet());
+        return SPECS.names();
     }
 
     /** The handshake, in its three spellings; its replies are rewritten (server.HelloRewriter). */
     public static boolean isHello(String name) {
-        CommandSpec spec = name == null ? null : BY_NAME.get(name);
+        CommandSpec spec = name == null ? null : SPECS.get(name);
         return spec != null && (spec.name().equals("hello") || spec.name().equals("isMaster"));
     }
 
     /** Handshake or connection-level: passes every filter that is about collections. */
     public static boolean isConnectionLevel(String name) {
-        CommandSpec spec = name == null ? null : BY_NAME.get(name);
+        CommandSpec spec = name == null ? null : SPECS.get(name);
         return spec != null && spec.scope() == Scope.CONNECTION;
     }
 
@@ -314,117 +315,21 @@ public final class CommandTable {
         }
     }
 
-    // ---- building ----------------------------------------------------------------------------
-
-    private static Arg arg(String name, ArgKind kind, Arg... fields) {
-        return new Arg(name, kind, byName(List.of(fields)), false);
-    }
-
-    /** An argument drivers may also send as a document sequence. */
-    private static Arg sequence(String name, ArgKind kind, Arg... fields) {
-        return new Arg(name, kind, byName(List.of(fields)), true);
-    }
-
-    private static Arg option(String name) {
-        return arg(name, OPTION);
-    }
-
-    private static Arg configuration(String name) {
-        return arg(name, CONFIGURATION);
-    }
-
-    private static Arg settings(String name, Arg... fields) {
-        return arg(name, SETTINGS, fields);
-    }
-
-    private static Map<String, Arg> byName(Collection<Arg> args) {
-        Map<String, Arg> out = new LinkedHashMap<>();
-        for (Arg a : args) {
-            if (out.put(a.name(), a) != null) {
-                throw new IllegalStateException("argument " + a.name() + " listed twice");
-            }
-        }
-        return out;
-    }
+    // ---- building (CommandSpecs): the rows above name what the registry builds --------------
 
     private static Builder collection(String name, Rewriter rewriter) {
-        return spec(name, Scope.COLLECTION, OnEncrypted.REWRITE, rewriter);
+        return SPECS.spec(name, Scope.COLLECTION, OnEncrypted.REWRITE, rewriter);
     }
 
     private static Builder passing(String name) {
-        return spec(name, Scope.COLLECTION, OnEncrypted.PASS, null);
+        return SPECS.spec(name, Scope.COLLECTION, OnEncrypted.PASS, null);
     }
 
     private static Builder spec(String name, Scope scope, OnEncrypted onEncrypted, Rewriter rewriter) {
-        Builder b = new Builder(name, scope, onEncrypted, rewriter);
-        b.register(name);
-        return b;
+        return SPECS.spec(name, scope, onEncrypted, rewriter);
     }
 
     private static Builder builder(String name) {
-        return BUILDERS.get(name);
-    }
-
-    /** A spec under construction: each change re-registers the rebuilt record under all its names. */
-    private static final class Builder {
-        private final String name;
-        private final Scope scope;
-        private final OnEncrypted onEncrypted;
-        private final Rewriter rewriter;
-        private final List<String> names = new ArrayList<>();
-        private final List<Arg> args = new ArrayList<>(GENERIC);
-        private boolean labelled;
-        private boolean crossReferences;
-        private CommandSpec built;
-
-        Builder(String name, Scope scope, OnEncrypted onEncrypted, Rewriter rewriter) {
-            this.name = name;
-            this.scope = scope;
-            this.onEncrypted = onEncrypted;
-            this.rewriter = rewriter;
-        }
-
-        Builder args(Arg... more) {
-            args.addAll(List.of(more));
-            return rebuild();
-        }
-
-        Builder alias(String alias) {
-            register(alias);
-            return this;
-        }
-
-        Builder labelled() {
-            labelled = true;
-            return rebuild();
-        }
-
-        Builder crossReferences() {
-            crossReferences = true;
-            return rebuild();
-        }
-
-        void register(String n) {
-            if (BY_NAME.containsKey(n)) {
-                throw new IllegalStateException("command " + n + " listed twice");
-            }
-            names.add(n);
-            BUILDERS.put(n, this);
-            rebuild();
-        }
-
-        private Builder rebuild() {
-            CommandSpec spec = new CommandSpec(name, scope, onEncrypted, rewriter, byName(args), labelled,
-                    crossReferences);
-            if (built != null) {
-                ALL.remove(built);
-            }
-            ALL.add(spec);
-            built = spec;
-            for (String n : names) {
-                BY_NAME.put(n, spec);
-            }
-            return this;
-        }
+        return SPECS.builder(name);
     }
 }

@@ -22,7 +22,6 @@ import dev.fleproxy.server.ProxyServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -53,59 +52,79 @@ public final class ProxyRuntime implements AutoCloseable {
 
     /** Starts from a config file; a definitive policy error (unknown key, wrong suite) fails the start. */
     public static ProxyRuntime start(Path configFile) throws Exception {
-        ProxyConfig config = ProxyConfig.load(configFile);
+        return start(configFile, ProxyConfig.load(configFile));
+    }
+
+    /** Starts from a config file already loaded (the file is still read again on every reload). */
+    public static ProxyRuntime start(Path configFile, ProxyConfig config) throws Exception {
         String plaintext = config.plaintextListenProblem();
         if (plaintext != null) {
             throw new ConfigException(configFile + ": " + plaintext);
         }
         Policy startPolicy = PolicyParser.parse(config.policySection());
-        KmipClient kmip = null;
-        KeyResolver resolver = null;
-        PolicyHolder policy = null;
         PrometheusMeterRegistry registry = config.admin() != null ? PrometheusLint.newRegistry() : null;
         ProxyMetrics metrics = registry != null ? new ProxyMetrics(registry) : ProxyMetrics.DISABLED;
         if (registry != null) {
             CryptoStats.enable();
         }
+        Opened opened = new Opened();
         try {
             if (config.kmip() != null) {
-                kmip = KeyResolvers.client(config.kmip());
-                resolver = KeyResolvers.resolver(config.kmip(), kmip);
-                if (registry != null) {
-                    metrics.observeKms(resolver); // from the start-up fetches on
-                }
-                PolicyValidator.validate(startPolicy, resolver, configFile.toString()).forEach(log::warn);
+                opened.kmip = KeyResolvers.client(config.kmip());
+                opened.resolver = KeyResolvers.resolver(config.kmip(), opened.kmip);
+                metrics.observeKms(opened.resolver); // from the start-up fetches on
+                PolicyValidator.validate(startPolicy, opened.resolver, configFile.toString()).forEach(log::warn);
             }
+            KeyResolver resolver = opened.resolver;
             PolicyHolder holder = new PolicyHolder(configFile, config, startPolicy,
                     resolver != null ? PolicyKeyCheck.forReloads(resolver, configFile.toString()) : null);
-            policy = holder;
+            opened.policy = holder;
             // SIGHUP's handler is in place before the port opens: whoever sees the port may send one
             // (without a handler the JVM's default is to exit)
             holder.watch();
-            List<MessageFilter> filters = new ArrayList<>();
-            filters.add(new HandshakeFilter(() -> !holder.get().isEmpty()));
-            if (resolver != null) {
-                filters.add(new EncryptionFilter(holder, resolver, config.kmip().kmsWait(), metrics));
-            }
-            ProxyServer server = ProxyServer.start(config, filters, metrics);
+            ProxyServer server = ProxyServer.start(config, filters(config, holder, resolver, metrics), metrics);
             if (!startPolicy.isEmpty()) {
                 log.info("encrypting {} collection(s): {}", startPolicy.collections().size(), startPolicy);
             }
-            ProxyRuntime runtime = new ProxyRuntime(server, holder, resolver, kmip);
+            ProxyRuntime runtime = new ProxyRuntime(server, holder, resolver, opened.kmip);
             if (registry != null) {
-                try {
-                    runtime.gauges = ProxyGauges.bind(metrics, server, resolver, holder);
-                    runtime.admin = AdminServer.start(config.admin(), registry, server, config.upstream(),
-                            config.upstreamConnectTimeoutMs(), holder, resolver,
-                            config.kmip() != null ? config.kmip().kmsWait() : Duration.ZERO);
-                } catch (Exception e) { // Netty throws a failed bind (BindException) undeclared
-                    server.close();
-                    throw new ConfigException(configFile + ": admin: cannot listen on " + config.admin() + ": "
-                            + e.getMessage());
-                }
+                runtime.startAdmin(configFile, config, registry, metrics);
             }
             return runtime;
         } catch (Exception | Error e) {
+            opened.close();
+            throw e;
+        }
+    }
+
+    /** The handshake filter, then (with a KMS) the encryption filter. */
+    private static List<MessageFilter> filters(ProxyConfig config, PolicyHolder holder, KeyResolver resolver,
+                                               ProxyMetrics metrics) {
+        List<MessageFilter> filters = new ArrayList<>();
+        filters.add(new HandshakeFilter(() -> !holder.get().isEmpty()));
+        if (resolver != null) {
+            filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics));
+        }
+        return filters;
+    }
+
+    private void startAdmin(Path configFile, ProxyConfig config, PrometheusMeterRegistry registry, ProxyMetrics metrics) {
+        try {
+            gauges = ProxyGauges.bind(metrics, server, resolver, policy);
+            admin = AdminServer.start(config, registry, server, policy, resolver);
+        } catch (Exception e) { // Netty throws a failed bind (BindException) undeclared
+            server.close();
+            throw new ConfigException(configFile + ": admin: cannot listen on " + config.admin() + ": " + e.getMessage());
+        }
+    }
+
+    /** What a start opened before it failed, closed in reverse order. */
+    private static final class Opened {
+        KmipClient kmip;
+        KeyResolver resolver;
+        PolicyHolder policy;
+
+        void close() {
             if (policy != null) {
                 policy.close();
             }
@@ -115,7 +134,6 @@ public final class ProxyRuntime implements AutoCloseable {
             if (kmip != null) {
                 kmip.close();
             }
-            throw e;
         }
     }
 

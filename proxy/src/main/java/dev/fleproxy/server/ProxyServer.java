@@ -1,5 +1,6 @@
 package dev.fleproxy.server;
 
+import dev.fleproxy.config.Limits;
 import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.tls.ExpiryWarnings;
@@ -49,13 +50,37 @@ public final class ProxyServer implements AutoCloseable {
             throw new dev.fleproxy.config.ConfigException("transport " + transport.configName() + " is not available here: "
                     + unavailable);
         }
-        upstreamTls = config.upstreamTls() != null ? UpstreamContext.of(config.upstreamTls(), config.upstream()) : null;
-        tls = config.tls() != null ? ListenerContext.start(config.tls()) : null;
+        ProxyConfig.Upstream up = config.upstream();
+        upstreamTls = up.tls() != null ? UpstreamContext.of(up.tls(), up.address()) : null;
+        tls = config.listener().tls() != null ? ListenerContext.start(config.listener().tls()) : null;
         expiry = ExpiryWarnings.start(certificates());
-        bounds = new ClientBounds(config.limits(), new BadInputLog(LoggerFactory.getLogger(ProxySession.class)));
-        UpstreamRoute route = new UpstreamRoute(transport, config.upstream(), config.upstreamConnectTimeoutMs(), upstreamTls);
+        bounds = new ClientBounds(config.listener().limits(), new BadInputLog(LoggerFactory.getLogger(ProxySession.class)));
+        UpstreamRoute route = new UpstreamRoute(transport, up.address(), up.connectTimeoutMs(), upstreamTls);
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
+        try {
+            listener = new ServerBootstrap()
+                    .group(boss, workers)
+                    .channel(transport.serverChannel())
+                    .childOption(ChannelOption.AUTO_READ, false)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(clients(config.listener().limits(), route, filters, metrics))
+                    .bind(config.listener().address().host(), config.listener().address().port())
+                    .sync()
+                    .channel();
+        } catch (RuntimeException | InterruptedException e) {
+            shutdownGroups();
+            closeTls();
+            throw e;
+        }
+        log.info("mongo-fle-proxy listening on {}{}, upstream {}{}, transport {}", address(), tls != null ? " (TLS)" : "",
+                up.address(), upstreamTls != null ? " (TLS, verifying " + upstreamTls.verifiedName() + ")" : "",
+                transport.configName());
+    }
+
+    /** What each accepted client connection gets: admitted within the limits, a session with its own upstream. */
+    private ChannelInitializer<SocketChannel> clients(Limits limits, UpstreamRoute route, List<MessageFilter> filters,
+                                                      ProxyMetrics metrics) {
         ProxySession.SessionListener counter = new ProxySession.SessionListener() {
             @Override
             public void opened(ProxySession session) {
@@ -67,45 +92,28 @@ public final class ProxyServer implements AutoCloseable {
                 activeSessions.decrementAndGet();
             }
         };
-        try {
-            listener = new ServerBootstrap()
-                    .group(boss, workers)
-                    .channel(transport.serverChannel())
-                    .childOption(ChannelOption.AUTO_READ, false)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            ClientBounds.Admission admission = bounds.admit(ch);
-                            if (admission != ClientBounds.Admission.ADMITTED) {
-                                metrics.refusedConnection("max_connections");
-                                if (admission == ClientBounds.Admission.ANSWER_AND_CLOSE) {
-                                    OverLimitRefusal.install(ch, tls, config.limits().maxConnections());
-                                }
-                                return; // over maxConnections: no session, no upstream connection
-                            }
-                            metrics.accepted();
-                            ProxySession session = new ProxySession(ch, route, filters, counter, bounds.log(),
-                                    SessionObserver.of(metrics, ch.eventLoop()));
-                            if (tls != null) {
-                                ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-                            }
-                            FrameDecoder frames = new FrameDecoder();
-                            ch.pipeline().addLast(bounds.guard(frames, session::closeNow), frames,
-                                    new SessionHandler(session, SessionHandler.Side.CLIENT));
-                        }
-                    })
-                    .bind(config.listen().host(), config.listen().port())
-                    .sync()
-                    .channel();
-        } catch (RuntimeException | InterruptedException e) {
-            shutdownGroups();
-            closeTls();
-            throw e;
-        }
-        log.info("mongo-fle-proxy listening on {}{}, upstream {}{}, transport {}", address(), tls != null ? " (TLS)" : "",
-                config.upstream(), upstreamTls != null ? " (TLS, verifying " + upstreamTls.verifiedName() + ")" : "",
-                transport.configName());
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                ClientBounds.Admission admission = bounds.admit(ch);
+                if (admission != ClientBounds.Admission.ADMITTED) {
+                    metrics.refusedConnection("max_connections");
+                    if (admission == ClientBounds.Admission.ANSWER_AND_CLOSE) {
+                        OverLimitRefusal.install(ch, tls, limits.maxConnections());
+                    }
+                    return; // over maxConnections: no session, no upstream connection
+                }
+                metrics.accepted();
+                ProxySession session = new ProxySession(ch, route, filters, counter, bounds.log(),
+                        SessionObserver.of(metrics, ch.eventLoop()));
+                if (tls != null) {
+                    ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                }
+                FrameDecoder frames = new FrameDecoder();
+                ch.pipeline().addLast(bounds.guard(frames, session::closeNow), frames,
+                        new SessionHandler(session, SessionHandler.Side.CLIENT));
+            }
+        };
     }
 
     /** Binds the listen address and starts serving, handshake rewriting only (no encryption). */

@@ -42,11 +42,11 @@ class AdminServerTest {
         PrometheusMeterRegistry registry = PrometheusLint.newRegistry();
         ProxyMetrics metrics = new ProxyMetrics(registry);
         HostPort upstream = new HostPort("127.0.0.1", backend.address().getPort());
-        ProxyServer proxy = ProxyServer.start(new ProxyConfig(new HostPort("127.0.0.1", 0), upstream, 2000),
-                List.of(new HandshakeFilter()), metrics);
+        ProxyConfig config = new ProxyConfig(new HostPort("127.0.0.1", 0), upstream, 2000);
+        ProxyServer proxy = ProxyServer.start(config, List.of(new HandshakeFilter()), metrics);
         ProxyGauges gauges = ProxyGauges.bind(metrics, proxy, null, null);
-        AdminServer admin = AdminServer.start(new HostPort("127.0.0.1", 0), registry, proxy, upstream, 2000,
-                () -> Policy.EMPTY, null, Duration.ZERO);
+        AdminServer admin = AdminServer.start(config.withAdmin(new HostPort("127.0.0.1", 0)), registry, proxy,
+                () -> Policy.EMPTY, null);
         try {
             try (MongoClient c = ProxyFixture.client("mongodb://127.0.0.1:" + proxy.address().getPort(), b -> { })) {
                 for (int i = 0; i < 10; i++) {

@@ -44,21 +44,21 @@ class ConfigSchemaTest {
         ProxyConfig c = ProxyConfig.parse(new ByteArrayInputStream(("listen: 127.0.0.1:1\nupstream: 127.0.0.1:2\n"
                 + "kmip: {host: kms, ca: ca.pem, clientCert: c.pem, clientKey: c.key}\n").getBytes(StandardCharsets.UTF_8)),
                 "t.yaml");
-        assertEquals(ConfigSchema.UPSTREAM_CONNECT_TIMEOUT_MS.intDefault(), c.upstreamConnectTimeoutMs());
+        assertEquals(ConfigSchema.UPSTREAM_CONNECT_TIMEOUT_MS.intDefault(), c.upstream().connectTimeoutMs());
         assertEquals(ConfigSchema.TRANSPORT.dflt(), c.transport());
-        assertEquals(ConfigSchema.CLIENT_READ_TIMEOUT_MS.intDefault(), c.limits().clientReadTimeoutMs());
-        assertEquals(ConfigSchema.MAX_IDLE_TIME_MS.intDefault(), c.limits().maxIdleTimeMs());
-        assertEquals(ConfigSchema.MAX_CONNECTIONS.intDefault(), c.limits().maxConnections());
-        assertEquals(ConfigSchema.MAX_BUFFERED_MESSAGE_BYTES.longDefault(), c.limits().maxBufferedMessageBytes());
+        assertEquals(ConfigSchema.CLIENT_READ_TIMEOUT_MS.intDefault(), c.listener().limits().clientReadTimeoutMs());
+        assertEquals(ConfigSchema.MAX_IDLE_TIME_MS.intDefault(), c.listener().limits().maxIdleTimeMs());
+        assertEquals(ConfigSchema.MAX_CONNECTIONS.intDefault(), c.listener().limits().maxConnections());
+        assertEquals(ConfigSchema.MAX_BUFFERED_MESSAGE_BYTES.longDefault(), c.listener().limits().maxBufferedMessageBytes());
         KmipConfig k = c.kmip();
-        assertEquals(ConfigSchema.KMIP_PORT.intDefault(), k.port());
-        assertEquals(Duration.ofSeconds(ConfigSchema.KMIP_CACHE_TTL_SECONDS.intDefault()), k.cacheTtl());
-        assertEquals(Duration.ofSeconds(ConfigSchema.KMIP_OUTAGE_WINDOW_SECONDS.intDefault()), k.outageWindow());
-        assertEquals(Duration.ofSeconds(ConfigSchema.KMIP_NEGATIVE_CACHE_SECONDS.intDefault()), k.negativeCache());
-        assertEquals(Duration.ofMillis(ConfigSchema.KMIP_KMS_WAIT_MS.intDefault()), k.kmsWait());
-        assertEquals(ConfigSchema.KMIP_CONNECTIONS.intDefault(), k.connections());
-        assertEquals(ConfigSchema.KMIP_CONNECT_TIMEOUT_MS.intDefault(), k.connectTimeoutMs());
-        assertEquals(ConfigSchema.KMIP_READ_TIMEOUT_MS.intDefault(), k.readTimeoutMs());
+        assertEquals(ConfigSchema.KMIP_PORT.intDefault(), k.server().port());
+        assertEquals(Duration.ofSeconds(ConfigSchema.KMIP_CACHE_TTL_SECONDS.intDefault()), k.cache().ttl());
+        assertEquals(Duration.ofSeconds(ConfigSchema.KMIP_OUTAGE_WINDOW_SECONDS.intDefault()), k.cache().outageWindow());
+        assertEquals(Duration.ofSeconds(ConfigSchema.KMIP_NEGATIVE_CACHE_SECONDS.intDefault()), k.cache().negativeCache());
+        assertEquals(Duration.ofMillis(ConfigSchema.KMIP_KMS_WAIT_MS.intDefault()), k.cache().kmsWait());
+        assertEquals(ConfigSchema.KMIP_CONNECTIONS.intDefault(), k.pool().connections());
+        assertEquals(ConfigSchema.KMIP_CONNECT_TIMEOUT_MS.intDefault(), k.pool().connectTimeoutMs());
+        assertEquals(ConfigSchema.KMIP_READ_TIMEOUT_MS.intDefault(), k.pool().readTimeoutMs());
     }
 
     @Test

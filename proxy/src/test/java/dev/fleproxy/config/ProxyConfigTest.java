@@ -38,12 +38,12 @@ class ProxyConfigTest {
     @Test
     void readsListenUpstreamAndTimeout() {
         ProxyConfig c = parse("listen: 0.0.0.0:27018\nupstream: mongos.internal:27017\nupstreamConnectTimeoutMs: 1500\n");
-        assertEquals(new HostPort("0.0.0.0", 27018), c.listen());
-        assertEquals(new HostPort("mongos.internal", 27017), c.upstream());
-        assertEquals(1500, c.upstreamConnectTimeoutMs());
+        assertEquals(new HostPort("0.0.0.0", 27018), c.listener().address());
+        assertEquals(new HostPort("mongos.internal", 27017), c.upstream().address());
+        assertEquals(1500, c.upstream().connectTimeoutMs());
         assertEquals(ProxyConfig.DEFAULT_CONNECT_TIMEOUT_MS,
-                parse("listen: 127.0.0.1:1\nupstream: '[::1]:2'\n").upstreamConnectTimeoutMs());
-        assertEquals(new HostPort("::1", 2), parse("listen: 127.0.0.1:1\nupstream: '[::1]:2'\n").upstream());
+                parse("listen: 127.0.0.1:1\nupstream: '[::1]:2'\n").upstream().connectTimeoutMs());
+        assertEquals(new HostPort("::1", 2), parse("listen: 127.0.0.1:1\nupstream: '[::1]:2'\n").upstream().address());
     }
 
     @Test
@@ -51,11 +51,11 @@ class ProxyConfigTest {
         ProxyConfig c = parse("listen: 0.0.0.0:1\nupstream: b:2\ntls:\n  cert: p.pem\n  key: p.key\n  clientCA: ca.pem\n"
                 + "  clientAuth: required\nupstreamTls:\n  ca: m.pem\n  serverName: mongos.internal\n"
                 + "clientReadTimeoutMs: 500\nmaxConnections: 7\nmaxBufferedMessageBytes: 100000000\n");
-        assertEquals(ListenerTls.ClientAuth.REQUIRED, c.tls().clientAuth());
-        assertEquals("mongos.internal", c.upstreamTls().serverName());
-        assertEquals(new Limits(500, 0, 7, 100_000_000L), c.limits());
+        assertEquals(ListenerTls.ClientAuth.REQUIRED, c.listener().tls().clientAuth());
+        assertEquals("mongos.internal", c.upstream().tls().serverName());
+        assertEquals(new Limits(500, 0, 7, 100_000_000L), c.listener().limits());
         assertEquals(null, c.plaintextListenProblem(), "TLS on the listener");
-        assertEquals(Limits.DEFAULT, parse("listen: a:1\nupstream: b:2\n").limits());
+        assertEquals(Limits.DEFAULT, parse("listen: a:1\nupstream: b:2\n").listener().limits());
 
         assertTrue(error("listen: a:1\nupstream: b:2\ntls:\n  cert: p\n  key: k\n  clientAuth: required\n")
                 .contains("tls.clientAuth required needs clientCA"));
@@ -87,20 +87,20 @@ class ProxyConfigTest {
                 + "  host: kms\n  ca: certs/ca.pem\n  clientCert: certs/proxy.pem\n  clientKey: /abs/proxy.key\n"
                 + "  cacheTtlSeconds: 60\n").getBytes(StandardCharsets.UTF_8)), "p.yaml", java.nio.file.Path.of("/etc/fle"));
         KmipConfig k = c.kmip();
-        assertEquals("kms", k.host());
-        assertEquals(5696, k.port());
-        assertEquals(java.nio.file.Path.of("/etc/fle/certs/ca.pem"), k.ca());
-        assertEquals(java.nio.file.Path.of("/abs/proxy.key"), k.clientKey());
-        assertEquals(60, k.cacheTtl().toSeconds());
-        assertEquals(900, k.outageWindow().toSeconds());
+        assertEquals("kms", k.server().host());
+        assertEquals(5696, k.server().port());
+        assertEquals(java.nio.file.Path.of("/etc/fle/certs/ca.pem"), k.identity().ca());
+        assertEquals(java.nio.file.Path.of("/abs/proxy.key"), k.identity().clientKey());
+        assertEquals(60, k.cache().ttl().toSeconds());
+        assertEquals(900, k.cache().outageWindow().toSeconds());
         assertTrue(!k.toString().contains("Password"));
-        assertEquals(null, k.serverName(), "the certificate must name kmip.host");
+        assertEquals(null, k.server().serverName(), "the certificate must name kmip.host");
     }
 
     @Test
     void readsKmipServerName() {
-        assertEquals("kms.internal", parse(KMIP + "  serverName: kms.internal\n").kmip().serverName());
-        assertEquals("10.0.0.7", parse(KMIP + "  serverName: 10.0.0.7\n").kmip().serverName());
+        assertEquals("kms.internal", parse(KMIP + "  serverName: kms.internal\n").kmip().server().serverName());
+        assertEquals("10.0.0.7", parse(KMIP + "  serverName: 10.0.0.7\n").kmip().server().serverName());
         assertTrue(error(KMIP + "  serverName: 'not a name'\n").contains("kmip.serverName must be a DNS name or an IP "
                 + "address"), error(KMIP + "  serverName: 'not a name'\n"));
         assertTrue(error(KMIP + "  serverName: ''\n").contains("kmip.serverName"));
@@ -185,7 +185,7 @@ class ProxyConfigTest {
         assertTrue(lineBreak.contains("duplicate key 'dup.people x'") && !lineBreak.contains("\n"), lineBreak);
         // a value merged in with "<<" may be overridden: that is what YAML merges are for, and explicit
         ProxyConfig merged = parse("<<: { listen: a:1, upstream: b:2 }\nlisten: c:3\n");
-        assertEquals(new HostPort("c", 3), merged.listen());
+        assertEquals(new HostPort("c", 3), merged.listener().address());
     }
 
     @Test

@@ -212,8 +212,9 @@ class KeyResolverKmsTest {
     void aKmsCertificateFromAnotherCaIsRefusedByTheProxy() throws Exception {
         java.nio.file.Path other = java.nio.file.Files.createTempDirectory("other-ca");
         kms.run("init", "--dir", other.toString(), "--port", "1");
-        KmipConfig c = KmipConfig.of("127.0.0.1", kms.port(), other.resolve("ca.pem"), kms.dir().resolve("proxy.pem"),
-                kms.dir().resolve("proxy.key"), null, "", Duration.ofMinutes(5), Duration.ofSeconds(60), 2000, 10_000);
+        KmipConfig c = new KmipConfig(new KmipConfig.Server("127.0.0.1", kms.port(), null),
+                KmipConfig.Identity.pem(other.resolve("ca.pem"), kms.dir().resolve("proxy.pem"), kms.dir().resolve("proxy.key")),
+                KmipConfig.Cache.of(Duration.ofMinutes(5), Duration.ofSeconds(60)), KmipConfig.Pool.of(2000, 10_000));
         try (Setup s = new Setup(c)) {
             KeyAccessException e = assertThrows(KeyAccessException.class,
                     () -> s.resolver.forEncryption(UUID.fromString(KmsFixture.AES_256)));

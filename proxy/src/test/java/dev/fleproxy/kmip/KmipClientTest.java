@@ -14,7 +14,7 @@ class KmipClientTest {
 
     @Test
     void aKmsRequestFromAnEventLoopThreadIsRefusedBeforeAnyIo() throws Exception {
-        KmipClient client = new KmipClient("127.0.0.1", 1, SSLContext.getDefault(), 1000, 1000, 1,
+        KmipClient client = new KmipClient(new KmipClient.Endpoint("127.0.0.1", 1, null), SSLContext.getDefault(), 1000, 1000, 1,
                 KmipMessages.Version.V1_2);
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         Thread loop = new FastThreadLocalThread(() -> {

@@ -167,9 +167,9 @@ class KmipTlsTest {
     // --- the client, configured as the proxy configures it -------------------------------------------
 
     private static List<String> locate(Server kms, String serverName) {
-        KmipConfig c = new KmipConfig("127.0.0.1", kms.port(), dir.resolve("ca.pem"), dir.resolve("proxy.pem"),
-                dir.resolve("proxy.key"), null, "", Duration.ofMinutes(5), Duration.ofMinutes(5),
-                KmipConfig.DEFAULT_NEGATIVE_CACHE, 5000, 1, 5000, 5000, serverName);
+        KmipConfig c = new KmipConfig(new KmipConfig.Server("127.0.0.1", kms.port(), serverName),
+                KmipConfig.Identity.pem(dir.resolve("ca.pem"), dir.resolve("proxy.pem"), dir.resolve("proxy.key")),
+                KmipConfig.Cache.of(Duration.ofMinutes(5), Duration.ofMinutes(5)), new KmipConfig.Pool(1, 5000, 5000));
         try (KmipClient client = KeyResolvers.client(c)) {
             return client.locateByName("any", null);
         }

@@ -117,8 +117,9 @@ class WaitingForKeysTest {
         resolver = new KeyResolver(source, new KeyResolver.Settings(Duration.ofMinutes(5), Duration.ofMinutes(5),
                 Duration.ofSeconds(1), Duration.ofSeconds(1), 2));
         resolver.prefetch(List.of(CACHED));
-        KmipConfig kmip = new KmipConfig("127.0.0.1", 1, Path.of("ca.pem"), null, null, Path.of("p.p12"), "",
-                Duration.ofMinutes(5), Duration.ofMinutes(5), Duration.ofSeconds(1), keyWaitMs, 2, 1000, 1000);
+        KmipConfig kmip = new KmipConfig(new KmipConfig.Server("127.0.0.1", 1, null),
+                KmipConfig.Identity.pkcs12(Path.of("ca.pem"), Path.of("p.p12"), ""), new KmipConfig.Cache(Duration.ofMinutes(5),
+                Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofMillis(keyWaitMs)), new KmipConfig.Pool(2, 1000, 1000));
         ProxyConfig config = new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", upstream.port()),
                 2000, "auto", kmip, PolicySection.NONE).withLimits(limits);
         proxy = ProxyServer.start(config, List.of(new HandshakeFilter(() -> true),

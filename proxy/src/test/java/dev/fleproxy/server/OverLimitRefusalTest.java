@@ -29,9 +29,12 @@ class OverLimitRefusalTest {
 
     private static EmbeddedChannel refused() throws Exception {
         EmbeddedChannel ch = new EmbeddedChannel(false, false);
-        OverLimitRefusal.install(ch, null, 3);
         ch.register();
+        // Time frozen before the deadline is scheduled (at channelActive): on a busy machine a
+        // millisecond of real time between the two made "DEADLINE_MS - 1 later" past the deadline.
         ch.freezeTime();
+        OverLimitRefusal.install(ch, null, 3);
+        ch.pipeline().fireChannelActive(); // as the accept of a connection does
         return ch;
     }
 

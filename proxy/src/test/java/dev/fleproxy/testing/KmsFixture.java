@@ -129,14 +129,16 @@ public final class KmsFixture implements AutoCloseable {
     }
 
     public KmipConfig config(Duration ttl, Duration outageWindow, Path cert, Path key) {
-        return KmipConfig.of("127.0.0.1", port, dir.resolve("ca.pem"), cert, key, null, "", ttl, outageWindow,
-                2000, 10_000);
+        return new KmipConfig(new KmipConfig.Server("127.0.0.1", port, null),
+                KmipConfig.Identity.pem(dir.resolve("ca.pem"), cert, key), KmipConfig.Cache.of(ttl, outageWindow),
+                KmipConfig.Pool.of(2000, 10_000));
     }
 
     public KmipConfig pkcs12Config(Duration ttl) throws IOException {
         String password = Files.readString(dir.resolve("proxy.p12.password")).trim();
-        return KmipConfig.of("127.0.0.1", port, dir.resolve("ca.pem"), null, null, dir.resolve("proxy.p12"), password,
-                ttl, Duration.ofSeconds(60), 2000, 10_000);
+        return new KmipConfig(new KmipConfig.Server("127.0.0.1", port, null),
+                KmipConfig.Identity.pkcs12(dir.resolve("ca.pem"), dir.resolve("proxy.p12"), password),
+                KmipConfig.Cache.of(ttl, Duration.ofSeconds(60)), KmipConfig.Pool.of(2000, 10_000));
     }
 
     @Override
