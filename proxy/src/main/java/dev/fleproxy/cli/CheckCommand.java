@@ -20,15 +20,16 @@ import picocli.CommandLine.Option;
                 + "effective policy (like nginx -t).",
         footer = {
             "",
-            "One line per check, ok, WARN or FAIL: the file parses (unknown and duplicate keys,",
-            "namespaces, the policy); the certificate files of tls:, upstreamTls: and kmip: load,",
-            "each key is its certificate's, and every certificate is within its validity (WARN",
-            "within 14 days of its end); the KMS answers and every key of the policy (key and",
-            "previousKeys) resolves, with its algorithm and state; the upstream accepts a",
-            "connection (over upstreamTls:) and answers hello: mongos, replica-set member or",
-            "standalone. Then the policy as a table. --offline skips the KMS and the upstream.",
-            "Key material is never printed. Exit codes: 0 no FAIL (WARNs allowed); 2 a FAIL,",
-            "as the proxy exits on a configuration error."})
+            "One line per check, ok, WARN or FAIL: the file parses (unknown and duplicate",
+            "keys, namespaces, the policy); the certificate files of tls:, upstreamTls:",
+            "and kmip: load, each key is its certificate's, every certificate is valid",
+            "(WARN within 14 days of its end); the KMS answers and every key of the policy",
+            "(key, previousKeys) resolves, with its algorithm and state; the upstream",
+            "accepts a connection (over upstreamTls:) and answers hello: mongos,",
+            "replica-set member or standalone. Then the policy as a table. --offline",
+            "skips the KMS and the upstream. Key material is never printed.",
+            "Exit codes: 0 no FAIL (WARNs allowed); 2 a FAIL, as the proxy exits on a",
+            "configuration error."})
 final class CheckCommand implements Callable<Integer> {
 
     @CommandLine.Spec
