@@ -43,7 +43,12 @@ final class CheckCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        quietLog();
+        try (QuietLog quiet = QuietLog.start()) {
+            return check();
+        }
+    }
+
+    private int check() {
         CheckReport report = new CheckReport(spec.commandLine().getOut());
         ProxyConfig cfg;
         Policy policy;
@@ -86,11 +91,27 @@ final class CheckCommand implements Callable<Integer> {
         }
     }
 
-    /** The lines above say what the log would; it keeps WARN and ERROR, unless FLE_PROXY_LOG_LEVEL says otherwise. */
-    private static void quietLog() {
-        if (System.getenv("FLE_PROXY_LOG_LEVEL") == null
-                && LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
-            root.setLevel(ch.qos.logback.classic.Level.WARN);
+    /**
+     * The lines of the check say what the log would: while it runs, the log keeps WARN and ERROR
+     * only (unless FLE_PROXY_LOG_LEVEL says otherwise), and its level is restored after.
+     */
+    private record QuietLog(ch.qos.logback.classic.Logger root, ch.qos.logback.classic.Level before)
+            implements AutoCloseable {
+        static QuietLog start() {
+            if (System.getenv("FLE_PROXY_LOG_LEVEL") == null
+                    && LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME) instanceof ch.qos.logback.classic.Logger root) {
+                QuietLog q = new QuietLog(root, root.getLevel());
+                root.setLevel(ch.qos.logback.classic.Level.WARN);
+                return q;
+            }
+            return new QuietLog(null, null);
+        }
+
+        @Override
+        public void close() {
+            if (root != null) {
+                root.setLevel(before);
+            }
         }
     }
 

@@ -204,6 +204,15 @@ class CheckCommandTest {
     }
 
     @Test
+    void theLogIsQuietOnlyWhileTheCheckRuns() throws Exception {
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+                .getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.classic.Level before = root.getLevel();
+        check(base(1), "--offline");
+        assertEquals(before, root.getLevel()); // the tests after this one capture INFO lines
+    }
+
+    @Test
     void anUpstreamPortWithNothingBehindItFails() throws Exception {
         int port = KmsFixture.freePort();
         Result r = check(base(port));
