@@ -1,36 +1,24 @@
 package dev.fleproxy.cli;
 
-import com.mongodb.ConnectionString;
-import com.mongodb.MongoClientSettings;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.ProxyConfig;
-import dev.fleproxy.config.UpstreamTls;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeyResolvers;
 import dev.fleproxy.kmip.KmipClient;
-import dev.fleproxy.kmip.KmipTls;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.rewrap.Adoption;
 import dev.fleproxy.rewrap.Rewrap;
 import dev.fleproxy.rewrap.Rewraps;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.bson.BsonDocument;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -116,7 +104,7 @@ final class RewrapCommand implements Callable<Integer> {
         }
         try (KmipClient kmip = KeyResolvers.client(cfg.kmip());
              KeyResolver resolver = KeyResolvers.resolver(cfg.kmip(), kmip);
-             MongoClient client = MongoClients.create(settings(cfg))) {
+             MongoClient client = MongoClients.create(UpstreamClients.settings(cfg))) {
             MongoCollection<BsonDocument> coll = client.getDatabase(cp.database())
                     .getCollection(cp.collection(), BsonDocument.class);
             MongoCollection<BsonDocument> state = client.getDatabase("fle_proxy")
@@ -143,38 +131,6 @@ final class RewrapCommand implements Callable<Integer> {
         } catch (IllegalStateException | ConfigException e) {
             System.err.println("rewrap: " + e.getMessage());
             return 2;
-        }
-    }
-
-    /** The upstream of the config, over TLS if it says so (its CA, and a client certificate if given). */
-    private static MongoClientSettings settings(ProxyConfig cfg) {
-        MongoClientSettings.Builder b = MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString("mongodb://" + cfg.upstream().address()))
-                .applyToClusterSettings(c -> c.serverSelectionTimeout(cfg.upstream().connectTimeoutMs(), TimeUnit.MILLISECONDS))
-                .applyToSocketSettings(s -> s.connectTimeout(cfg.upstream().connectTimeoutMs(), TimeUnit.MILLISECONDS));
-        UpstreamTls tls = cfg.upstream().tls();
-        if (tls != null) {
-            SSLContext ctx = tls.cert() != null ? KmipTls.fromPem(tls.ca(), tls.cert(), tls.key()) : trusting(tls.ca());
-            b.applyToSslSettings(s -> s.enabled(true).context(ctx));
-        }
-        return b.build();
-    }
-
-    private static SSLContext trusting(Path caPem) {
-        try (InputStream in = Files.newInputStream(caPem)) {
-            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
-            ks.load(null, null);
-            int i = 0;
-            for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-                ks.setCertificateEntry("ca" + i++, c);
-            }
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(ks);
-            SSLContext ctx = SSLContext.getInstance("TLS");
-            ctx.init(null, tmf.getTrustManagers(), null);
-            return ctx;
-        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
-            throw new ConfigException("upstreamTls.ca " + caPem + ": " + e.getMessage());
         }
     }
 }

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ExpiryWarnings implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ExpiryWarnings.class);
-    static final Duration SOON = Duration.ofDays(14);
+    /** How long before its end a certificate is warned about. */
+    public static final Duration SOON = Duration.ofDays(14);
 
     private final Map<String, Supplier<X509Certificate>> certificates;
     private final ScheduledExecutorService timer;
@@ -61,7 +62,7 @@ public final class ExpiryWarnings implements AutoCloseable {
     }
 
     /** What to say about this certificate at {@code now}, or null if it is good for more than {@link #SOON}. */
-    static String warning(String name, X509Certificate c, Instant now) {
+    public static String warning(String name, X509Certificate c, Instant now) {
         Instant until = c.getNotAfter().toInstant();
         String which = "the " + name + " TLS certificate (" + c.getSubjectX500Principal().getName() + ")";
         if (now.isAfter(until)) {

@@ -71,6 +71,14 @@ public final class ListenerContext implements AutoCloseable {
         return current.leaf();
     }
 
+    /**
+     * Loads the files as {@link #start} would, without serving or watching them: the leaf
+     * certificate, or the {@link ConfigException} start would fail with (the check command).
+     */
+    public static X509Certificate verify(ListenerTls config) {
+        return load(config).leaf();
+    }
+
     /** A context and the leaf certificate it serves. */
     private record Loaded(SslContext context, X509Certificate leaf) {
     }
