@@ -3,7 +3,7 @@
 throughput ratio (the median of paired repeats, as in report.md) in both runs and their
 difference, and whether proxy CPU per operation ranks plain < AES < ARIA < 3DES in each run.
 
-    python3 deploy/bench/compare.py RUN1_DIR RUN2_DIR [--tolerance 0.05]
+    python3 -m deploy.bench.compare RUN1_DIR RUN2_DIR [--tolerance 0.05]     (from the repository's root)
 
 The runs agree when, for each cipher, the median over workloads of |difference| is within the
 tolerance, and the ordering holds in every workload of both runs: exit status 0, else 1 (2: a
@@ -16,9 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import report  # noqa: E402
-from names import label, workload_label  # noqa: E402
+from . import report
+from .names import label, workload_label
 
 
 def load(directory: str) -> list[dict]:

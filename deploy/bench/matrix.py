@@ -33,10 +33,7 @@ import subprocess
 import sys
 import threading
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ledger  # noqa: E402
-import proxy_added  # noqa: E402
-import ycsb_output  # noqa: E402
+from . import ledger, proxy_added, ycsb_output
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_JAR = os.path.join(REPO, "ycsb-workloads", "binding", "target", "fle-ycsb.jar")
@@ -364,7 +361,7 @@ def run(args) -> int:
             jvm.close()
 
     if not args.no_report:
-        import report
+        from . import report   # here: matplotlib only when a report is written
         try:
             written = report.write_report(args.out)
         except report.LedgerError as e:

@@ -14,7 +14,7 @@ own luck. The ratio judged is the median over every side-by-side round of every 
 operation of the twin with metrics / of the one without, inserts and reads together); its interval
 resamples whole pairs (a cluster bootstrap), so it is as wide as the pairs disagree.
 
-    python deploy/bench/metrics_cost.py --out metrics-cost.md [--control] PAIR1/overhead.csv ...
+    python -m deploy.bench.metrics_cost --out metrics-cost.md [--control] PAIR1/overhead.csv ...
 """
 from __future__ import annotations
 
@@ -25,8 +25,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stats import LEVEL, RESAMPLES, SEED, spread  # noqa: E402
+from .stats import LEVEL, RESAMPLES, SEED, spread
 
 LIMIT = 1.03
 SUBJECTS = {"proxy-plain": "no policy", "encrypted": "AES-GCM, ten fields"}

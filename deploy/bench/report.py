@@ -9,9 +9,9 @@ reads it (skipping and counting lines it cannot place) and writes, into DIR:
 - report.md: the tables, with the spread of every figure and an interval for every ratio
   (stats.py says how), set beside the paper's reported figures.
 
-    python3 deploy/bench/report.py DIR
+    python3 -m deploy.bench.report DIR        (from the repository's root)
 
-The runner can also `from report import write_report` and call `write_report(DIR)`.
+The runner calls `write_report(DIR)` itself at the end of a matrix.
 """
 from __future__ import annotations
 
@@ -25,11 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import names  # noqa: E402
-import plots  # noqa: E402
-import stats  # noqa: E402
-from names import BASELINES, label, ordered, workload_label  # noqa: E402
+from . import names, plots, stats
+from .names import BASELINES, label, ordered, workload_label
 
 OP_METRICS = ("count", "avg_us", "p95_us", "p99_us", "errors", "not_found")
 CPU_PROCESSES = ("proxy", "backend", "client")

@@ -4,15 +4,10 @@ end, through the real proxy (load-measure-drop, CPU per operation, write concern
 proxy/tests/test_ycsb.py."""
 import json
 import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ledger  # noqa: E402
-import matrix  # noqa: E402
-import proxy_added  # noqa: E402
-import ycsb_output  # noqa: E402
+from . import ledger, matrix, proxy_added, ycsb_output
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
 
