@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import random
 import statistics
 import sys
 from pathlib import Path
 
-from .stats import LEVEL, RESAMPLES, SEED, spread
+from .stats import LEVEL, RESAMPLES, bootstrap, spread
 
 LIMIT = 1.03
 SUBJECTS = {"proxy-plain": "no policy", "encrypted": "AES-GCM, ten fields"}
@@ -68,14 +67,8 @@ def read_pair(path: Path) -> dict:
 
 
 def cluster_interval(pairs: list[list[float]], level: float = LEVEL, resamples: int = RESAMPLES):
-    """Percentile bootstrap interval of the pooled median, resampling whole pairs."""
-    if len(pairs) < 2:
-        return None
-    rng = random.Random(SEED)
-    medians = sorted(statistics.median([r for p in rng.choices(pairs, k=len(pairs)) for r in p])
-                     for _ in range(resamples))
-    tail = (1 - level) / 2
-    return medians[int(tail * (resamples - 1))], medians[int(round((1 - tail) * (resamples - 1)))]
+    """Percentile bootstrap interval of the pooled median, resampling whole pairs (stats.py's bootstrap)."""
+    return bootstrap(pairs, lambda sample: statistics.median([r for p in sample for r in p]), level, resamples)
 
 
 def judge(pairs: list[dict]) -> list[dict]:
