@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 from . import report
-from .names import label, workload_label
+from .markdown import MISSING, table
+from .names import label, series_name, workload_label
 
 
 def load(directory: str) -> list[dict]:
@@ -38,10 +39,8 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
     for topo in report.topologies_of(first):
         series = [s for s in report.ratio_pairs(report.only(first, topology=topo)) if s[1] == "plain"]
         workloads = report.workloads_of(report.only(first, topology=topo))
-        lines += [f"### {topo}", "", "| workload | " + " | ".join(
-            f"{report.names.series_name(s)} run 1 | run 2 | difference" for s in series) + " |",
-            "|---|" + "---|" * (3 * len(series))]
-        diffs = {s: [] for s in series}
+        header = ["workload"] + [h for s in series for h in (f"{series_name(s)} run 1", "run 2", "difference")]
+        diffs, rows = {s: [] for s in series}, []
         for w in workloads:
             cells = []
             for s in series:
@@ -52,17 +51,17 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
                     cells += [f"{a['median']:.2f}", f"{b['median']:.2f}",
                               f"{diff:+.2f}" + ("" if abs(diff) <= tolerance else " **over**")]
                 else:
-                    cells += ["–", "–", "–"]
+                    cells += [MISSING] * 3
                     agree = False
-            lines.append(f"| {workload_label(w)} | " + " | ".join(cells) + " |")
-        lines.append("")
+            rows.append([workload_label(w)] + cells)
+        lines += [f"### {topo}", ""] + table(header, rows)
         for s, values in diffs.items():
             if not values:
                 continue
             median = statistics.median(values)
             agree &= median <= tolerance
             over = sum(v > tolerance for v in values)
-            lines.append(f"- {report.names.series_name(s)}: median |difference| over workloads {median:.3f} "
+            lines.append(f"- {series_name(s)}: median |difference| over workloads {median:.3f} "
                          f"({'within' if median <= tolerance else 'over'} ±{tolerance:.2f}); largest {max(values):.2f}; "
                          f"{over} of {len(values)} workloads over ±{tolerance:.2f}")
         lines.append("")
