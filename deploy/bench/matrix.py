@@ -33,14 +33,13 @@ import subprocess
 import sys
 import threading
 
-from . import ledger, proxy_added, ycsb_output
+from . import ledger, names, proxy_added, ycsb_output
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_JAR = os.path.join(REPO, "ycsb-workloads", "binding", "target", "fle-ycsb.jar")
 DEFAULT_WORKLOADS_DIR = os.path.join(REPO, "ycsb-workloads", "workloads")
 BINDING = "dev.fleproxy.ycsb.MongoDbClient"
 SESSION = "dev.fleproxy.ycsb.Session"
-KNOWN_ALGORITHMS = ("direct", "plain", "aes", "aria", "3des", "seed", "lea")
 # Record shape YCSB uses unless a workload file says otherwise.
 DEFAULT_SHAPE = {"fieldcount": "10", "fieldlength": "100"}
 # CoreWorkload's proportions when a workload file does not set them.
@@ -73,7 +72,7 @@ def parse_args(argv):
     p.add_argument("--proxy", help="MongoDB URL of mongo-fle-proxy (needed for every algorithm but direct)")
     p.add_argument("--database", default="ycsb")
     p.add_argument("--algorithms", default="direct,plain,aes,aria,3des", type=csv,
-                   help=f"any of {','.join(KNOWN_ALGORITHMS)}")
+                   help=f"any of {','.join(names.ALGORITHMS)}")
     p.add_argument("--records", default="1000000,3000000,5000000", type=csv_ints)
     p.add_argument("--workloads", default="a,b,c,d,e,f", type=csv,
                    help="names of files in --workloads-dir: a = workloada, caching = workload_caching, ...")
@@ -216,9 +215,9 @@ def redact(text: str) -> str:
 
 
 def check_args(args) -> None:
-    unknown = [a for a in args.algorithms if a not in KNOWN_ALGORITHMS]
+    unknown = [a for a in args.algorithms if a not in names.ALGORITHMS]
     if unknown:
-        raise MatrixError(f"unknown algorithm(s) {', '.join(unknown)}; known: {', '.join(KNOWN_ALGORITHMS)}")
+        raise MatrixError(f"unknown algorithm(s) {', '.join(unknown)}; known: {', '.join(names.ALGORITHMS)}")
     if any(a != "direct" for a in args.algorithms) and not args.proxy:
         raise MatrixError("--proxy is needed for every algorithm but direct")
     if args.repeats < 1 or args.threads < 1 or args.operations < 1:
@@ -548,26 +547,26 @@ def first_warmup(args, jvm, sessions, files) -> None:
         if warmed.issuperset(algorithms):
             continue
         warmed.update(algorithms)
-        names = [collection(a, session["table"]) for a in algorithms]
+        colls = [collection(a, session["table"]) for a in algorithms]
         plan = session_plan(args, {**session, "records": min(args.records)}, workloads[:1], files, {})
         plan.update(cells=[], warmup={"workloads": [files[w] for w in workloads],
                                       "seconds": args.first_warmup_seconds * len(algorithms)})
         print(f"matrix: first warm-up on {', '.join(algorithms)}: per algorithm, a load of {min(args.records):,} "
               f"records and {args.first_warmup_seconds:g} s of {', '.join(workloads)} (not recorded)", flush=True)
-        run_unrecorded(args, jvm, plan, "sliced" if "algorithms" in session else names[0], names)
+        run_unrecorded(args, jvm, plan, "sliced" if "algorithms" in session else colls[0], colls)
 
 
-def run_unrecorded(args, jvm, plan, tag, names) -> None:
+def run_unrecorded(args, jvm, plan, tag, colls) -> None:
     """Run a warm-up plan between drops of the collections it loads; keep only its raw log."""
     path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-{tag}")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_plan(path + ".plan.json", plan)
-    drop(args, names)
-    limit = args.cell_timeout * (2 + len(plan["warmup"]["workloads"])) * len(names)
+    drop(args, colls)
+    limit = args.cell_timeout * (2 + len(plan["warmup"]["workloads"])) * len(colls)
     with open(path + ".log", "w", encoding="utf-8") as log:
         for _ in jvm.phases(path + ".plan.json", limit, log):
             pass
-    drop(args, names)
+    drop(args, colls)
 
 
 def session_tag(args, session, workloads) -> str:
@@ -589,7 +588,7 @@ def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, d
     cell the ledger holds already, measured beside the others by an earlier, interrupted run, is
     kept as it was), and drop them again unless --keep-data."""
     records, rep = session["records"], session["repeat"]
-    names = {a: collection(a, session["table"]) for a in session_algorithms(session)}
+    colls = {a: collection(a, session["table"]) for a in session_algorithms(session)}
     sliced = "algorithms" in session
     tag = session_tag(args, session, workloads)
     raw = os.path.join(args.out, "raw")
@@ -597,19 +596,19 @@ def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, d
     plan_path, log_path = os.path.join(raw, f"{tag}.plan.json"), os.path.join(raw, f"{tag}.log")
     plan = session_plan(args, session, workloads, files, ops)
     write_plan(plan_path, plan)
-    drop(args, list(names.values()))
+    drop(args, list(colls.values()))
     if sliced:
-        what = f"{', '.join(names)} in {args.slice_seconds:g}-s slices: load each, then"
+        what = f"{', '.join(colls)} in {args.slice_seconds:g}-s slices: load each, then"
     else:
-        what = f"{session['algorithm']} ({args.database}.{names[session['algorithm']]}): load, " \
+        what = f"{session['algorithm']} ({args.database}.{colls[session['algorithm']]}): load, " \
                f"{args.warmup_seconds:g} s warm-up,"
     print(f"matrix: {args.topology} {records:,} records, repeat {rep}: {what} {', '.join(workloads)}", flush=True)
     base = {"topology": args.topology, "records": records, "repeat": rep, "threads": args.threads,
             "data": "all algorithms" if every_collection_loaded(args) else "this algorithm only",
             **({"interleave": "slice"} if sliced else {})}
-    limit = args.cell_timeout * (len(workloads) + 1 + ("warmup" in plan)) * len(names)
+    limit = args.cell_timeout * (len(workloads) + 1 + ("warmup" in plan)) * len(colls)
     write_concern = None
-    pending = [(a, w) for w in workloads for a in names]
+    pending = [(a, w) for w in workloads for a in colls]
 
     def which(algorithm):   # a sliced session's tag names no algorithm
         return f" on {algorithm}" if sliced else ""
@@ -620,18 +619,18 @@ def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, d
                 write_concern = phase.get("writeConcern")
                 continue
             algorithm = phase.get("target", session.get("algorithm"))
-            if algorithm not in names:
+            if algorithm not in colls:
                 continue
             result = phase_result(phase)
             if phase["phase"] == "load":
-                check_load(result, names[algorithm], records, log_path)
+                check_load(result, colls[algorithm], records, log_path)
                 ledger.append(ledger_path, {**base, "algorithm": algorithm, "kind": "load", "table": session["table"],
                                             "write_concern": write_concern, "threads": plan["load"]["threads"],
                                             "started": now(), **figures(result)})
-                print(f"matrix: loaded {names[algorithm]} in {result['runtime_ms'] / 1000:.1f} s "
+                print(f"matrix: loaded {colls[algorithm]} in {result['runtime_ms'] / 1000:.1f} s "
                       f"({result['throughput']:,.0f} inserts/s)", flush=True)
             elif phase["phase"] == "warmup":
-                check_phase(result, f"warm-up on {names[algorithm]}", args.max_error_rate, log_path,
+                check_phase(result, f"warm-up on {colls[algorithm]}", args.max_error_rate, log_path,
                             read_only(props[workloads[0]]))
             elif phase["phase"] == "cell":
                 w = phase["name"]
@@ -649,7 +648,7 @@ def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, d
     if pending:
         raise CellFailed(f"session {tag} ended before {', '.join(w + which(a) for a, w in pending)}; see {log_path}")
     if not args.keep_data:
-        drop(args, list(names.values()))
+        drop(args, list(colls.values()))
 
 
 def phase_result(phase: dict) -> dict:
@@ -683,11 +682,11 @@ def describe(entry: dict) -> str:
             f"{entry['throughput']:,.0f} ops/s{extra}{flags}")
 
 
-def drop(args, names) -> None:
+def drop(args, colls) -> None:
     import pymongo
     client = pymongo.MongoClient(args.direct, serverSelectionTimeoutMS=10000)
     try:
-        for name in names:
+        for name in colls:
             client[args.database][name].drop()
     finally:
         client.close()
