@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import report
 from .markdown import MISSING, table
-from .names import label, series_name, workload_label
+from .names import CPU_ORDER, label, series_name, workload_label
 
 
 def load(directory: str) -> list[dict]:
@@ -71,7 +71,7 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
             holds, breaks = report.cpu_ordering(cpu, topo, workloads, report.algorithms_of(topo_runs))
             agree &= not breaks and bool(holds)
             medians = "; ".join(f"{workload_label(w)}: " + " < ".join(
-                f"{label(a)} {cpu[(topo, a, w)]['median']:.0f}" for a in ("plain", "aes", "aria", "3des")
+                f"{label(a)} {cpu[(topo, a, w)]['median']:.0f}" for a in CPU_ORDER
                 if (topo, a, w) in cpu) for w in workloads)
             lines += [f"Run {i}, proxy µs of CPU per operation (medians): {medians}. Ordering holds in "
                       f"{', '.join(map(workload_label, holds)) or 'none'}"

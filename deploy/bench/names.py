@@ -11,6 +11,9 @@ CIPHERS = ("AES", "ARIA", "3DES", "SEED", "LEA")
 BASELINES = ("direct", "plain")
 ALGORITHMS = BASELINES + tuple(c.lower() for c in CIPHERS)
 ALGORITHM_LABELS = {**{b: b for b in BASELINES}, **{c.lower(): c for c in CIPHERS}}
+#: The order in which the proxy's CPU per operation is expected to rise (the paper's ciphers): the
+#: report and compare.py check it per workload.
+CPU_ORDER = ("plain", "aes", "aria", "3des")
 WORKLOADS = ("a", "b", "c", "d", "e", "f", "caching", "messenger", "recommendation")
 OPERATIONS = ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE")
 

@@ -310,7 +310,7 @@ def cpu_spreads(runs, process: str) -> dict[tuple, dict]:
 def cpu_ordering(cpu: dict, topology: str, workloads, algorithms) -> tuple[list[str], list[str]]:
     """Workloads where the medians of proxy CPU per operation rise in the order plain < AES <
     ARIA < 3DES (of those measured), and the workloads where they do not."""
-    chain = [a for a in ("plain", "aes", "aria", "3des") if a in algorithms]
+    chain = [a for a in names.CPU_ORDER if a in algorithms]
     holds, breaks = [], []
     for w in workloads:
         medians = [cpu.get((topology, a, w)) for a in chain]
@@ -548,7 +548,7 @@ def md_cpu(runs) -> list[str]:
                             for w in workloads])
             if process == "proxy":
                 holds, breaks = cpu_ordering(cpu, topo, workloads, measured)
-                chain = " < ".join(label(a) for a in ("plain", "aes", "aria", "3des") if a in measured)
+                chain = " < ".join(label(a) for a in names.CPU_ORDER if a in measured)
                 if holds or breaks:
                     lines += [f"Ordering {chain} of the medians holds in workload(s) "
                               f"{', '.join(map(workload_label, holds)) or 'none'}"
