@@ -536,10 +536,10 @@ def write_plan(path: str, plan: dict) -> None:
 
 
 def first_warmup(args, jvm, sessions, files) -> None:
-    """Before the first session, unrecorded, for every algorithm: a load of the smallest record
-    count and --first-warmup-seconds shared by every workload of the first session, in the first
-    session that holds it (with --interleave slice, the first session holds them all: they take
-    turns in slices, for as long as theirs together); nothing is recorded but that it ran."""
+    """Before the first session, an unrecorded one for each algorithm (in the first session's
+    shape): a load of the smallest record count, --first-warmup-seconds of the first session's
+    workloads, a drop; nothing is recorded but that it ran. With --interleave slice the first
+    session holds every algorithm, so they warm up together, in slices, as long as theirs together."""
     workloads = sessions[0]["workloads"]
     warmed = set()
     for session in sessions:
