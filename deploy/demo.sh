@@ -133,7 +133,7 @@ if [ "$JOB" = rewrap ]; then
   # drives the policy (SIGHUP), the loads, the runs and the checks, and writes the report.
   OUT=results/embedded/rewrap
   rm -rf "$OUT"
-  "$PYTHON" deploy/bench/rewrap_bench.py --proxy-port "$PROXY_PORT" --proxy-pid "$PROXY_PID" \
+  "$PYTHON" -m deploy.bench.rewrap_bench --proxy-port "$PROXY_PORT" --proxy-pid "$PROXY_PID" \
     --backend-pid "$BACKEND_PID" --config "$RUN/proxy.yaml" --proxy-log "$RUN/proxy.log" \
     --old-key 93a7f87f-458c-31be-ad16-d5dfa2fc1bae --new-key 89d6d529-a2fe-31dd-ae60-3cb35458dcc0 \
     --records "${DEMO_REWRAP_RECORDS:-5000}" --seconds "${DEMO_REWRAP_SECONDS:-15}" \
@@ -201,7 +201,7 @@ if [ "$JOB" = overhead-metrics ]; then
       sleep 0.1
     done
   done
-  "$PYTHON" deploy/bench/metrics_cost.py --out "$OUT/metrics-cost.md" $([ "$control" = 1 ] && echo --control) \
+  "$PYTHON" -m deploy.bench.metrics_cost --out "$OUT/metrics-cost.md" $([ "$control" = 1 ] && echo --control) \
     --scrape-seconds "$SCRAPE" --command "make bench-metrics (DEMO_METRICS_PAIRS=$PAIRS DEMO_METRICS_SCRAPE_SECONDS=$SCRAPE DEMO_SIDE_BY_SIDE_ROUNDS=$SIDE_ROUNDS DEMO_SECONDS=$SECONDS_PER_PHASE DEMO_THREADS=$THREADS DEMO_METRICS_CONTROL=$control)" \
     "$OUT"/pair-*/overhead.csv
   echo "demo: wrote $OUT/metrics-cost.md (and each pair's overhead.md in $OUT/pair-N/)"
@@ -294,7 +294,7 @@ fi
 rm -f "$OUT/ledger.jsonl" "$OUT/matrix.json"
 rm -rf "$OUT/raw" "$OUT/plots"   # figures of an older run would stay beside the new ones
 echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALGORITHMS, $REPEATS repeats, $THREADS threads"
-"$PYTHON" deploy/bench/matrix.py \
+"$PYTHON" -m deploy.bench.matrix \
   --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
   --proxy-pid "$PROXY_PID" --backend-pid "$BACKEND_PID" --proxy-metrics "http://127.0.0.1:$ADMIN_PORT/metrics" \
   --topology embedded --algorithms "$ALGORITHMS" --records "$RECORDS" --workloads "$WORKLOADS" \

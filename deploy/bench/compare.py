@@ -3,7 +3,7 @@
 throughput ratio (the median of paired repeats, as in report.md) in both runs and their
 difference, and whether proxy CPU per operation ranks plain < AES < ARIA < 3DES in each run.
 
-    python3 deploy/bench/compare.py RUN1_DIR RUN2_DIR [--tolerance 0.05]
+    python3 -m deploy.bench.compare RUN1_DIR RUN2_DIR [--tolerance 0.05]     (from the repository's root)
 
 The runs agree when, for each cipher, the median over workloads of |difference| is within the
 tolerance, and the ordering holds in every workload of both runs: exit status 0, else 1 (2: a
@@ -16,9 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import report  # noqa: E402
-from names import label, workload_label  # noqa: E402
+from . import report
+from .markdown import MISSING, table
+from .names import CPU_ORDER, label, series_name, workload_label
 
 
 def load(directory: str) -> list[dict]:
@@ -39,10 +39,8 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
     for topo in report.topologies_of(first):
         series = [s for s in report.ratio_pairs(report.only(first, topology=topo)) if s[1] == "plain"]
         workloads = report.workloads_of(report.only(first, topology=topo))
-        lines += [f"### {topo}", "", "| workload | " + " | ".join(
-            f"{report.names.series_name(s)} run 1 | run 2 | difference" for s in series) + " |",
-            "|---|" + "---|" * (3 * len(series))]
-        diffs = {s: [] for s in series}
+        header = ["workload"] + [h for s in series for h in (f"{series_name(s)} run 1", "run 2", "difference")]
+        diffs, rows = {s: [] for s in series}, []
         for w in workloads:
             cells = []
             for s in series:
@@ -53,17 +51,17 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
                     cells += [f"{a['median']:.2f}", f"{b['median']:.2f}",
                               f"{diff:+.2f}" + ("" if abs(diff) <= tolerance else " **over**")]
                 else:
-                    cells += ["–", "–", "–"]
+                    cells += [MISSING] * 3
                     agree = False
-            lines.append(f"| {workload_label(w)} | " + " | ".join(cells) + " |")
-        lines.append("")
+            rows.append([workload_label(w)] + cells)
+        lines += [f"### {topo}", ""] + table(header, rows)
         for s, values in diffs.items():
             if not values:
                 continue
             median = statistics.median(values)
             agree &= median <= tolerance
             over = sum(v > tolerance for v in values)
-            lines.append(f"- {report.names.series_name(s)}: median |difference| over workloads {median:.3f} "
+            lines.append(f"- {series_name(s)}: median |difference| over workloads {median:.3f} "
                          f"({'within' if median <= tolerance else 'over'} ±{tolerance:.2f}); largest {max(values):.2f}; "
                          f"{over} of {len(values)} workloads over ±{tolerance:.2f}")
         lines.append("")
@@ -73,7 +71,7 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
             holds, breaks = report.cpu_ordering(cpu, topo, workloads, report.algorithms_of(topo_runs))
             agree &= not breaks and bool(holds)
             medians = "; ".join(f"{workload_label(w)}: " + " < ".join(
-                f"{label(a)} {cpu[(topo, a, w)]['median']:.0f}" for a in ("plain", "aes", "aria", "3des")
+                f"{label(a)} {cpu[(topo, a, w)]['median']:.0f}" for a in CPU_ORDER
                 if (topo, a, w) in cpu) for w in workloads)
             lines += [f"Run {i}, proxy µs of CPU per operation (medians): {medians}. Ordering holds in "
                       f"{', '.join(map(workload_label, holds)) or 'none'}"

@@ -33,17 +33,13 @@ import subprocess
 import sys
 import threading
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ledger  # noqa: E402
-import proxy_added  # noqa: E402
-import ycsb_output  # noqa: E402
+from . import ledger, names, proxy_added, ycsb_output
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_JAR = os.path.join(REPO, "ycsb-workloads", "binding", "target", "fle-ycsb.jar")
 DEFAULT_WORKLOADS_DIR = os.path.join(REPO, "ycsb-workloads", "workloads")
 BINDING = "dev.fleproxy.ycsb.MongoDbClient"
 SESSION = "dev.fleproxy.ycsb.Session"
-KNOWN_ALGORITHMS = ("direct", "plain", "aes", "aria", "3des", "seed", "lea")
 # Record shape YCSB uses unless a workload file says otherwise.
 DEFAULT_SHAPE = {"fieldcount": "10", "fieldlength": "100"}
 # CoreWorkload's proportions when a workload file does not set them.
@@ -76,7 +72,7 @@ def parse_args(argv):
     p.add_argument("--proxy", help="MongoDB URL of mongo-fle-proxy (needed for every algorithm but direct)")
     p.add_argument("--database", default="ycsb")
     p.add_argument("--algorithms", default="direct,plain,aes,aria,3des", type=csv,
-                   help=f"any of {','.join(KNOWN_ALGORITHMS)}")
+                   help=f"any of {','.join(names.ALGORITHMS)}")
     p.add_argument("--records", default="1000000,3000000,5000000", type=csv_ints)
     p.add_argument("--workloads", default="a,b,c,d,e,f", type=csv,
                    help="names of files in --workloads-dir: a = workloada, caching = workload_caching, ...")
@@ -219,9 +215,9 @@ def redact(text: str) -> str:
 
 
 def check_args(args) -> None:
-    unknown = [a for a in args.algorithms if a not in KNOWN_ALGORITHMS]
+    unknown = [a for a in args.algorithms if a not in names.ALGORITHMS]
     if unknown:
-        raise MatrixError(f"unknown algorithm(s) {', '.join(unknown)}; known: {', '.join(KNOWN_ALGORITHMS)}")
+        raise MatrixError(f"unknown algorithm(s) {', '.join(unknown)}; known: {', '.join(names.ALGORITHMS)}")
     if any(a != "direct" for a in args.algorithms) and not args.proxy:
         raise MatrixError("--proxy is needed for every algorithm but direct")
     if args.repeats < 1 or args.threads < 1 or args.operations < 1:
@@ -356,15 +352,12 @@ def run(args) -> int:
                 first_warmup(args, jvm, sessions, files)
             progress = Progress(todo)
             for session, workloads in pending:
-                if args.interleave == "slice":
-                    run_sliced_session(args, jvm, session, workloads, files, props, ledger_path, done, progress)
-                else:
-                    run_session(args, jvm, session, workloads, files, props, ops, ledger_path, progress)
+                run_session(args, jvm, session, workloads, files, props, ops, ledger_path, done, progress)
         finally:
             jvm.close()
 
     if not args.no_report:
-        import report
+        from . import report   # here: matplotlib only when a report is written
         try:
             written = report.write_report(args.out)
         except report.LedgerError as e:
@@ -413,27 +406,14 @@ def collection(algorithm: str, table: str) -> str:
     return f"{table}_{algorithm}"
 
 
-def sliced_plan(args, session, workloads, files, records) -> dict:
-    """What dev.fleproxy.ycsb.Session runs for --interleave slice: every algorithm a target (its
-    collection and URL, and the processes whose CPU is its own), a load of each, then per workload
-    an unrecorded warm-up and the measured window, both in alternating slices."""
-    targets = []
-    for algorithm in session["algorithms"]:
-        processes = [k for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid))
-                     if v and not (k == "proxy" and algorithm == "direct")]
-        targets.append({"name": algorithm, "processes": processes,
-                        "properties": {"table": collection(algorithm, session["table"]),
-                                       "mongodb.url": url_for(args, algorithm)},
-                        **metrics_label(args, algorithm, session["table"])})
-    cells = [{"name": w, "workload": files[w], "seconds": args.cell_seconds.get(w, args.seconds),
-              "sliceSeconds": args.slice_seconds, "warmupSeconds": args.warmup_seconds} for w in workloads]
-    pids = {k: v for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid)) if v}
-    return {"db": BINDING, "threads": args.threads, "targets": targets, **metrics_url(args),
-            "properties": {**args.extra_props, "mongodb.writeConcern": args.write_concern},
-            "load": {"workload": files[workloads[0]], "records": records,
-                     "threads": args.load_threads or args.threads,
-                     "properties": {"mongodb.batchsize": str(args.load_batch)}},
-            "cells": cells, "pids": pids, "clockTicks": os.sysconf("SC_CLK_TCK")}
+def target(args, algorithm: str, table: str) -> dict:
+    """One algorithm of a session: its collection and URL, the processes whose CPU time is its own
+    (the idle proxy's is not direct's), and the label the proxy counts its requests under."""
+    processes = [k for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid))
+                 if v and not (k == "proxy" and algorithm == "direct")]
+    return {"name": algorithm, "processes": processes,
+            "properties": {"table": collection(algorithm, table), "mongodb.url": url_for(args, algorithm)},
+            **metrics_label(args, algorithm, table)}
 
 
 def metrics_url(args) -> dict:
@@ -450,27 +430,34 @@ def metrics_label(args, algorithm: str, table: str) -> dict:
 
 
 def session_plan(args, session, workloads, files, ops) -> dict:
-    """What dev.fleproxy.ycsb.Session runs: load, warm-up, then one cell per workload."""
-    name = collection(session["algorithm"], session["table"])
-    pids = {k: v for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid)) if v}
-    if session["algorithm"] == "direct":
-        pids.pop("proxy", None)  # the proxy is idle: its CPU is not this cell's
-    cells = []
-    for w in workloads:
-        cell = {"name": w, "workload": files[w], "operations": ops.get(w, args.operations)}
-        if args.cell_seconds.get(w, args.seconds):
-            cell["seconds"] = args.cell_seconds.get(w, args.seconds)
-        cells.append(cell)
-    plan = {
-        "db": BINDING, "threads": args.threads,
-        "properties": {**args.extra_props, "table": name, "mongodb.url": url_for(args, session["algorithm"]),
-                       "mongodb.writeConcern": args.write_concern},
-        "load": {"workload": files[workloads[0]], "records": session["records"],
-                 "threads": args.load_threads or args.threads,
-                 "properties": {"mongodb.batchsize": str(args.load_batch)}},
-        "cells": cells, "pids": pids, "clockTicks": os.sysconf("SC_CLK_TCK"),
-        **metrics_url(args), **metrics_label(args, session["algorithm"], session["table"]),
-    }
+    """What dev.fleproxy.ycsb.Session runs for a session: a load of each algorithm's collection,
+    then one cell per workload. With several algorithms (key "algorithms", --interleave slice) each
+    is a target, and each cell's warm-up and measured window alternate them in slices; with one
+    (key "algorithm") its target is the plan's own, an unrecorded warm-up follows the load, and a
+    cell ends after its operations (or its seconds)."""
+    targets = [target(args, a, session["table"]) for a in session_algorithms(session)]
+    plan = {"db": BINDING, "threads": args.threads,
+            "properties": {**args.extra_props, "mongodb.writeConcern": args.write_concern},
+            "load": {"workload": files[workloads[0]], "records": session["records"],
+                     "threads": args.load_threads or args.threads,
+                     "properties": {"mongodb.batchsize": str(args.load_batch)}},
+            "cells": [{"name": w, "workload": files[w]} for w in workloads],
+            "pids": {k: v for k, v in (("proxy", args.proxy_pid), ("backend", args.backend_pid)) if v},
+            "clockTicks": os.sysconf("SC_CLK_TCK"), **metrics_url(args)}
+    if "algorithms" in session:
+        plan["targets"] = targets
+        for cell in plan["cells"]:
+            cell.update(seconds=args.cell_seconds.get(cell["name"], args.seconds), sliceSeconds=args.slice_seconds,
+                        warmupSeconds=args.warmup_seconds)
+        return plan
+    (own,) = targets
+    plan["properties"].update(own["properties"])
+    plan["pids"] = {k: v for k, v in plan["pids"].items() if k in own["processes"]}
+    plan.update({k: v for k, v in own.items() if k == "metricsCollection"})
+    for cell in plan["cells"]:
+        cell["operations"] = ops.get(cell["name"], args.operations)
+        if args.cell_seconds.get(cell["name"], args.seconds):
+            cell["seconds"] = args.cell_seconds.get(cell["name"], args.seconds)
     if args.warmup_seconds:
         plan["warmup"] = {"workloads": [files[workloads[0]]], "seconds": args.warmup_seconds}
     return plan
@@ -549,133 +536,108 @@ def write_plan(path: str, plan: dict) -> None:
 
 
 def first_warmup(args, jvm, sessions, files) -> None:
-    """One unrecorded session per algorithm: a load of the smallest record count and
-    --first-warmup-seconds shared by every workload; nothing is recorded but that it ran. (With
-    --interleave slice, one session of every algorithm in slices, as long as theirs together.)"""
+    """Before the first session, an unrecorded one for each algorithm (in the first session's
+    shape): a load of the smallest record count, --first-warmup-seconds of the first session's
+    workloads, a drop; nothing is recorded but that it ran. With --interleave slice the first
+    session holds every algorithm, so they warm up together, in slices, as long as theirs together."""
     workloads = sessions[0]["workloads"]
-    warmup = {"workloads": [files[w] for w in workloads]}
-    if args.interleave == "slice":
-        session = sessions[0]
-        plan = sliced_plan(args, session, workloads[:1], files, min(args.records))
-        plan.update(cells=[], warmup={**warmup, "seconds": args.first_warmup_seconds * len(session["algorithms"])})
-        print(f"matrix: first warm-up on {', '.join(session['algorithms'])} in slices: load {min(args.records):,} "
-              f"records each, {args.first_warmup_seconds:g} s each of {', '.join(workloads)} (not recorded)",
-              flush=True)
-        run_unrecorded(args, jvm, plan, "sliced", [collection(a, session["table"]) for a in session["algorithms"]])
-        return
-    first = {}
-    for s in sessions:
-        first.setdefault(s["algorithm"], s)
-    for algorithm, session in first.items():
-        name = collection(algorithm, session["table"])
+    warmed = set()
+    for session in sessions:
+        algorithms = session_algorithms(session)
+        if warmed.issuperset(algorithms):
+            continue
+        warmed.update(algorithms)
+        colls = [collection(a, session["table"]) for a in algorithms]
         plan = session_plan(args, {**session, "records": min(args.records)}, workloads[:1], files, {})
-        plan.update(cells=[], warmup={**warmup, "seconds": args.first_warmup_seconds})
-        print(f"matrix: first warm-up on {algorithm}: load {min(args.records):,} records, "
-              f"{args.first_warmup_seconds:g} s of {', '.join(workloads)} (not recorded)", flush=True)
-        run_unrecorded(args, jvm, plan, name, [name])
+        plan.update(cells=[], warmup={"workloads": [files[w] for w in workloads],
+                                      "seconds": args.first_warmup_seconds * len(algorithms)})
+        print(f"matrix: first warm-up on {', '.join(algorithms)}: per algorithm, a load of {min(args.records):,} "
+              f"records and {args.first_warmup_seconds:g} s of {', '.join(workloads)} (not recorded)", flush=True)
+        run_unrecorded(args, jvm, plan, "sliced" if "algorithms" in session else colls[0], colls)
 
 
-def run_unrecorded(args, jvm, plan, tag, names) -> None:
+def run_unrecorded(args, jvm, plan, tag, colls) -> None:
     """Run a warm-up plan between drops of the collections it loads; keep only its raw log."""
     path = os.path.join(args.out, "raw", f"{args.topology}-first-warmup-{tag}")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     write_plan(path + ".plan.json", plan)
-    drop(args, names)
-    limit = args.cell_timeout * (2 + len(plan["warmup"]["workloads"])) * len(names)
+    drop(args, colls)
+    limit = args.cell_timeout * (2 + len(plan["warmup"]["workloads"])) * len(colls)
     with open(path + ".log", "w", encoding="utf-8") as log:
         for _ in jvm.phases(path + ".plan.json", limit, log):
             pass
-    drop(args, names)
+    drop(args, colls)
 
 
-def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, progress) -> None:
-    """Drop the collection, run the session, record each load and cell as its line arrives."""
-    algorithm, records, rep = session["algorithm"], session["records"], session["repeat"]
-    name = collection(algorithm, session["table"])
-    tag = f"{args.topology}-{records}-{name}-r{rep}" + (f"-{workloads[0]}" if args.interleave == "cell" else "")
+def session_tag(args, session, workloads) -> str:
+    """The name of a session's plan and log in DIR/raw/."""
+    records, rep = session["records"], session["repeat"]
+    if "algorithms" in session:
+        return f"{args.topology}-{records}-{session['table']}-r{rep}-sliced"
+    cell = f"-{workloads[0]}" if args.interleave == "cell" else ""
+    return f"{args.topology}-{records}-{collection(session['algorithm'], session['table'])}-r{rep}{cell}"
+
+
+def every_collection_loaded(args) -> bool:
+    """Whether every algorithm's data is in the database while a cell runs (not just the measured one's)."""
+    return args.keep_data or args.interleave == "slice"
+
+
+def run_session(args, jvm, session, workloads, files, props, ops, ledger_path, done, progress) -> None:
+    """Drop the session's collections, run it, record each load and cell as its line arrives (a
+    cell the ledger holds already, measured beside the others by an earlier, interrupted run, is
+    kept as it was), and drop them again unless --keep-data."""
+    records, rep = session["records"], session["repeat"]
+    colls = {a: collection(a, session["table"]) for a in session_algorithms(session)}
+    sliced = "algorithms" in session
+    tag = session_tag(args, session, workloads)
     raw = os.path.join(args.out, "raw")
     os.makedirs(raw, exist_ok=True)
     plan_path, log_path = os.path.join(raw, f"{tag}.plan.json"), os.path.join(raw, f"{tag}.log")
     plan = session_plan(args, session, workloads, files, ops)
     write_plan(plan_path, plan)
-    drop(args, [name])
-    print(f"matrix: {args.topology} {records:,} records, repeat {rep}: {algorithm} ({args.database}.{name}): "
-          f"load, {args.warmup_seconds:g} s warm-up, {', '.join(workloads)}", flush=True)
-    base = {"topology": args.topology, "algorithm": algorithm, "records": records, "repeat": rep,
-            "threads": args.threads, "data": "all algorithms" if args.keep_data else "this algorithm only"}
-    limit = args.cell_timeout * (len(workloads) + 1 + (1 if args.warmup_seconds else 0))
-    write_concern = None
-    pending = list(workloads)
-    with open(log_path, "w", encoding="utf-8") as log:
-        for phase in jvm.phases(plan_path, limit, log):
-            if phase["phase"] == "start":
-                write_concern = phase.get("writeConcern")
-                continue
-            result = phase_result(phase)
-            if phase["phase"] == "load":
-                check_load(result, name, records, log_path)
-                entry = {**base, "kind": "load", "table": session["table"], "write_concern": write_concern,
-                         "threads": plan["load"]["threads"], "started": now(), **figures(result)}
-                ledger.append(ledger_path, entry)
-                print(f"matrix: loaded in {result['runtime_ms'] / 1000:.1f} s "
-                      f"({result['throughput']:,.0f} inserts/s)", flush=True)
-            elif phase["phase"] == "warmup":
-                check_phase(result, f"warm-up on {name}", args.max_error_rate, log_path,
-                            read_only(props[workloads[0]]))
-            elif phase["phase"] == "cell":
-                w = phase["name"]
-                check_phase(result, f"cell {tag} workload {w}", args.max_error_rate, log_path, read_only(props[w]))
-                entry = {**base, "kind": "run", "workload": w, "write_concern": write_concern,
-                         "records_at_start": phase["records"], "started": now(), **figures(result)}
-                ledger.append(ledger_path, entry)
-                pending.remove(w)
-                progress.step(result["runtime_ms"] / 1000, describe(entry))
-    if pending:
-        raise CellFailed(f"session {tag} ended before {', '.join(pending)}; see {log_path}")
-    if not args.keep_data:
-        drop(args, [name])
-
-
-def run_sliced_session(args, jvm, session, workloads, files, props, ledger_path, done, progress) -> None:
-    """--interleave slice: drop and load every algorithm's collection, run the workloads with the
-    algorithms alternating in slices, record each target's load and cells (those the ledger does
-    not hold yet), drop them all."""
-    records, rep = session["records"], session["repeat"]
-    names = {a: collection(a, session["table"]) for a in session["algorithms"]}
-    tag = f"{args.topology}-{records}-{session['table']}-r{rep}-sliced"
-    raw = os.path.join(args.out, "raw")
-    os.makedirs(raw, exist_ok=True)
-    plan_path, log_path = os.path.join(raw, f"{tag}.plan.json"), os.path.join(raw, f"{tag}.log")
-    plan = sliced_plan(args, session, workloads, files, records)
-    write_plan(plan_path, plan)
-    drop(args, list(names.values()))
-    print(f"matrix: {args.topology} {records:,} records, repeat {rep}: {', '.join(session['algorithms'])} in "
-          f"{args.slice_seconds:g}-s slices: load each, then {', '.join(workloads)}", flush=True)
+    drop(args, list(colls.values()))
+    if sliced:
+        what = f"{', '.join(colls)} in {args.slice_seconds:g}-s slices: load each, then"
+    else:
+        what = f"{session['algorithm']} ({args.database}.{colls[session['algorithm']]}): load, " \
+               f"{args.warmup_seconds:g} s warm-up,"
+    print(f"matrix: {args.topology} {records:,} records, repeat {rep}: {what} {', '.join(workloads)}", flush=True)
     base = {"topology": args.topology, "records": records, "repeat": rep, "threads": args.threads,
-            "data": "all algorithms", "interleave": "slice"}
-    targets = len(names)
-    limit = args.cell_timeout * (len(workloads) + 1) * targets
+            "data": "all algorithms" if every_collection_loaded(args) else "this algorithm only",
+            **({"interleave": "slice"} if sliced else {})}
+    limit = args.cell_timeout * (len(workloads) + 1 + ("warmup" in plan)) * len(colls)
     write_concern = None
-    pending = {(a, w) for a in names for w in workloads}
+    pending = [(a, w) for w in workloads for a in colls]
+
+    def which(algorithm):   # a sliced session's tag names no algorithm
+        return f" on {algorithm}" if sliced else ""
+
     with open(log_path, "w", encoding="utf-8") as log:
         for phase in jvm.phases(plan_path, limit, log):
             if phase["phase"] == "start":
                 write_concern = phase.get("writeConcern")
                 continue
-            algorithm = phase.get("target")
-            if algorithm not in names:
+            algorithm = phase.get("target", session.get("algorithm"))
+            if algorithm not in colls:
                 continue
             result = phase_result(phase)
             if phase["phase"] == "load":
-                check_load(result, names[algorithm], records, log_path)
+                check_load(result, colls[algorithm], records, log_path)
                 ledger.append(ledger_path, {**base, "algorithm": algorithm, "kind": "load", "table": session["table"],
                                             "write_concern": write_concern, "threads": plan["load"]["threads"],
                                             "started": now(), **figures(result)})
+                print(f"matrix: loaded {colls[algorithm]} in {result['runtime_ms'] / 1000:.1f} s "
+                      f"({result['throughput']:,.0f} inserts/s)", flush=True)
+            elif phase["phase"] == "warmup":
+                check_phase(result, f"warm-up on {colls[algorithm]}", args.max_error_rate, log_path,
+                            read_only(props[workloads[0]]))
             elif phase["phase"] == "cell":
                 w = phase["name"]
-                check_phase(result, f"cell {tag} workload {w} on {algorithm}", args.max_error_rate, log_path,
+                check_phase(result, f"cell {tag} workload {w}{which(algorithm)}", args.max_error_rate, log_path,
                             read_only(props[w]))
-                pending.discard((algorithm, w))
+                if (algorithm, w) in pending:
+                    pending.remove((algorithm, w))
                 if ledger.run_key(args.topology, algorithm, records, w, rep) in done:
                     continue   # measured by an earlier, interrupted run: kept as it was
                 entry = {**base, "algorithm": algorithm, "kind": "run", "workload": w,
@@ -684,10 +646,9 @@ def run_sliced_session(args, jvm, session, workloads, files, props, ledger_path,
                 ledger.append(ledger_path, entry)
                 progress.step(result["runtime_ms"] / 1000, describe(entry))
     if pending:
-        raise CellFailed(f"session {tag} ended before {', '.join(sorted(f'{w} on {a}' for a, w in pending))}; "
-                         f"see {log_path}")
+        raise CellFailed(f"session {tag} ended before {', '.join(w + which(a) for a, w in pending)}; see {log_path}")
     if not args.keep_data:
-        drop(args, list(names.values()))
+        drop(args, list(colls.values()))
 
 
 def phase_result(phase: dict) -> dict:
@@ -721,11 +682,11 @@ def describe(entry: dict) -> str:
             f"{entry['throughput']:,.0f} ops/s{extra}{flags}")
 
 
-def drop(args, names) -> None:
+def drop(args, colls) -> None:
     import pymongo
     client = pymongo.MongoClient(args.direct, serverSelectionTimeoutMS=10000)
     try:
-        for name in names:
+        for name in colls:
             client[args.database][name].drop()
     finally:
         client.close()
@@ -740,8 +701,7 @@ def write_matrix_json(args, ops) -> None:
               "seconds per cell": args.seconds or "no limit", "warm-up seconds per session": args.warmup_seconds,
               "first warm-up seconds per algorithm": args.first_warmup_seconds,
               "write concern": args.write_concern, "interleave": args.interleave, "data while a cell runs":
-                  "every algorithm's collection" if args.keep_data or args.interleave == "slice"
-                  else "the measured algorithm's only",
+                  "every algorithm's collection" if every_collection_loaded(args) else "the measured algorithm's only",
               "load batch": args.load_batch, "error budget": args.max_error_rate,
               "proxy CPU measured": bool(args.proxy_pid), "backend CPU measured": bool(args.backend_pid),
               "proxy-added latency measured": bool(args.proxy_metrics)}

@@ -14,19 +14,18 @@ own luck. The ratio judged is the median over every side-by-side round of every 
 operation of the twin with metrics / of the one without, inserts and reads together); its interval
 resamples whole pairs (a cluster bootstrap), so it is as wide as the pairs disagree.
 
-    python deploy/bench/metrics_cost.py --out metrics-cost.md [--control] PAIR1/overhead.csv ...
+    python -m deploy.bench.metrics_cost --out metrics-cost.md [--control] PAIR1/overhead.csv ...
 """
 from __future__ import annotations
 
 import argparse
 import csv
-import random
 import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stats import LEVEL, RESAMPLES, SEED, spread  # noqa: E402
+from . import markdown
+from .stats import LEVEL, RESAMPLES, bootstrap, spread
 
 LIMIT = 1.03
 SUBJECTS = {"proxy-plain": "no policy", "encrypted": "AES-GCM, ten fields"}
@@ -69,14 +68,8 @@ def read_pair(path: Path) -> dict:
 
 
 def cluster_interval(pairs: list[list[float]], level: float = LEVEL, resamples: int = RESAMPLES):
-    """Percentile bootstrap interval of the pooled median, resampling whole pairs."""
-    if len(pairs) < 2:
-        return None
-    rng = random.Random(SEED)
-    medians = sorted(statistics.median([r for p in rng.choices(pairs, k=len(pairs)) for r in p])
-                     for _ in range(resamples))
-    tail = (1 - level) / 2
-    return medians[int(tail * (resamples - 1))], medians[int(round((1 - tail) * (resamples - 1)))]
+    """Percentile bootstrap interval of the pooled median, resampling whole pairs (stats.py's bootstrap)."""
+    return bootstrap(pairs, lambda sample: statistics.median([r for p in sample for r in p]), level, resamples)
 
 
 def judge(pairs: list[dict]) -> list[dict]:
@@ -108,7 +101,8 @@ def scraped(seconds: float) -> str:
     return f"/metrics scraped every {seconds:g} s" if seconds > 0 else "/metrics never scraped"
 
 
-def markdown(lines: list[dict], sources: list[str], control: bool, command: str, scrape_seconds: float = 5) -> str:
+def report(lines: list[dict], sources: list[str], control: bool, command: str, scrape_seconds: float = 5) -> list[str]:
+    """metrics-cost.md: the rule, how it was measured, one row per subject, and each pair's report."""
     title = ("# The cost of metrics: A/A control (both twins without `admin:`)" if control
              else "# The cost of metrics: the proxy with its admin listener against its twin without")
     out = [title, ""]
@@ -125,22 +119,21 @@ def markdown(lines: list[dict], sources: list[str], control: bool, command: str,
             "at the same time (8 client threads each, their own collections). *Ratio* is the median over "
             "every round of every pair, judged against the limit; its 95 % interval resamples whole pairs; "
             "*per pair* is each pair's own median, in run order.", ""]
-    out += ["| subject | rounds | CPU ms/1,000 ops with metrics | without | ratio | 95 % interval | per pair | "
-            "all CPU | JIT | verdict |", "|---|---:|---:|---:|---:|---|---|---:|---|---|"]
+    rows = []
     for ln in lines:
         iv = ln["interval"]
         verdict = "met" if ln["met"] else "**not met**"
         if ln["met"] and iv and iv[1] > LIMIT:
             verdict += " (the interval reaches past the limit)"
-        out.append(f"| {SUBJECTS.get(ln['kind'], ln['kind'])} | {ln['rounds']} | {ln['on']['median']:.1f} | "
-                   f"{ln['off']['median']:.1f} | {ln['pooled']:.3f} | "
-                   f"{f'{iv[0]:.3f}–{iv[1]:.3f}' if iv else '–'} | "
-                   f"{', '.join(f'{r:.3f}' for r in ln['pairs'])} | {ln['all_cpu']:.3f} | {jit_cell(ln)} | "
-                   f"{verdict} |")
-    out += ["", f"Command: `{command}`.", "", "Each pair's own report (all its phases; its rule-5 line, on its own, judges all CPU):",
-            ""]
-    out += [f"- `{s}`" for s in sources]
-    return "\n".join(out) + "\n"
+        rows.append([SUBJECTS.get(ln["kind"], ln["kind"]), ln["rounds"], f"{ln['on']['median']:.1f}",
+                     f"{ln['off']['median']:.1f}", f"{ln['pooled']:.3f}",
+                     f"{iv[0]:.3f}–{iv[1]:.3f}" if iv else markdown.MISSING,
+                     ", ".join(f"{r:.3f}" for r in ln["pairs"]), f"{ln['all_cpu']:.3f}", jit_cell(ln), verdict])
+    out += markdown.table(["subject", "rounds", "CPU ms/1,000 ops with metrics", "without", "ratio", "95 % interval",
+                           "per pair", "all CPU", "JIT", "verdict"], rows, align="lrrrrllrll")
+    out += [f"Command: `{command}`.", "", "Each pair's own report (all its phases; its rule-5 line, on its own, judges "
+            "all CPU):", ""]
+    return out + [f"- `{s}`" for s in sources]
 
 
 def main(argv=None) -> int:
@@ -158,7 +151,7 @@ def main(argv=None) -> int:
         return 2
     lines = judge(pairs)
     sources = [str(p.parent / "overhead.md") for p in args.csv]
-    args.out.write_text(markdown(lines, sources, args.control, args.command, args.scrape_seconds))
+    markdown.write(args.out, report(lines, sources, args.control, args.command, args.scrape_seconds))
     for ln in lines:
         print(f"metrics_cost: {SUBJECTS.get(ln['kind'], ln['kind'])}: ratio {ln['pooled']:.3f} over {ln['rounds']} "
               f"rounds, pairs {', '.join(f'{r:.3f}' for r in ln['pairs'])}: {'met' if ln['met'] else 'not met'}")

@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display on the machines that run the matrix
 import matplotlib.pyplot as plt  # noqa: E402  (must follow the backend choice)
 
-import names  # noqa: E402
+from . import names  # noqa: E402
 
 HATCH = "//"
 

@@ -9,9 +9,9 @@ reads it (skipping and counting lines it cannot place) and writes, into DIR:
 - report.md: the tables, with the spread of every figure and an interval for every ratio
   (stats.py says how), set beside the paper's reported figures.
 
-    python3 deploy/bench/report.py DIR
+    python3 -m deploy.bench.report DIR        (from the repository's root)
 
-The runner can also `from report import write_report` and call `write_report(DIR)`.
+The runner calls `write_report(DIR)` itself at the end of a matrix.
 """
 from __future__ import annotations
 
@@ -25,11 +25,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import names  # noqa: E402
-import plots  # noqa: E402
-import stats  # noqa: E402
-from names import BASELINES, label, ordered, workload_label  # noqa: E402
+from . import markdown, names, plots, stats
+from .markdown import MISSING, median_range, table
+from .names import BASELINES, label, ordered, workload_label
 
 OP_METRICS = ("count", "avg_us", "p95_us", "p99_us", "errors", "not_found")
 CPU_PROCESSES = ("proxy", "backend", "client")
@@ -37,7 +35,6 @@ CSV_BASE = ("topology", "algorithm", "records", "workload", "repeat", "threads",
             "throughput", "write_concern", "data", "errors", "not_found") + tuple(
     f"{p}_cpu_us_per_op" for p in CPU_PROCESSES)
 PROXY_ADDED = ("p50_us", "p99_us", "mean_us")   # what the proxy adds per request (its /metrics histogram)
-MISSING = "–"
 NOISE = "≈"   # marks a ratio or a change that the run cannot tell from none
 
 # The paper's findings (3-member replica set, 1M/3M/5M records; changes are 5M vs 1M).
@@ -83,15 +80,6 @@ def fmt_ratio(value) -> str:
 
 def fmt_pct(value) -> str:
     return MISSING if value is None else f"{value:+.1f}"
-
-
-def fmt_spread(s: dict | None, fmt=fmt_int, scale=1.0) -> str:
-    """'median (min–max)', or the one value when there was one repeat."""
-    if not s:
-        return MISSING
-    if s["n"] == 1 or s["min"] == s["max"]:
-        return fmt(s["median"] * scale)
-    return f"{fmt(s['median'] * scale)} ({fmt(s['min'] * scale)}–{fmt(s['max'] * scale)})"
 
 
 def fmt_us(value) -> str:
@@ -322,7 +310,7 @@ def cpu_spreads(runs, process: str) -> dict[tuple, dict]:
 def cpu_ordering(cpu: dict, topology: str, workloads, algorithms) -> tuple[list[str], list[str]]:
     """Workloads where the medians of proxy CPU per operation rise in the order plain < AES <
     ARIA < 3DES (of those measured), and the workloads where they do not."""
-    chain = [a for a in ("plain", "aes", "aria", "3des") if a in algorithms]
+    chain = [a for a in names.CPU_ORDER if a in algorithms]
     holds, breaks = [], []
     for w in workloads:
         medians = [cpu.get((topology, a, w)) for a in chain]
@@ -472,18 +460,6 @@ def write_plots(runs, plots_dir: Path) -> list[tuple[str, Path, Path]]:
 
 # --------------------------------------------------------------------------- markdown
 
-def md_cell(value) -> str:
-    """Table cells may hold free text from matrix.json; pipes and newlines would break rows."""
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def md_table(header, rows) -> list[str]:
-    lines = ["| " + " | ".join(md_cell(h) for h in header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
-    return lines + [""]
-
-
 def md_intro(matrix, matrix_problem, ledger, generated) -> list[str]:
     """Title, time, what was read, parameters per topology and notes."""
     lines = [f"# {matrix.get('title') or 'Benchmark report'}", "",
@@ -500,9 +476,9 @@ def md_intro(matrix, matrix_problem, ledger, generated) -> list[str]:
         lines += ["## Parameters", ""]
         keys = list(dict.fromkeys(k for p in per_topology.values() if isinstance(p, dict) for k in p))
         if keys:
-            lines += md_table(["parameter"] + list(per_topology),
-                              [[k] + [_param(p.get(k) if isinstance(p, dict) else None) for p in per_topology.values()]
-                               for k in keys])
+            lines += table(["parameter"] + list(per_topology),
+                           [[k] + [_param(p.get(k) if isinstance(p, dict) else None) for p in per_topology.values()]
+                            for k in keys])
     write_concerns = sorted({r["write_concern"] or "not recorded" for r in ledger.runs})
     lines += [f"Write concern of the cells, as the binding set it: {', '.join(write_concerns)}.", ""]
     notes = matrix.get("notes")
@@ -546,9 +522,9 @@ def md_answer(runs, pooled) -> list[str]:
             lines += [gap, ""]
         series = ratio_pairs(topo_runs)
         if series:
-            lines += md_table(["workload"] + [names.series_name(s) for s in series],
-                              [[workload_label(w)] + [fmt_interval(pooled.get((topo, w) + s)) for s in series]
-                               for w in workloads_of(topo_runs)])
+            lines += table(["workload"] + [names.series_name(s) for s in series],
+                           [[workload_label(w)] + [fmt_interval(pooled.get((topo, w) + s)) for s in series]
+                            for w in workloads_of(topo_runs)])
     return lines
 
 
@@ -567,12 +543,12 @@ def md_cpu(runs) -> list[str]:
                 continue
             any_rows = True
             lines += [f"### {process}, {topo}", ""]
-            lines += md_table(["workload"] + [label(a) for a in measured],
-                              [[workload_label(w)] + [fmt_spread(cpu.get((topo, a, w)), fmt_us) for a in measured]
-                               for w in workloads])
+            lines += table(["workload"] + [label(a) for a in measured],
+                           [[workload_label(w)] + [median_range(cpu.get((topo, a, w)), fmt_us) for a in measured]
+                            for w in workloads])
             if process == "proxy":
                 holds, breaks = cpu_ordering(cpu, topo, workloads, measured)
-                chain = " < ".join(label(a) for a in ("plain", "aes", "aria", "3des") if a in measured)
+                chain = " < ".join(label(a) for a in names.CPU_ORDER if a in measured)
                 if holds or breaks:
                     lines += [f"Ordering {chain} of the medians holds in workload(s) "
                               f"{', '.join(map(workload_label, holds)) or 'none'}"
@@ -608,7 +584,7 @@ def md_proxy_added(runs) -> list[str]:
                 p99 = stats.spread([c["p99_us"] for c in cells if "p99_us" in c])
                 row.append(f"{fmt_us(p50['median']) if p50 else MISSING} / {fmt_us(p99['median']) if p99 else MISSING}")
             rows.append(row)
-        lines += [f"### {topo}", ""] + md_table(["workload"] + [label(a) for a in algorithms], rows)
+        lines += [f"### {topo}", ""] + table(["workload"] + [label(a) for a in algorithms], rows)
     return lines
 
 
@@ -624,9 +600,9 @@ def md_throughput(runs) -> list[str]:
         lines += [f"### {topo}", "", f"ops/s, median over {span} repeat(s) (min–max).", ""]
         for n in records_of(topo_runs):
             lines += [f"#### {n:,} records", ""]
-            lines += md_table(["workload"] + [label(a) for a in algorithms],
-                              [[workload_label(w)] + [fmt_spread(spreads.get((topo, a, n, w))) for a in algorithms]
-                               for w in workloads])
+            lines += table(["workload"] + [label(a) for a in algorithms],
+                           [[workload_label(w)] + [median_range(spreads.get((topo, a, n, w)), fmt_int)
+                                                   for a in algorithms] for w in workloads])
     return lines
 
 
@@ -641,9 +617,9 @@ def md_ratios_per_records(runs) -> list[str]:
         if not series:
             continue
         lines += [f"### {topo}", ""]
-        lines += md_table(["workload", "records"] + [names.series_name(s) for s in series],
-                          [[workload_label(w), f"{n:,}"] + [fmt_interval(per.get((topo, w, n) + s)) for s in series]
-                           for w in workloads_of(topo_runs) for n in records_of(topo_runs)])
+        lines += table(["workload", "records"] + [names.series_name(s) for s in series],
+                       [[workload_label(w), f"{n:,}"] + [fmt_interval(per.get((topo, w, n) + s)) for s in series]
+                        for w in workloads_of(topo_runs) for n in records_of(topo_runs)])
     return lines
 
 
@@ -664,12 +640,12 @@ def md_latency(runs) -> list[str]:
                 for op in operations_seen(a_runs):
                     s = operation_summary(a_runs, op)
                     rows.append([workload_label(w), f"{largest:,}", label(a), op, fmt_int(s["count"]),
-                                 fmt_spread(s["avg_us"], fmt_ms), fmt_spread(s["p95_us"], fmt_ms),
-                                 fmt_spread(s["p99_us"], fmt_ms), fmt_int(s["not_found"]), fmt_int(s["errors"])])
+                                 median_range(s["avg_us"], fmt_ms), median_range(s["p95_us"], fmt_ms),
+                                 median_range(s["p99_us"], fmt_ms), fmt_int(s["not_found"]), fmt_int(s["errors"])])
         lines += [f"### {topo}", ""]
         if rows:
-            lines += md_table(["workload", "records", "algorithm", "operation", "count", "avg ms", "p95 ms",
-                               "p99 ms", "NOT_FOUND", "errors"], rows)
+            lines += table(["workload", "records", "algorithm", "operation", "count", "avg ms", "p95 ms",
+                            "p99 ms", "NOT_FOUND", "errors"], rows)
         else:
             lines += ["No cell line of this topology carries per-operation latencies (`ops`).", ""]
     return lines
@@ -689,9 +665,10 @@ def md_loads(loads) -> list[str]:
     for (topo, n, a) in sorted(groups, key=lambda k: (topologies_of(loads).index(k[0]), k[1],
                                                       rank.get(k[2], len(rank)), k[2])):
         g = groups[(topo, n, a)]
-        rows.append([topo, f"{n:,}", label(a), len(g), fmt_spread(stats.spread([x["throughput"] for x in g])),
-                     fmt_spread(stats.spread([x["cpu"].get("proxy") for x in g]), fmt_us)])
-    return lines + md_table(["topology", "records", "algorithm", "loads", "inserts/s", "proxy µs/insert"], rows)
+        rows.append([topo, f"{n:,}", label(a), len(g),
+                     median_range(stats.spread([x["throughput"] for x in g]), fmt_int),
+                     median_range(stats.spread([x["cpu"].get("proxy") for x in g]), fmt_us)])
+    return lines + table(["topology", "records", "algorithm", "loads", "inserts/s", "proxy µs/insert"], rows)
 
 
 def scale_sentence(records: list[int]) -> str:
@@ -745,7 +722,7 @@ def md_paper(runs) -> list[str]:
         rows = [[workload_label(w)] + [" / ".join(change(spreads, (topo, a, n, w), (topo, a, records[0], w))
                                                   for n in records[1:]) for a in algorithms]
                 + [PAPER_SIZE.get(w, MISSING)] for w in workloads_of(topo_runs)]
-        lines += md_table(["workload"] + [label(a) for a in algorithms] + ["paper (5M vs 1M)"], rows)
+        lines += table(["workload"] + [label(a) for a in algorithms] + ["paper (5M vs 1M)"], rows)
     topologies = topologies_of(runs)
     lines += ["### Change with topology", ""]
     if len(topologies) < 2:
@@ -763,7 +740,7 @@ def md_paper(runs) -> list[str]:
         rows = [[workload_label(w)] + [" / ".join(change(spreads, (other, a, n, w), (base, a, n, w)) for n in records)
                                        for a in algorithms] + [PAPER_TOPOLOGY.get(w, MISSING)]
                 for w in workloads_of(both)]
-        lines += md_table(["workload"] + [label(a) for a in algorithms] + ["paper (6 vs 3)"], rows)
+        lines += table(["workload"] + [label(a) for a in algorithms] + ["paper (6 vs 3)"], rows)
     return lines
 
 
@@ -799,8 +776,7 @@ def write_report(dir_path) -> list[str]:
              + md_answer(runs, ratios(runs)) + md_cpu(runs) + md_proxy_added(runs) + md_throughput(runs)
              + md_ratios_per_records(runs) + md_latency(runs) + md_loads(ledger.loads)
              + md_paper(runs) + md_figures(figures, dir_path, topologies_of(runs)))
-    report_path = dir_path / "report.md"
-    report_path.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
+    report_path = markdown.write(dir_path / "report.md", lines)
     return [str(csv_path)] + [str(p) for _, png, svg in figures for p in (png, svg)] + [str(report_path)]
 
 

@@ -26,11 +26,12 @@ import os
 import re
 import resource
 import signal
-import statistics
 import subprocess
 import sys
 import threading
 import time
+
+from . import markdown, stats
 
 TICK = os.sysconf("SC_CLK_TCK")
 # + _N per repeat: moved alone, moved under load, the application's (the load's) collection
@@ -216,10 +217,8 @@ def run_all(args, policy: Policy, pids: dict) -> list[dict]:
 
 
 def median_text(values, fmt="{:,.0f}") -> str:
-    values = [v for v in values if v == v]
-    if not values:
-        return "–"
-    return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}–{fmt.format(max(values))})"
+    """'median (min–max)' of the runs or windows that have the figure (NaN: a window without operations)."""
+    return markdown.median_range(stats.spread(v for v in values if v == v), fmt, always=True)
 
 
 def write_report(args, rows: list[dict]) -> None:
@@ -249,24 +248,18 @@ def write_report(args, rows: list[dict]) -> None:
         f"between and after the runs; KMS, backend, proxy, rewrap and YCSB on one {os.cpu_count()}-core machine, "
         f"{time.strftime('%Y-%m-%d', time.gmtime())}. Medians (min–max) over the runs and windows.",
         "",
-        "| | rewrap documents/s | rewrap process CPU ms per document (JVM start included) |",
-        "|---|---:|---:|",
-        f"| alone | {median_text(pick('alone', 'rewrap', 'docs_per_s'))} | "
-        f"{median_text(pick('alone', 'rewrap', 'rewrap_cpu_ms_per_doc'), '{:.2f}')} |",
-        f"| under workload A | {median_text(pick('under load', 'rewrap', 'docs_per_s'))} | "
-        f"{median_text(pick('under load', 'rewrap', 'rewrap_cpu_ms_per_doc'), '{:.2f}')} |",
-        "",
-        "| workload A | ops/s | proxy CPU ms per 1,000 ops | backend CPU ms per 1,000 ops |",
-        "|---|---:|---:|---:|",
     ]
-    for name in ("without", "during"):
-        w = f"workload {name}"
-        label = {"without": "without rewrap", "during": "while rewrap runs"}[name]
-        lines.append(f"| {label} | {median_text(pick('under load', w, 'ops_per_s'))} | "
-                     f"{median_text(pick('under load', w, 'proxy_cpu_ms_per_1000_ops'), '{:.1f}')} | "
-                     f"{median_text(pick('under load', w, 'backend_cpu_ms_per_1000_ops'), '{:.1f}')} |")
+    lines += markdown.table(["", "rewrap documents/s", "rewrap process CPU ms per document (JVM start included)"], [
+        [label, median_text(pick(run, "rewrap", "docs_per_s")),
+         median_text(pick(run, "rewrap", "rewrap_cpu_ms_per_doc"), "{:.2f}")]
+        for label, run in (("alone", "alone"), ("under workload A", "under load"))], align="lrr")
+    lines += markdown.table(["workload A", "ops/s", "proxy CPU ms per 1,000 ops", "backend CPU ms per 1,000 ops"], [
+        [label, median_text(pick("under load", w, "ops_per_s")),
+         median_text(pick("under load", w, "proxy_cpu_ms_per_1000_ops"), "{:.1f}"),
+         median_text(pick("under load", w, "backend_cpu_ms_per_1000_ops"), "{:.1f}")]
+        for label, w in (("without rewrap", "workload without"), ("while rewrap runs", "workload during"))],
+        align="lrrr")
     lines += [
-        "",
         f"While rewrap ran, the workload kept {median_text([100 * x for x in kept], '{:.0f}')} % of its "
         "throughput without it (per repeat: during ÷ the mean of the windows without, before and after it).",
         "",
@@ -280,8 +273,7 @@ def write_report(args, rows: list[dict]) -> None:
         "the backend's CPU per operation of the workload counts the work rewrap gives it too. Documents/s is "
         "what rewrap reports (its run, without the JVM's start of about a second).",
     ]
-    with open(os.path.join(args.out, "rewrap.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    markdown.write(os.path.join(args.out, "rewrap.md"), lines)
 
 
 def main(argv=None) -> int:

@@ -26,17 +26,22 @@ def spread(values) -> dict | None:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
 
-def bootstrap_interval(values, level: float = LEVEL, resamples: int = RESAMPLES) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the median of `values` (None with fewer than two)."""
-    values = [v for v in values if v is not None]
-    if len(values) < 2:
+def bootstrap(items: list, statistic, level: float = LEVEL, resamples: int = RESAMPLES) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of statistic(sample) over `resamples` samples of `items` drawn
+    with replacement, as many as there are items (seeded: the same items always give the same
+    interval); None with fewer than two items. An item is a value, or a whole cluster of values
+    when the statistic pools them (metrics_cost.py resamples pairs of processes)."""
+    if len(items) < 2:
         return None
     rng = random.Random(SEED)
-    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    estimates = sorted(statistic(rng.choices(items, k=len(items))) for _ in range(resamples))
     tail = (1 - level) / 2
-    lo = medians[int(tail * (resamples - 1))]
-    hi = medians[int(round((1 - tail) * (resamples - 1)))]
-    return lo, hi
+    return estimates[int(tail * (resamples - 1))], estimates[int(round((1 - tail) * (resamples - 1)))]
+
+
+def bootstrap_interval(values, level: float = LEVEL, resamples: int = RESAMPLES) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the median of `values` (None with fewer than two)."""
+    return bootstrap([v for v in values if v is not None], statistics.median, level, resamples)
 
 
 def paired_ratios(numerator: dict, denominator: dict) -> list[float]:

@@ -4,15 +4,10 @@ end, through the real proxy (load-measure-drop, CPU per operation, write concern
 proxy/tests/test_ycsb.py."""
 import json
 import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ledger  # noqa: E402
-import matrix  # noqa: E402
-import proxy_added  # noqa: E402
-import ycsb_output  # noqa: E402
+from . import ledger, matrix, proxy_added, ycsb_output
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
 
@@ -221,7 +216,7 @@ def test_slice_interleaving_runs_every_algorithm_in_one_session_per_record_count
         (10, 1, ["direct", "plain", "aes"]), (10, 2, ["plain", "aes", "direct"]),
         (30, 1, ["direct", "plain", "aes"]), (30, 2, ["plain", "aes", "direct"])]
     files = {w: matrix.workload_file(w, args.workloads_dir) for w in "ae"}
-    plan = matrix.sliced_plan(args, sessions[1], ["a", "e"], files, 10)
+    plan = matrix.session_plan(args, sessions[1], ["a", "e"], files, {})
     assert [(t["name"], t["properties"]["table"], t["properties"]["mongodb.url"], t["processes"])
             for t in plan["targets"]] == [
         ("plain", "usertable_plain", "mongodb://proxy:2/ycsb", ["proxy", "backend"]),
@@ -251,7 +246,7 @@ def test_plans_name_the_proxys_metrics_and_each_algorithms_label(tmp_path):
     files = {"a": matrix.workload_file("a", matrix.DEFAULT_WORKLOADS_DIR)}
     args = matrix.parse_args(common + ["--interleave", "slice", "--proxy-metrics", url])
     matrix.check_args(args)
-    plan = matrix.sliced_plan(args, matrix.plan_sessions(args, {"a": "usertable"})[0], ["a"], files, 10)
+    plan = matrix.session_plan(args, matrix.plan_sessions(args, {"a": "usertable"})[0], ["a"], files, {})
     assert plan["proxyMetrics"] == url
     assert {t["name"]: t.get("metricsCollection") for t in plan["targets"]} == {
         "direct": None, "plain": "other", "aes": "ycsb.usertable_aes"}

@@ -1,7 +1,7 @@
 """metrics_cost.py: pairs' side-by-side rounds pooled into one rule-5 verdict."""
 import csv
 
-import metrics_cost
+from . import metrics_cost
 
 FIELDS = ["round", "target", "kind", "transport", "suite", "tls", "metrics", "operation", "ops", "seconds",
           "ops_per_second", "mean_latency_ms", "cpu_ms", "cpu_ms_per_1000_ops", "alloc_sampled_bytes_per_op",

@@ -11,11 +11,10 @@ import matplotlib.image
 from matplotlib.container import BarContainer
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import report  # noqa: E402
-import stats  # noqa: E402
-import plots  # noqa: E402
-from names import ALGORITHMS as CANONICAL_ALGORITHMS, WORKLOADS as CANONICAL_WORKLOADS, ordered  # noqa: E402
+from . import plots, report, stats
+from .names import ALGORITHMS as CANONICAL_ALGORITHMS, WORKLOADS as CANONICAL_WORKLOADS, ordered
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TOPOLOGIES = ("rs3", "rs6")
 RECORDS = (10_000, 30_000, 50_000)
@@ -264,8 +263,8 @@ def test_overhead_section_says_why_when_plain_is_missing(tmp_path):
 
 
 def run_cli(*args):
-    script = Path(__file__).resolve().parent / "report.py"
-    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "deploy.bench.report", *args], capture_output=True, text=True,
+                          cwd=ROOT)
 
 
 def test_cli_exits_2_without_a_ledger(tmp_path):
@@ -311,7 +310,7 @@ def test_bars_are_medians_and_error_bars_span_min_to_max():
 
 
 def test_compare_says_whether_two_runs_agree(tmp_path):
-    import compare
+    from . import compare
     lines = [run_line("embedded", a, n, w, r) for a in ALGORITHMS for n in RECORDS for w in WORKLOADS for r in (1, 2)]
     slower = [dict(l, throughput=l["throughput"] * (0.9 if l["algorithm"] == "aes" else 1.0)) for l in lines]
     for name, ledger in (("one", lines), ("two", lines), ("slower", slower)):

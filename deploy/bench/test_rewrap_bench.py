@@ -1,7 +1,7 @@
 """rewrap_bench.py: reading the workload's operations off its status lines, and the report."""
 import csv
 
-import rewrap_bench
+from . import rewrap_bench
 
 
 class FakeWorkload(rewrap_bench.Workload):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark runner container: deploy/bench/matrix.py against this stack's mongos (direct) and
+# The benchmark runner container: the matrix runner (python -m deploy.bench.matrix) against this stack's mongos (direct) and
 # proxy; every argument goes to the runner (see docs/benchmarks.md, "The YCSB lab"), e.g.
 #   docker compose run --rm bench --topology rs3 --out results/mine --records 100000 --workloads a,c
 # The proxy's port speaks TLS with a certificate from the KMS's CA (ca.pem, mounted from the
@@ -25,6 +25,6 @@ done
 [ -n "$proxy_pid" ] || echo "bench: the proxy's process is not visible here; its CPU per operation is not recorded" >&2
 # The proxy's admin listener (admin: in deploy/proxy/proxy.yaml): what it adds per request, per cell.
 METRICS_URL=${FLE_PROXY_METRICS_URL-http://proxy:9464/metrics}
-exec /opt/venv/bin/python deploy/bench/matrix.py \
+exec /opt/venv/bin/python -m deploy.bench.matrix \
   --direct "${FLE_DIRECT_URL:-mongodb://mongos:27017}" --proxy "$PROXY_URL" ${proxy_pid:+--proxy-pid "$proxy_pid"} \
   ${METRICS_URL:+--proxy-metrics "$METRICS_URL"} "$@"

@@ -194,17 +194,13 @@ def _depends_on(value):
 
 
 def merge(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for key, value in over.items():
-        if key == "services":
-            services = dict(out.get("services") or {})
-            for name, service in (value or {}).items():
-                services[name] = merge_service(services[name], service) if name in services else service
-            out["services"] = services
-        elif isinstance(out.get(key), dict) and isinstance(value, dict):
-            out[key] = _merge_mappings(out[key], value)
-        else:
-            out[key] = value
+    """One Compose file over another: each service by merge_service, every other key as mappings merge."""
+    out = _merge_mappings(base, {key: value for key, value in over.items() if key != "services"})
+    if "services" in over:
+        services = dict(out.get("services") or {})
+        for name, service in (over["services"] or {}).items():
+            services[name] = merge_service(services[name], service) if name in services else service
+        out["services"] = services
     return out
 
 

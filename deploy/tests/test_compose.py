@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -398,8 +397,7 @@ def test_one_command_runs_the_papers_matrix_on_both_stacks():
     assert all("--records" not in s and "--threads" not in s for s in runs), "the runner's defaults are the paper's"
     assert all(option(s, "--write-concern") == "w1" for s in runs), "the paper's MongoDB 3.6 default, explicit"
 
-    sys.path.insert(0, str(ROOT / "deploy" / "bench"))
-    import matrix
+    from deploy.bench import matrix
     a = matrix.parse_args(["--direct", "mongodb://x", "--out", "o"])
     assert (a.records, a.threads, a.operations, a.repeats) == ([1000000, 3000000, 5000000], 100, 100000, 3)
     assert (a.algorithms, a.workloads) == (["direct", "plain", "aes", "aria", "3des"], list("abcdef"))

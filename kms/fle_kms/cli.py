@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 
 from fle_kms import certs
+from fle_kms.ciphers import CIPHERS, lengths_text
 from fle_kms.layout import KmsDir, write_policy, write_server_conf
 
 #: The source paper's keys, under their UUID names (docs/keys.md, "Keys over KMIP").
@@ -233,8 +234,8 @@ def main(argv=None) -> int:
         .set_defaults(func=cmd_bootstrap)
     with_dir(sub.add_parser("list", help="table of keys: UUID | algorithm | bits | state")).set_defaults(func=cmd_list)
     sp = with_dir(sub.add_parser("create", help="create a key named by a fresh UUID (Pre-Active unless --activate)"))
-    sp.add_argument("--alg", required=True, help="AES, ARIA, 3DES, SEED or LEA")
-    sp.add_argument("--bits", type=int, required=True, help="key length: AES/ARIA/LEA 128/192/256, SEED 128, 3DES 192")
+    sp.add_argument("--alg", required=True, help=", ".join(list(CIPHERS)[:-1]) + f" or {list(CIPHERS)[-1]}")
+    sp.add_argument("--bits", type=int, required=True, help=f"key length: {lengths_text()}")
     sp.add_argument("--name", help="use this UUID instead of a fresh one")
     sp.add_argument("--activate", action="store_true", help="activate it right away")
     sp.set_defaults(func=cmd_create)

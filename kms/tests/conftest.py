@@ -1,7 +1,6 @@
 """A KMS directory and a running pykmip-server, set up through the kms CLI itself."""
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -10,7 +9,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 KMS = ROOT / "kms" / "kms"
 JAR = ROOT / "proxy" / "target" / "fle-proxy.jar"
-sys.path.insert(0, str(ROOT / "kms"))
 
 
 def free_port() -> int:

@@ -8,7 +8,6 @@ real proxy, and the embedded backend written directly to plant data.
 - v1 envelopes written before v2 (computed here with `cryptography`, independently of the proxy)
   still read.
 """
-import sys
 import time
 import uuid
 
@@ -20,11 +19,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pymongo import ASCENDING
 from pymongo.errors import OperationFailure
 
-from conftest import ROOT, EncryptingProxy, client
-
-sys.path.insert(0, str(ROOT / "kms"))
-from fle_kms import admin  # noqa: E402
-from fle_kms.layout import KmsDir  # noqa: E402
+from conftest import EncryptingProxy, client
+from fle_kms import admin
+from fle_kms.layout import KmsDir
 
 SSN = "111-11-1111"
 

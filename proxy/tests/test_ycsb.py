@@ -22,7 +22,8 @@ from conftest import AES_256, ROOT, TDES, EncryptingProxy, client, free_port, wa
 
 YCSB_JAR = ROOT / "ycsb-workloads" / "binding" / "target" / "fle-ycsb.jar"
 WORKLOADS = ROOT / "ycsb-workloads" / "workloads"
-MATRIX = ROOT / "deploy" / "bench" / "matrix.py"
+# the matrix runner, run as the demo and the bench image run it: a module of the package deploy.bench
+MATRIX = [sys.executable, "-m", "deploy.bench.matrix"]
 BINDING = "dev.fleproxy.ycsb.MongoDbClient"
 
 POLICY = f"""  ycsb.usertable_aes:  {{ key: {AES_256}, fields: "*" }}
@@ -125,14 +126,14 @@ def test_bad_binding_properties_are_named(enc):
 # ---- the matrix runner -----------------------------------------------------------------------
 
 def matrix(backend, enc, out, *extra, popen=False):
-    cmd = [sys.executable, str(MATRIX), "--direct", f"mongodb://127.0.0.1:{backend.port}", "--proxy", enc.uri(),
+    cmd = [*MATRIX, "--direct", f"mongodb://127.0.0.1:{backend.port}", "--proxy", enc.uri(),
            "--algorithms", "direct,plain,aes", "--records", "200,600", "--workloads", "a,e", "--threads", "2",
            "--operations", "100", "--operations-for", "e=20", "--warmup-seconds", "0.5", "--topology", "tiny",
            "--proxy-pid", str(enc.proc.pid), "--backend-pid", str(backend.proc.pid), "--out", str(out), *extra]
     if popen:
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+                                start_new_session=True, cwd=ROOT)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 
 def run_keys(out: Path):
@@ -220,8 +221,8 @@ def test_matrix_refuses_bad_input_and_keeps_the_ledger(tmp_path, backend, enc):
     assert r.returncode == 2 and "unknown workload 'zz'" in r.stderr
 
     dead = f"mongodb://127.0.0.1:{free_port()}/?serverSelectionTimeoutMS=500"
-    r = subprocess.run([sys.executable, str(MATRIX), "--direct", dead, "--algorithms", "direct", "--records", "10",
-                        "--workloads", "c", "--out", str(out)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([*MATRIX, "--direct", dead, "--algorithms", "direct", "--records", "10",
+                        "--workloads", "c", "--out", str(out)], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 2 and "cannot reach the database (--direct)" in r.stderr
 
     r = matrix(backend, enc, out, "--algorithms", "des")
@@ -253,12 +254,12 @@ def test_matrix_stops_when_the_proxy_dies_mid_matrix_and_resumes(tmp_path, workd
     deploy/bench/test_matrix.py): the runner must not record such a cell as a figure."""
     proxy = EncryptingProxy(workdir, backend.port, kms, POLICY, name="proxy-dying").start()
     out = tmp_path / "dying"
-    cmd = [sys.executable, str(MATRIX), "--direct", f"mongodb://127.0.0.1:{backend.port}",
+    cmd = [*MATRIX, "--direct", f"mongodb://127.0.0.1:{backend.port}",
            "--proxy", proxy.uri() + "/?serverSelectionTimeoutMS=300", "--algorithms", "aes", "--records", "300",
            "--workloads", "c", "--repeats", "1", "--threads", "2", "--operations", "60", "--topology", "tiny",
            "--warmup-seconds", "0", "--out", str(out)]
     try:
-        runner = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        runner = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
         for line in runner.stdout:
             if line.startswith("matrix: loaded"):
                 proxy.stop()  # the cell's YCSB meets a dead proxy
@@ -272,7 +273,7 @@ def test_matrix_stops_when_the_proxy_dies_mid_matrix_and_resumes(tmp_path, workd
         assert [json.loads(l)["kind"] for l in (out / "ledger.jsonl").read_text().splitlines()] == ["load"]
 
         proxy.start()
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "1 to run" in r.stdout and "matrix: loaded" in r.stdout   # the session loads afresh
         runs = [json.loads(l) for l in (out / "ledger.jsonl").read_text().splitlines() if '"run"' in l]
