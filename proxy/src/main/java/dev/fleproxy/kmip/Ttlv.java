@@ -241,6 +241,11 @@ public final class Ttlv {
         int length = (int) declared;
         ByteBuffer body = in.slice(in.position(), length);
         in.position(in.position() + (int) padded);
+        return value(tag, type, body, length, depth);
+    }
+
+    /** The item's value from its body, checked against what its type allows. */
+    private static Ttlv value(int tag, TtlvType type, ByteBuffer body, int length, int depth) {
         return switch (type) {
             case STRUCTURE -> {
                 if (depth == MAX_DEPTH) {

@@ -79,25 +79,10 @@ public final class OpMsgView {
                 bodyStart = sections.position();
                 bodyLength = sections.skipDocument("OP_MSG body");
             } else if (kind == 1) {
-                int sectionStart = sections.position();
-                int available = sections.remaining();
-                int size = sections.int32("document sequence size");
-                if (size < 5 || size > available) {
-                    throw new WireProtocolException("document sequence declares " + size + " bytes but "
-                            + available + " remain in the message");
-                }
-                int sectionEnd = sectionStart + size;
-                WireReader seq = new WireReader(buf, sections.position(), sectionEnd);
-                String id = seq.cstring("document sequence identifier");
-                int docsStart = seq.position();
-                while (seq.hasRemaining()) {
-                    seq.skipDocument("document in sequence '" + id + "'");
-                }
                 if (seqs.isEmpty()) {
                     seqs = new ArrayList<>(2);
                 }
-                seqs.add(new SequenceAt(id, sectionStart - 1, docsStart, sectionEnd));
-                sections.skip(sectionEnd - sections.position(), "document sequence");
+                seqs.add(sequence(buf, sections));
             } else {
                 throw new WireProtocolException("OP_MSG has unknown section kind " + kind);
             }
@@ -107,6 +92,26 @@ public final class OpMsgView {
         }
         // the command name is read on first use: the body ends with a NUL, so it always ends
         return new OpMsgView(frame, flags, bodyStart, bodyLength, seqs);
+    }
+
+    /** A kind-1 section (its kind byte read): identifier and documents checked, the reader moved past it. */
+    private static SequenceAt sequence(ByteBuf buf, WireReader sections) {
+        int sectionStart = sections.position();
+        int available = sections.remaining();
+        int size = sections.int32("document sequence size");
+        if (size < 5 || size > available) {
+            throw new WireProtocolException("document sequence declares " + size + " bytes but "
+                    + available + " remain in the message");
+        }
+        int sectionEnd = sectionStart + size;
+        WireReader seq = new WireReader(buf, sections.position(), sectionEnd);
+        String id = seq.cstring("document sequence identifier");
+        int docsStart = seq.position();
+        while (seq.hasRemaining()) {
+            seq.skipDocument("document in sequence '" + id + "'");
+        }
+        sections.skip(sectionEnd - sections.position(), "document sequence");
+        return new SequenceAt(id, sectionStart - 1, docsStart, sectionEnd);
     }
 
     static int crc32c(ByteBuf buf, int index, int length) {
