@@ -1,6 +1,7 @@
 package dev.fleproxy.server;
 
 import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.OpCode;
 import io.netty.channel.EventLoop;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -82,6 +83,17 @@ abstract class Lane<M extends InFlight> {
         flow.flush();
         if (parked == null) {
             flow.release();
+        }
+    }
+
+    /** Compression is never negotiated: a compressed frame is a protocol error (the frame is released). */
+    static void refuseCompressed(Frame frame) {
+        if (frame.opCode() == OpCode.OP_COMPRESSED) {
+            try {
+                throw SessionFailures.compressedNotNegotiated(frame);
+            } finally {
+                frame.release();
+            }
         }
     }
 

@@ -2,7 +2,6 @@ package dev.fleproxy.server;
 
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.MsgHeader;
-import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.WireProtocolException;
 
@@ -23,13 +22,7 @@ final class ReplyLane extends Lane<Reply> {
 
     @Override
     void handle(Frame frame) {
-        if (frame.opCode() == OpCode.OP_COMPRESSED) {
-            try {
-                throw SessionFailures.compressedNotNegotiated(frame);
-            } finally {
-                frame.release();
-            }
-        }
+        refuseCompressed(frame);
         Reply reply = new Reply(frame, session.client().alloc());
         try {
             reply.expectedBy(session.pending().take(frame));

@@ -43,13 +43,7 @@ final class RequestLane extends Lane<Request> {
             }
             return;
         }
-        if (frame.opCode() == OpCode.OP_COMPRESSED) {
-            try {
-                throw SessionFailures.compressedNotNegotiated(frame);
-            } finally {
-                frame.release();
-            }
-        }
+        refuseCompressed(frame);
         Request request;
         try {
             request = new Request(frame, session.client().alloc());
