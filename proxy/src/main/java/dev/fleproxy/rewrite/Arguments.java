@@ -146,7 +146,7 @@ final class Arguments {
         if (sort != null && sort.isDocument()) {
             for (String k : sort.asDocument().keySet()) {
                 EncryptedPaths.Match m = ctx.paths.classify(k);
-                if (m.kind() != EncryptedPaths.Kind.NONE) {
+                if (m.kind() != PathKind.NONE) {
                     throw Refusal.onField(ctx.ns(), m.rule() != null ? m.rule().path() : k,
                             "sorting or bounding by '" + k + "' (it would order ciphertexts)");
                 }
@@ -163,12 +163,12 @@ final class Arguments {
             String k = e.getKey();
             BsonValue v = e.getValue();
             EncryptedPaths.Match m = ctx.paths.classify(k);
-            if (m.kind() == EncryptedPaths.Kind.NONE) {
+            if (m.kind() == PathKind.NONE) {
                 Expressions.refuseReferences(v, ctx, "the projection");
                 continue;
             }
             String field = m.rule() != null ? m.rule().path() : k;
-            if (m.kind() == EncryptedPaths.Kind.INSIDE || k.endsWith(".$")) {
+            if (m.kind() == PathKind.INSIDE || k.endsWith(".$")) {
                 throw Refusal.onField(ctx.ns(), field, "projecting '" + k + "' (inside the encrypted value)");
             }
             if (!(v.isNumber() || v.isBoolean() || Expressions.reference(v) != null)) {
@@ -178,7 +178,7 @@ final class Arguments {
                 throw Refusal.onField(ctx.ns(), field, "the projection '" + k + "': " + op);
             }
             String ref = Expressions.reference(v);
-            if (ref != null && !EncryptedPaths.normalize(ref).equals(EncryptedPaths.normalize(k))) {
+            if (ref != null && !PathSegments.normalize(ref).equals(PathSegments.normalize(k))) {
                 // a policy field's name would hold another value, read there as that field
                 throw Refusal.onField(ctx.ns(), field, "the projection '" + k + "': '$" + ref + "' (a policy field "
                         + "returns only its own value)");

@@ -98,11 +98,11 @@ final class ArrayFilters {
             for (String element : elements) {
                 String path = dot < 0 ? element : element + k.substring(dot);
                 EncryptedPaths.Match m = ctx.paths.classify(path);
-                if (m.kind() == EncryptedPaths.Kind.PREFIX) {
+                if (m.kind() == PathKind.PREFIX) {
                     throw Refusal.command(ctx.ns(), "the arrayFilters condition on '" + k + "' compares '" + path
                             + "', which holds encrypted fields");
                 }
-                if (m.kind() != EncryptedPaths.Kind.NONE) {
+                if (m.kind() != PathKind.NONE) {
                     throw Refusal.onField(ctx.ns(), m.rule().path(), "the arrayFilters condition on '" + k
                             + "' (it filters '" + path + "'; conditions on encrypted values are not rewritten)");
                 }

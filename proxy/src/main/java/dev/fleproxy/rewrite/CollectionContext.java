@@ -29,10 +29,10 @@ final class CollectionContext {
     }
 
     /** The collection's encrypted paths, as expression checks ask about them. */
-    Expressions.Paths asPaths() {
-        return new Expressions.Paths() {
+    FieldPaths asPaths() {
+        return new FieldPaths() {
             @Override
-            public EncryptedPaths.Kind kind(String path) {
+            public PathKind kind(String path) {
                 return paths.classify(path).kind();
             }
 

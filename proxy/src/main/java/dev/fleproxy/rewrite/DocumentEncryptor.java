@@ -22,11 +22,6 @@ import org.bson.RawBsonDocument;
  * same pass.
  */
 final class DocumentEncryptor {
-    /** MongoDB's own document size limit, checked on what is about to be stored. */
-    static final int MAX_DOCUMENT = 16 * 1024 * 1024;
-    /** Deeper nesting is malformed input here (the server allows 100 levels in stored documents). */
-    static final int MAX_DEPTH = 1000;
-
     private DocumentEncryptor() {
     }
 
@@ -38,7 +33,7 @@ final class DocumentEncryptor {
         int start = out.writerIndex();
         boolean changed = document(buf, off, limit, ctx.paths.root(), true, ctx, out, 0);
         int size = out.writerIndex() - start;
-        if (size > MAX_DOCUMENT) {
+        if (size > BsonLimits.MAX_DOCUMENT) {
             throw new Refusal(ProxyError.TOO_LARGE_AFTER_ENCRYPTION, ctx.ns() + ": a document would be " + size
                     + " bytes once encrypted, over MongoDB's 16 MiB document limit");
         }
@@ -47,7 +42,7 @@ final class DocumentEncryptor {
 
     private static boolean document(byte[] buf, int off, int limit, EncryptedPaths.Node node, boolean top,
                                     CollectionContext ctx, ByteBuf out, int depth) {
-        if (depth > MAX_DEPTH) {
+        if (depth > BsonLimits.MAX_DEPTH) {
             throw new org.bson.BSONException("documents nested too deeply to decode");
         }
         BsonCursor c = new BsonCursor(buf, off, limit);
@@ -65,7 +60,7 @@ final class DocumentEncryptor {
                     contextLength = ctx.topLevel.of(buf, c.nameStart, c.nameEnd);
                     context = ctx.topLevel.bytes();
                 }
-            } else if (EncryptedPaths.transparent(buf, c.nameStart, c.nameEnd)) {
+            } else if (PathSegments.transparent(buf, c.nameStart, c.nameEnd)) {
                 next = node; // an array index (or a name that reads like one): the same place in the policy
             } else {
                 next = node.child(buf, c.nameStart, c.nameEnd);
@@ -110,7 +105,7 @@ final class DocumentEncryptor {
         }
         EncryptedPaths.Node n = node;
         for (String segment : c.name().split("\\.", -1)) {
-            if (!EncryptedPaths.transparent(segment)) {
+            if (!PathSegments.transparent(segment)) {
                 n = n.child(segment);
                 if (n == null) {
                     return;
@@ -129,7 +124,7 @@ final class DocumentEncryptor {
                                        CollectionContext ctx, ByteBuf out, int depth) {
         byte[] buf = c.buffer();
         // what is stored must decode again when it is read back
-        BsonCursor.validate(c.type, buf, c.valueStart, c.valueEnd, MAX_DEPTH - depth);
+        BsonCursor.validate(c.type, buf, c.valueStart, c.valueEnd, BsonLimits.MAX_DEPTH - depth);
         byte[] envelope = ctx.encryptBytes(rule, c.type, buf, c.valueStart, c.valueEnd, context, contextLength);
         OpMsgWriter.binaryElement(out, c, ctx.policy.subtype(), envelope);
     }

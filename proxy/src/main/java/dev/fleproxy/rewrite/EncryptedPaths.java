@@ -15,20 +15,9 @@ import dev.fleproxy.policy.FieldRule;
  */
 final class EncryptedPaths {
 
-    enum Kind {
-        /** Nothing encrypted at or under this path. */
-        NONE,
-        /** The path is an encrypted field. */
-        EXACT,
-        /** The path points inside an encrypted value (which is one opaque envelope). */
-        INSIDE,
-        /** Encrypted fields lie under this path (a sub-document or array holding them). */
-        PREFIX
-    }
-
-    record Match(Kind kind, FieldRule rule) {
-        static final Match NONE = new Match(Kind.NONE, null);
-        static final Match PREFIX = new Match(Kind.PREFIX, null);
+    record Match(PathKind kind, FieldRule rule) {
+        static final Match NONE = new Match(PathKind.NONE, null);
+        static final Match PREFIX = new Match(PathKind.PREFIX, null);
     }
 
     /**
@@ -66,7 +55,7 @@ final class EncryptedPaths {
             n.rule = r;
             n.context = Envelope.context(policy.namespace(), r.path());
         }
-        readShape = ReadShape.of(this);
+        readShape = ReadShape.of(policy);
     }
 
     /** The collection's documents as a reply returns them: where envelopes may be opened. Never changed. */
@@ -109,46 +98,7 @@ final class EncryptedPaths {
         if (policy.allFields()) {
             return isId(buf, start, end);
         }
-        return !transparent(buf, start, end) && root.child(buf, start, end) == null;
-    }
-
-    /** An array index or positional operator: passed over on the way to a field. */
-    static boolean transparent(String segment) {
-        return segment.startsWith("$") || (!segment.isEmpty() && segment.chars().allMatch(Character::isDigit));
-    }
-
-    /** The same test on a name's bytes. */
-    static boolean transparent(byte[] buf, int start, int end) {
-        if (end == start) {
-            return false;
-        }
-        if (buf[start] == '$') {
-            return true;
-        }
-        for (int i = start; i < end; i++) {
-            if (buf[i] < '0' || buf[i] > '9') {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Drops array indexes and positional operators from a path ("a.0.b" → "a.b"). */
-    static String normalize(String path) {
-        if (path.indexOf('.') < 0) {
-            return path;
-        }
-        StringBuilder out = new StringBuilder(path.length());
-        for (String seg : path.split("\\.", -1)) {
-            if (transparent(seg)) {
-                continue;
-            }
-            if (out.length() > 0) {
-                out.append('.');
-            }
-            out.append(seg);
-        }
-        return out.toString();
+        return !PathSegments.transparent(buf, start, end) && root.child(buf, start, end) == null;
     }
 
     Match classify(String rawPath) {
@@ -163,9 +113,9 @@ final class EncryptedPaths {
         for (int i = 0; i < segs.length; i++) {
             String seg = segs[i];
             if (n.rule != null) {
-                return new Match(Kind.INSIDE, n.rule); // a segment after the field: inside its envelope
+                return new Match(PathKind.INSIDE, n.rule); // a segment after the field: inside its envelope
             }
-            if (transparent(seg)) {
+            if (PathSegments.transparent(seg)) {
                 continue;
             }
             Node next = n.child(seg);
@@ -175,7 +125,7 @@ final class EncryptedPaths {
             n = next;
         }
         if (n.rule != null) {
-            return new Match(Kind.EXACT, n.rule);
+            return new Match(PathKind.EXACT, n.rule);
         }
         return Match.PREFIX; // every node without a rule has children
     }
@@ -194,7 +144,7 @@ final class EncryptedPaths {
         if (top.equals("_id")) {
             return Match.NONE;
         }
-        return new Match(dot < 0 ? Kind.EXACT : Kind.INSIDE, topLevelRule(top));
+        return new Match(dot < 0 ? PathKind.EXACT : PathKind.INSIDE, topLevelRule(top));
     }
 
     /** The tree node a PREFIX path reaches (the encrypted fields under it are its descendants); null if none. */
@@ -207,7 +157,7 @@ final class EncryptedPaths {
             if (n.rule != null) {
                 return null;
             }
-            if (!transparent(seg)) {
+            if (!PathSegments.transparent(seg)) {
                 n = n.child(seg);
                 if (n == null) {
                     return null;
@@ -222,7 +172,7 @@ final class EncryptedPaths {
         if (policy.allFields()) {
             return true;
         }
-        String prefix = normalize(rawPrefix);
+        String prefix = PathSegments.normalize(rawPrefix);
         for (FieldRule r : policy.fields().values()) {
             if (!r.deterministic() && (r.path().equals(prefix) || r.path().startsWith(prefix + "."))) {
                 return true;

@@ -21,13 +21,6 @@ final class Expressions {
     private Expressions() {
     }
 
-    /** What the check needs to know of the documents an expression runs on. */
-    interface Paths {
-        EncryptedPaths.Kind kind(String path);
-
-        Refusal refuse(String path, String what);
-    }
-
     /** The field path a value refers to ("" for the whole document), or null if it is no reference. */
     static String reference(BsonValue v) {
         if (!v.isString()) {
@@ -56,10 +49,10 @@ final class Expressions {
         refuseReferences(expr, ctx.asPaths(), where);
     }
 
-    static void refuseReferences(BsonValue expr, Paths paths, String where) {
+    static void refuseReferences(BsonValue expr, FieldPaths paths, String where) {
         String ref = reference(expr);
         if (ref != null) {
-            if (paths.kind(ref) != EncryptedPaths.Kind.NONE) {
+            if (paths.kind(ref) != PathKind.NONE) {
                 throw paths.refuse(ref.isEmpty() ? "(the whole document)" : ref, where + " computing on '$" + ref + "'");
             }
             return;
@@ -83,16 +76,16 @@ final class Expressions {
      * a field's name or a reference to one) is a policy field, lies inside one or holds one: for
      * values whose syntax the proxy does not follow (stages it only passes through, comments).
      */
-    static void refuseMentions(BsonValue v, Paths paths, String where, boolean strings) {
+    static void refuseMentions(BsonValue v, FieldPaths paths, String where, boolean strings) {
         if (v.isString() && strings) {
             String s = v.asString().getValue();
             String path = s.startsWith("$") ? reference(v) : s;
-            if (path != null && !path.isEmpty() && paths.kind(path) != EncryptedPaths.Kind.NONE) {
+            if (path != null && !path.isEmpty() && paths.kind(path) != PathKind.NONE) {
                 throw paths.refuse(path, where);
             }
         } else if (v.isDocument()) {
             for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
-                if (!e.getKey().startsWith("$") && paths.kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
+                if (!e.getKey().startsWith("$") && paths.kind(e.getKey()) != PathKind.NONE) {
                     throw paths.refuse(e.getKey(), where);
                 }
                 refuseMentions(e.getValue(), paths, where, strings);
@@ -109,18 +102,18 @@ final class Expressions {
      * named as data, so no "$" marks it. A constant name of an encrypted field (or of a document
      * holding one) is refused whatever the input; a name computed at run time is refused always.
      */
-    private static void fieldByName(String op, BsonValue arg, Paths paths, String where) {
+    private static void fieldByName(String op, BsonValue arg, FieldPaths paths, String where) {
         BsonValue field = arg.isDocument() ? arg.asDocument().get("field") : arg;
         String name = constantString(field);
         if (name == null) {
             throw paths.refuse("(a field named at run time)", where + " " + op + " with a field name the proxy cannot "
                     + "read before the query runs");
         }
-        EncryptedPaths.Kind kind = paths.kind(name);
-        if (name.startsWith("$") && kind == EncryptedPaths.Kind.PREFIX) {
-            kind = EncryptedPaths.Kind.NONE; // a field literally named "$a", not a positional step towards one
+        PathKind kind = paths.kind(name);
+        if (name.startsWith("$") && kind == PathKind.PREFIX) {
+            kind = PathKind.NONE; // a field literally named "$a", not a positional step towards one
         }
-        if (kind != EncryptedPaths.Kind.NONE) {
+        if (kind != PathKind.NONE) {
             throw paths.refuse(name, where + " " + op + " of '" + name + "'");
         }
     }

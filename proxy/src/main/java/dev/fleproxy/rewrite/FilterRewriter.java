@@ -51,6 +51,24 @@ final class FilterRewriter {
     }
 
     /**
+     * holder with its query filter {@code field} rewritten; holder itself if nothing changed. What
+     * the rewriter returns is compared with the very object it was given: the documents of a
+     * parsed message are raw, and a raw document's get() decodes a new object on each call, so
+     * comparing with a second get() would rebuild every statement and nothing would pass byte for
+     * byte.
+     */
+    static BsonDocument rewriteIn(BsonDocument holder, String field, CollectionContext ctx) {
+        BsonValue f = holder.get(field);
+        if (f == null) {
+            return holder;
+        }
+        if (!f.isDocument()) {
+            throw Refusal.command(ctx.ns(), "a " + field + " that is not a document");
+        }
+        return CopyOnChange.with(holder, field, rewrite(f.asDocument(), ctx), f);
+    }
+
+    /**
      * A filter the server keeps and evaluates later (a partial index's partialFilterExpression, a
      * validator). Nothing is rewritten here: an envelope stored in it would stop matching after a
      * key change, and a plaintext value must never reach the server. So only $exists may touch an
@@ -73,11 +91,11 @@ final class FilterRewriter {
                 EncryptedPaths.Match m = ctx.paths.classify(k);
                 boolean existsOnly = isOperatorDocument(v) && v.asDocument().size() == 1
                         && v.asDocument().containsKey("$exists");
-                if (m.kind() == EncryptedPaths.Kind.PREFIX && !existsOnly) {
+                if (m.kind() == PathKind.PREFIX && !existsOnly) {
                     throw Refusal.command(ctx.ns(), where + " on '" + k + "' would compare a sub-document holding "
                             + "encrypted fields");
                 }
-                if (m.kind() != EncryptedPaths.Kind.NONE && m.kind() != EncryptedPaths.Kind.PREFIX && !existsOnly) {
+                if (m.kind() != PathKind.NONE && m.kind() != PathKind.PREFIX && !existsOnly) {
                     throw Refusal.onField(ctx.ns(), m.rule().path(), "a condition on '" + k + "' in " + where
                             + " (the server would keep it; only $exists is allowed there)");
                 }

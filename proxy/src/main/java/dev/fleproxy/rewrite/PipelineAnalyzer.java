@@ -108,7 +108,7 @@ final class PipelineAnalyzer {
                 for (Map.Entry<String, BsonValue> e : spec(spec, name, s).entrySet()) {
                     if (e.getKey().equals("$expr")) {
                         s.refuseReferences(e.getValue(), "$match $expr");
-                    } else if (!e.getKey().startsWith("$") && s.kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
+                    } else if (!e.getKey().startsWith("$") && s.kind(e.getKey()) != PathKind.NONE) {
                         throw s.refuse(e.getKey(), "a $match after the first stage (only a leading $match is rewritten)");
                     } else if (e.getKey().startsWith("$")) {
                         s.refuseMentions(e.getValue(), "$match");
@@ -117,7 +117,7 @@ final class PipelineAnalyzer {
             }
             case "$sort" -> {
                 for (String k : spec(spec, name, s).keySet()) {
-                    if (s.kind(k) != EncryptedPaths.Kind.NONE) {
+                    if (s.kind(k) != PathKind.NONE) {
                         throw s.refuse(k, "$sort (it would order ciphertexts)");
                     }
                 }
@@ -202,7 +202,7 @@ final class PipelineAnalyzer {
             String ref = Expressions.reference(e.getValue());
             if (ref == null) {
                 s.refuseReferences(e.getValue(), stage + " let");
-            } else if (ref.isEmpty() || s.kind(ref) != EncryptedPaths.Kind.NONE) {
+            } else if (ref.isEmpty() || s.kind(ref) != PathKind.NONE) {
                 carried.put(e.getKey(), ref);
             }
         }
@@ -219,7 +219,7 @@ final class PipelineAnalyzer {
             if (base != null) {
                 String rest = dot < 0 ? "" : use.substring(dot + 1);
                 String path = base.isEmpty() ? rest : rest.isEmpty() ? base : base + "." + rest;
-                if (path.isEmpty() || s.kind(path) != EncryptedPaths.Kind.NONE) {
+                if (path.isEmpty() || s.kind(path) != PathKind.NONE) {
                     throw s.refuse(path.isEmpty() ? "(the whole document)" : path, stage + " sub-pipeline using '$$"
                             + use + "' (a let variable bound to the encrypted collection's documents)");
                 }
@@ -258,8 +258,8 @@ final class PipelineAnalyzer {
             }
             String ref = Expressions.reference(v);
             if (ref != null) {
-                EncryptedPaths.Kind k = s.kind(ref);
-                if (k == EncryptedPaths.Kind.INSIDE) {
+                PathKind k = s.kind(ref);
+                if (k == PathKind.INSIDE) {
                     throw s.refuse(ref, stage + " of '$" + ref + "' (inside the encrypted value)");
                 }
                 s.shape.assign(out, s.shape.at(ref));
@@ -294,10 +294,10 @@ final class PipelineAnalyzer {
             String acc = v.asDocument().getFirstKey();
             BsonValue arg = v.asDocument().get(acc);
             String ref = Expressions.reference(arg);
-            if (ref != null && s.kind(ref) != EncryptedPaths.Kind.NONE) {
+            if (ref != null && s.kind(ref) != PathKind.NONE) {
                 boolean passes = PASSING_ACCUMULATORS.contains(acc)
                         || (acc.equals("$addToSet") && s.deterministic(ref));
-                if (!passes || s.kind(ref) == EncryptedPaths.Kind.INSIDE) {
+                if (!passes || s.kind(ref) == PathKind.INSIDE) {
                     throw s.refuse(ref, "$group " + acc + " of '$" + ref + "'");
                 }
                 groups.assignCopy(out, s.shape.at(ref));
@@ -311,7 +311,7 @@ final class PipelineAnalyzer {
     private static void groupKey(BsonValue v, PipelineSchema s, String out, ReadShape groups) {
         String ref = Expressions.reference(v);
         if (ref != null) {
-            if (s.kind(ref) == EncryptedPaths.Kind.NONE) {
+            if (s.kind(ref) == PathKind.NONE) {
                 return;
             }
             if (!s.deterministic(ref)) {

@@ -9,7 +9,7 @@ import org.bson.BsonValue;
  * compute on a name that held one, even if a stage replaced it), and the {@link ReadShape} of the
  * documents the stage receives: where envelopes are, copied or not, and what the reply may open.
  */
-final class PipelineSchema implements Expressions.Paths {
+final class PipelineSchema implements FieldPaths {
     final CollectionContext ctx;
     /** The documents as they leave the stages checked so far. */
     ReadShape shape;
@@ -21,14 +21,14 @@ final class PipelineSchema implements Expressions.Paths {
 
     /** Like {@link EncryptedPaths#classify}, also knowing the copies. */
     @Override
-    public EncryptedPaths.Kind kind(String path) {
-        EncryptedPaths.Kind k = ctx.paths.classify(path).kind();
-        return k != EncryptedPaths.Kind.NONE ? k : shape.kind(path);
+    public PathKind kind(String path) {
+        PathKind k = ctx.paths.classify(path).kind();
+        return k != PathKind.NONE ? k : shape.kind(path);
     }
 
     boolean deterministic(String path) {
         EncryptedPaths.Match m = ctx.paths.classify(path);
-        return m.kind() == EncryptedPaths.Kind.EXACT && m.rule().deterministic();
+        return m.kind() == PathKind.EXACT && m.rule().deterministic();
     }
 
     @Override

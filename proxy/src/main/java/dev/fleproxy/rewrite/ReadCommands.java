@@ -62,7 +62,7 @@ final class ReadCommands {
         BsonDocument body = msg.body();
         if (body.isString("key")) {
             EncryptedPaths.Match m = ctx.paths.classify(body.getString("key").getValue());
-            if (m.kind() == EncryptedPaths.Kind.INSIDE) {
+            if (m.kind() == PathKind.INSIDE) {
                 throw Refusal.onField(ctx.ns(), m.rule().path(), "distinct of '" + body.getString("key").getValue()
                         + "' (inside the encrypted value)");
             }
@@ -84,7 +84,7 @@ final class ReadCommands {
 
     private static OpMsg withFilter(OpMsg msg, String field, CollectionContext ctx) {
         BsonDocument body = msg.body();
-        BsonDocument out = WriteCommands.rewriteFilter(body, field, ctx);
+        BsonDocument out = FilterRewriter.rewriteIn(body, field, ctx);
         return out == body ? msg : msg.withBody(out);
     }
 }

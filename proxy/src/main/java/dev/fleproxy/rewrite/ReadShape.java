@@ -75,8 +75,7 @@ final class ReadShape {
     }
 
     /** The collection's documents as stored: its policy fields. */
-    static ReadShape of(EncryptedPaths paths) {
-        CollectionPolicy p = paths.policy();
+    static ReadShape of(CollectionPolicy p) {
         Node root = new Node("");
         root.allFields = p.allFields();
         for (var rule : p.fields().values()) {
@@ -122,7 +121,7 @@ final class ReadShape {
             return n;
         }
         for (String seg : path.split("\\.", -1)) {
-            if (EncryptedPaths.transparent(seg)) {
+            if (PathSegments.transparent(seg)) {
                 continue;
             }
             if (n.isField()) {
@@ -141,14 +140,14 @@ final class ReadShape {
     }
 
     /** Where a path stands: at a field (EXACT), inside one, above some (PREFIX), or away from them all. */
-    EncryptedPaths.Kind kind(String path) {
+    PathKind kind(String path) {
         Node n = root;
         String[] segs = path.isEmpty() ? new String[0] : path.split("\\.", -1);
         for (String seg : segs) {
             if (n.isField()) {
-                return EncryptedPaths.Kind.INSIDE;
+                return PathKind.INSIDE;
             }
-            if (EncryptedPaths.transparent(seg)) {
+            if (PathSegments.transparent(seg)) {
                 continue;
             }
             Node next = n.child(seg);
@@ -156,19 +155,19 @@ final class ReadShape {
                 next = topLevelField(seg);
             }
             if (next == null) {
-                return EncryptedPaths.Kind.NONE;
+                return PathKind.NONE;
             }
             n = next;
         }
         if (n.isField()) {
-            return EncryptedPaths.Kind.EXACT;
+            return PathKind.EXACT;
         }
-        return n.holdsFields() ? EncryptedPaths.Kind.PREFIX : EncryptedPaths.Kind.NONE;
+        return n.holdsFields() ? PathKind.PREFIX : PathKind.NONE;
     }
 
     /** The path now holds a copy of what the source node described (null: nothing to open). */
     void assign(String path, Node source) {
-        String[] segs = EncryptedPaths.normalize(path).split("\\.", -1);
+        String[] segs = PathSegments.normalize(path).split("\\.", -1);
         Node n = root;
         for (int i = 0; i < segs.length - 1; i++) {
             Node next = n.child(segs[i]);
@@ -188,7 +187,7 @@ final class ReadShape {
         assign(path, source);
         if (source != null && source.isField()) {
             Node n = root;
-            for (String seg : EncryptedPaths.normalize(path).split("\\.", -1)) {
+            for (String seg : PathSegments.normalize(path).split("\\.", -1)) {
                 n = n.child(seg);
             }
             n.copied = true;

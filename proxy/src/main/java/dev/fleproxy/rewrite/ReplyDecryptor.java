@@ -175,7 +175,7 @@ final class ReplyDecryptor {
 
     /** A document whose names stand under this node. */
     private boolean document(int start, int end, ReadShape.Node node, ByteBuf out, int depth) {
-        if (depth > DocumentEncryptor.MAX_DEPTH) {
+        if (depth > BsonLimits.MAX_DEPTH) {
             throw new BSONException("documents nested too deeply to decode");
         }
         BsonCursor c = new BsonCursor(buf, start, end);
@@ -188,7 +188,7 @@ final class ReplyDecryptor {
             } else if (node.allFields && !EncryptedPaths.isId(buf, c.nameStart, c.nameEnd)) {
                 int len = topLevel.of(buf, c.nameStart, c.nameEnd);
                 changed |= field(c, null, topLevel.bytes(), len, out, depth + 1);
-            } else if (!node.allFields && EncryptedPaths.transparent(buf, c.nameStart, c.nameEnd)) {
+            } else if (!node.allFields && PathSegments.transparent(buf, c.nameStart, c.nameEnd)) {
                 changed |= element(c, node, out, depth + 1); // a name read as an array index, as writers read it
             } else {
                 OpMsgWriter.copyElement(out, c); // no policy field here: as stored, whatever it holds
@@ -215,7 +215,7 @@ final class ReplyDecryptor {
     }
 
     private boolean array(BsonCursor c, ReadShape.Node node, ByteBuf out, int depth) {
-        if (depth > DocumentEncryptor.MAX_DEPTH) {
+        if (depth > BsonLimits.MAX_DEPTH) {
             throw new BSONException("documents nested too deeply to decode");
         }
         OpMsgWriter.elementHeader(out, c.type, c);
@@ -265,7 +265,7 @@ final class ReplyDecryptor {
                 OpMsgWriter.copyElement(out, c); // its key is being fetched; this reply is done again
                 return false;
             }
-            BsonCursor.validate(p.bsonType(), p.value(), 0, p.value().length, DocumentEncryptor.MAX_DEPTH);
+            BsonCursor.validate(p.bsonType(), p.value(), 0, p.value().length, BsonLimits.MAX_DEPTH);
         } catch (DecryptionFailedException e) {
             throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": decryption failed for field '" + fieldName(node, c)
                     + "' of a returned document (tampered, moved from another field or collection, or not encrypted "

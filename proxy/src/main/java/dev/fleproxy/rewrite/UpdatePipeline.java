@@ -27,14 +27,14 @@ final class UpdatePipeline {
                         for (Map.Entry<String, BsonValue> e : spec.asDocument().entrySet()) {
                             BsonValue v = e.getValue();
                             boolean inclusion = name.equals("$project") && (v.isNumber() || v.isBoolean());
-                            if (!inclusion && s.kind(e.getKey()) != EncryptedPaths.Kind.NONE) {
+                            if (!inclusion && s.kind(e.getKey()) != PathKind.NONE) {
                                 throw s.refuse(e.getKey(), "a pipeline update assigning to it");
                             }
                             if (Expressions.reference(v) == null) {
                                 s.refuseReferences(v, "a pipeline update");
-                            } else if (s.kind(Expressions.reference(v)) == EncryptedPaths.Kind.INSIDE) {
+                            } else if (s.kind(Expressions.reference(v)) == PathKind.INSIDE) {
                                 throw s.refuse(Expressions.reference(v), "a pipeline update reading inside it");
-                            } else if (s.kind(Expressions.reference(v)) != EncryptedPaths.Kind.NONE) {
+                            } else if (s.kind(Expressions.reference(v)) != PathKind.NONE) {
                                 // a v2 envelope opens only in the field it was written for
                                 throw s.refuse(Expressions.reference(v), "a pipeline update copying it to '"
                                         + e.getKey() + "' (an envelope is bound to its field)");

@@ -65,36 +65,36 @@ final class UpdateRewriter {
             String field = m.rule() != null ? m.rule().path() : path;
             switch (op) {
                 case "$set", "$setOnInsert" -> {
-                    if (m.kind() == EncryptedPaths.Kind.EXACT) {
+                    if (m.kind() == PathKind.EXACT) {
                         nv = ctx.encrypt(m.rule(), v);
-                    } else if (m.kind() == EncryptedPaths.Kind.PREFIX) {
+                    } else if (m.kind() == PathKind.PREFIX) {
                         nv = DocumentEncryptor.encryptSubtree(v, path, ctx);
-                    } else if (m.kind() == EncryptedPaths.Kind.INSIDE) {
+                    } else if (m.kind() == PathKind.INSIDE) {
                         throw Refusal.onField(ctx.ns(), field, op + " of '" + path + "' (inside the encrypted value)");
                     }
                 }
                 case "$unset" -> {
-                    if (m.kind() == EncryptedPaths.Kind.INSIDE) {
+                    if (m.kind() == PathKind.INSIDE) {
                         throw Refusal.onField(ctx.ns(), field, "$unset of '" + path + "' (inside the encrypted value)");
                     }
                 }
                 case "$rename" -> {
                     EncryptedPaths.Match to = v.isString() ? ctx.paths.classify(v.asString().getValue())
                             : EncryptedPaths.Match.NONE;
-                    if (m.kind() != EncryptedPaths.Kind.NONE || to.kind() != EncryptedPaths.Kind.NONE) {
-                        String f = m.kind() != EncryptedPaths.Kind.NONE ? field
+                    if (m.kind() != PathKind.NONE || to.kind() != PathKind.NONE) {
+                        String f = m.kind() != PathKind.NONE ? field
                                 : (to.rule() != null ? to.rule().path() : v.asString().getValue());
                         throw Refusal.onField(ctx.ns(), f, "$rename (an envelope is bound to its field's key and policy)");
                     }
                 }
                 case "$push", "$addToSet" -> nv = addToArray(op, path, v, m, ctx);
                 case "$pop" -> {
-                    if (m.kind() == EncryptedPaths.Kind.EXACT || m.kind() == EncryptedPaths.Kind.INSIDE) {
+                    if (m.kind() == PathKind.EXACT || m.kind() == PathKind.INSIDE) {
                         throw Refusal.onField(ctx.ns(), field, "$pop (the array is one encrypted value)");
                     }
                 }
                 default -> {
-                    if (m.kind() != EncryptedPaths.Kind.NONE) {
+                    if (m.kind() != PathKind.NONE) {
                         if (COMPUTING.contains(op) || ARRAY_REMOVAL.contains(op)) {
                             throw Refusal.onField(ctx.ns(), field, "the update operator " + op);
                         }

@@ -28,14 +28,14 @@ final class WriteCommands {
         return MessageDocuments.map(msg, "updates", ctx.ns(), st -> {
             Arguments.examineFields(st, statements, ctx);
             ArrayFilters.check(st.get("arrayFilters"), st.get("u"), ctx);
-            return rewriteUpdate(rewriteFilter(st, "q", ctx), "u", ctx);
+            return rewriteUpdate(FilterRewriter.rewriteIn(st, "q", ctx), "u", ctx);
         });
     }
 
     static OpMsg delete(OpMsg msg, CollectionContext ctx, Arg statements) {
         return MessageDocuments.map(msg, "deletes", ctx.ns(), st -> {
             Arguments.examineFields(st, statements, ctx);
-            return rewriteFilter(st, "q", ctx);
+            return FilterRewriter.rewriteIn(st, "q", ctx);
         });
     }
 
@@ -43,30 +43,15 @@ final class WriteCommands {
     static OpMsg findAndModify(OpMsg msg, CollectionContext ctx) {
         BsonDocument body = msg.body();
         ArrayFilters.check(body.get("arrayFilters"), body.get("update"), ctx);
-        BsonDocument out = rewriteUpdate(rewriteFilter(body, "query", ctx), "update", ctx);
+        BsonDocument out = rewriteUpdate(FilterRewriter.rewriteIn(body, "query", ctx), "update", ctx);
         return out == body ? msg : msg.withBody(out);
     }
 
-    /*
-     * The two helpers below compare what the rewriter returns with the very object they gave it:
-     * the documents of a parsed message are raw, and a raw document's get() decodes a new object
-     * on each call, so comparing with a second get() would rebuild every statement and nothing
-     * would pass byte for byte.
+    /**
+     * holder with its update {@code field} (operators, replacement or pipeline) rewritten and
+     * size-checked. It compares what the rewriter returns with the very object it gave it, as
+     * {@link FilterRewriter#rewriteIn} does, and for the same reason.
      */
-
-    /** holder with its query filter {@code field} rewritten; holder itself if nothing changed. */
-    static BsonDocument rewriteFilter(BsonDocument holder, String field, CollectionContext ctx) {
-        BsonValue f = holder.get(field);
-        if (f == null) {
-            return holder;
-        }
-        if (!f.isDocument()) {
-            throw Refusal.command(ctx.ns(), "a " + field + " that is not a document");
-        }
-        return CopyOnChange.with(holder, field, FilterRewriter.rewrite(f.asDocument(), ctx), f);
-    }
-
-    /** holder with its update {@code field} (operators, replacement or pipeline) rewritten and size-checked. */
     private static BsonDocument rewriteUpdate(BsonDocument holder, String field, CollectionContext ctx) {
         BsonValue u = holder.get(field);
         if (u == null) {
@@ -76,7 +61,7 @@ final class WriteCommands {
         if (nu != u && nu.isDocument()) {
             RawBsonDocument raw = BsonBytes.toRaw(nu.asDocument());
             int size = raw.getByteBuffer().remaining();
-            if (size > DocumentEncryptor.MAX_DOCUMENT) {
+            if (size > BsonLimits.MAX_DOCUMENT) {
                 throw new Refusal(ProxyError.TOO_LARGE_AFTER_ENCRYPTION, ctx.ns() + ": an update would be " + size
                         + " bytes once encrypted, over MongoDB's 16 MiB document limit");
             }
@@ -127,7 +112,7 @@ final class WriteCommands {
             }
             case "update", "delete" -> {
                 ArrayFilters.check(op.get("arrayFilters"), op.get("updateMods"), ctx);
-                yield rewriteUpdate(rewriteFilter(op, "filter", ctx), "updateMods", ctx);
+                yield rewriteUpdate(FilterRewriter.rewriteIn(op, "filter", ctx), "updateMods", ctx);
             }
             default -> throw Refusal.command(ctx.ns(), "bulkWrite operation " + kind + " is not supported on an "
                     + "encrypted collection");
