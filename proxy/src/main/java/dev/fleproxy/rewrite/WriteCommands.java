@@ -1,13 +1,10 @@
 package dev.fleproxy.rewrite;
 
-import dev.fleproxy.policy.CollectionPolicy;
-import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.Arg;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.BsonBytes;
 import dev.fleproxy.wire.OpMsg;
-import java.util.ArrayList;
 import java.util.List;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
@@ -68,18 +65,6 @@ final class WriteCommands {
             nu = raw;
         }
         return CopyOnChange.with(holder, field, nu, u);
-    }
-
-    /** The encrypted namespaces a bulkWrite names in its nsInfo, or an empty list. */
-    static List<CollectionPolicy> bulkWriteNamespaces(OpMsg msg, Policy p) {
-        List<CollectionPolicy> out = new ArrayList<>();
-        for (BsonDocument info : MessageDocuments.of(msg, "nsInfo")) {
-            CollectionPolicy cp = info.isString("ns") ? p.get(info.getString("ns").getValue()) : null;
-            if (cp != null) {
-                out.add(cp);
-            }
-        }
-        return out;
     }
 
     /**
