@@ -4,10 +4,8 @@ import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.OpMsg;
-import java.util.Map;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
-import org.bson.BsonValue;
 
 /**
  * find, count, distinct and aggregate on an encrypted collection: their filters rewritten,
