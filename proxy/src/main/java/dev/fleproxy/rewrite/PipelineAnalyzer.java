@@ -42,7 +42,7 @@ final class PipelineAnalyzer {
      */
     static BsonArray rewriteAggregate(BsonArray pipeline, PipelineSchema schema, Policy policy, String db) {
         CollectionContext ctx = schema.ctx;
-        CrossReferences.pipeline(pipeline, policy, db, ctx.ns()); // also inside sub-pipelines
+        ForeignStages.refuseEncrypted(pipeline, policy, db, ctx.ns()); // also inside sub-pipelines
         BsonValue first = null;
         for (int i = 0; i < pipeline.size(); i++) {
             BsonDocument stage = stage(pipeline.get(i), ctx);
@@ -97,24 +97,18 @@ final class PipelineAnalyzer {
             s.shape = ReadShape.none(s.ctx.policy);
             return;
         }
+        if (ADD_NAMED_FIELDS.contains(name)) {
+            s.refuseMentions(spec, name);
+            return;
+        }
+        if (GROUPING.contains(name)) {
+            s.refuseMentions(spec, name);
+            s.shape = ReadShape.none(s.ctx.policy);
+            return;
+        }
         switch (name) {
             case "$changeStream" -> s.shape = changeEvents(s.shape);
-            case "$redact", "$geoNear", "$setWindowFields", "$densify", "$fill" -> s.refuseMentions(spec, name);
-            case "$sortByCount", "$bucket", "$bucketAuto" -> {
-                s.refuseMentions(spec, name);
-                s.shape = ReadShape.none(s.ctx.policy);
-            }
-            case "$match" -> {
-                for (Map.Entry<String, BsonValue> e : spec(spec, name, s).entrySet()) {
-                    if (e.getKey().equals("$expr")) {
-                        s.refuseReferences(e.getValue(), "$match $expr");
-                    } else if (!e.getKey().startsWith("$") && s.kind(e.getKey()) != PathKind.NONE) {
-                        throw s.refuse(e.getKey(), "a $match after the first stage (only a leading $match is rewritten)");
-                    } else if (e.getKey().startsWith("$")) {
-                        s.refuseMentions(e.getValue(), "$match");
-                    }
-                }
-            }
+            case "$match" -> match(spec(spec, name, s), s);
             case "$sort" -> {
                 for (String k : spec(spec, name, s).keySet()) {
                     if (s.kind(k) != PathKind.NONE) {
@@ -127,108 +121,67 @@ final class PipelineAnalyzer {
                 // removing fields is always fine
             }
             case "$group" -> group(spec(spec, name, s), s);
-            case "$unwind" -> {
-                BsonValue path = spec.isDocument() ? spec.asDocument().get("path") : spec;
-                if (path != null) {
-                    s.refuseReferences(path, "$unwind");
-                }
-                if (spec.isDocument() && spec.asDocument().isString("includeArrayIndex")) {
-                    String index = spec.asDocument().getString("includeArrayIndex").getValue();
-                    s.refuseMentions(spec.asDocument().get("includeArrayIndex"), name);
-                    s.shape.assign(index, null);
-                }
-            }
-            case "$replaceRoot", "$replaceWith" -> {
-                BsonValue root = name.equals("$replaceRoot") && spec.isDocument() ? spec.asDocument().get("newRoot") : spec;
-                String ref = root == null ? null : Expressions.reference(root);
-                if (ref == null || !ref.isEmpty()) {
-                    // a sub-document or a computed one: refused if it holds encrypted values, else nothing to decrypt
-                    s.refuseReferences(root == null ? spec : root, name);
-                    s.shape = ReadShape.none(s.ctx.policy);
-                }
-            }
-            case "$facet" -> {
-                ReadShape in = s.shape;
-                ReadShape out = ReadShape.none(s.ctx.policy);
-                for (Map.Entry<String, BsonValue> facet : spec(spec, name, s).entrySet()) {
-                    if (!facet.getValue().isArray()) {
-                        throw Refusal.command(s.ctx.ns(), "a $facet whose pipeline is not an array");
-                    }
-                    s.shape = in.copy();
-                    for (BsonValue st : facet.getValue().asArray()) {
-                        check(st, s, policy, db, aggregate);
-                    }
-                    out.root.replaceChild(s.shape.root.copyAs(facet.getKey())); // {facet: [documents]}
-                }
-                s.shape = out;
-            }
-            case "$lookup", "$graphLookup", "$unionWith", "$out", "$merge" -> {
-                if (name.equals("$out") || name.equals("$merge")) {
-                    throw Refusal.command(s.ctx.ns(), name + " would copy encrypted data out of its collection's policy");
-                }
-                String from = CrossReferences.foreignCollection(name, spec, db);
-                if (from != null && policy.get(from) != null) {
-                    throw Refusal.command(s.ctx.ns(), name + " with the encrypted collection " + from + " is not supported");
-                }
-                if (name.equals("$unionWith")) {
-                    // its documents would come back among this collection's, where its fields would be decrypted
-                    throw Refusal.command(s.ctx.ns(), "$unionWith into an encrypted collection's documents is not "
-                            + "supported");
-                }
-                s.refuseMentions(spec, name);
-                if (spec.isDocument() && spec.asDocument().isDocument("let")) {
-                    refuseCarriedVariables(spec.asDocument().getDocument("let"), spec.asDocument().get("pipeline"), s,
-                            name);
-                }
-                if (spec.isDocument() && spec.asDocument().isString("as")) {
-                    s.shape.assign(spec.asDocument().getString("as").getValue(), null); // another collection's documents
-                }
-            }
+            case "$unwind" -> unwind(spec, s);
+            case "$replaceRoot", "$replaceWith" -> replaceRoot(name, spec, s);
+            case "$facet" -> facet(spec(spec, name, s), s, policy, db, aggregate);
+            case "$lookup", "$graphLookup", "$unionWith", "$out", "$merge" -> ForeignStages.check(name, spec, s, policy, db);
             default -> throw Refusal.command(s.ctx.ns(), "the stage " + name + " is not supported on an encrypted "
                     + "collection (the proxy cannot tell what it does with encrypted values)");
         }
     }
 
-    /**
-     * $lookup's let binds variables to this collection's documents for its sub-pipeline, which
-     * runs on another collection, where the proxy rewrites nothing: a variable bound to the whole
-     * document ($$ROOT, $$CURRENT) or to a path holding encrypted values carries them there, and a
-     * use of it that reaches one ("$$r", "$$r.ssn") would compare ciphertext with whatever it is
-     * given, a constant in plaintext included. Such uses are refused; uses of its plain fields pass.
-     */
-    private static void refuseCarriedVariables(BsonDocument let, BsonValue pipeline, PipelineSchema s, String stage) {
-        Map<String, String> carried = new java.util.HashMap<>();
-        for (Map.Entry<String, BsonValue> e : let.entrySet()) {
-            String ref = Expressions.reference(e.getValue());
-            if (ref == null) {
-                s.refuseReferences(e.getValue(), stage + " let");
-            } else if (ref.isEmpty() || s.kind(ref) != PathKind.NONE) {
-                carried.put(e.getKey(), ref);
+    /** A $match after the first stage: not rewritten, so it may not name an encrypted field. */
+    private static void match(BsonDocument spec, PipelineSchema s) {
+        for (Map.Entry<String, BsonValue> e : spec.entrySet()) {
+            if (e.getKey().equals("$expr")) {
+                s.refuseReferences(e.getValue(), "$match $expr");
+            } else if (!e.getKey().startsWith("$") && s.kind(e.getKey()) != PathKind.NONE) {
+                throw s.refuse(e.getKey(), "a $match after the first stage (only a leading $match is rewritten)");
+            } else if (e.getKey().startsWith("$")) {
+                s.refuseMentions(e.getValue(), "$match");
             }
-        }
-        if (!carried.isEmpty() && pipeline != null) {
-            refuseUses(pipeline, carried, s, stage);
         }
     }
 
-    private static void refuseUses(BsonValue v, Map<String, String> carried, PipelineSchema s, String stage) {
-        if (v.isString() && v.asString().getValue().startsWith("$$")) {
-            String use = v.asString().getValue().substring(2);
-            int dot = use.indexOf('.');
-            String base = carried.get(dot < 0 ? use : use.substring(0, dot));
-            if (base != null) {
-                String rest = dot < 0 ? "" : use.substring(dot + 1);
-                String path = base.isEmpty() ? rest : rest.isEmpty() ? base : base + "." + rest;
-                if (path.isEmpty() || s.kind(path) != PathKind.NONE) {
-                    throw s.refuse(path.isEmpty() ? "(the whole document)" : path, stage + " sub-pipeline using '$$"
-                            + use + "' (a let variable bound to the encrypted collection's documents)");
-                }
-            }
-        } else if (v.isDocument()) {
-            v.asDocument().values().forEach(x -> refuseUses(x, carried, s, stage));
-        } else if (v.isArray()) {
-            v.asArray().forEach(x -> refuseUses(x, carried, s, stage));
+    /** $unwind: of a plain array only; its index field holds nothing to decrypt. */
+    private static void unwind(BsonValue spec, PipelineSchema s) {
+        BsonValue path = spec.isDocument() ? spec.asDocument().get("path") : spec;
+        if (path != null) {
+            s.refuseReferences(path, "$unwind");
         }
+        if (spec.isDocument() && spec.asDocument().isString("includeArrayIndex")) {
+            String index = spec.asDocument().getString("includeArrayIndex").getValue();
+            s.refuseMentions(spec.asDocument().get("includeArrayIndex"), "$unwind");
+            s.shape.assign(index, null);
+        }
+    }
+
+    /** $replaceRoot/$replaceWith: "$$ROOT" keeps the documents; anything else holds nothing to decrypt. */
+    private static void replaceRoot(String name, BsonValue spec, PipelineSchema s) {
+        BsonValue root = name.equals("$replaceRoot") && spec.isDocument() ? spec.asDocument().get("newRoot") : spec;
+        String ref = root == null ? null : Expressions.reference(root);
+        if (ref == null || !ref.isEmpty()) {
+            // a sub-document or a computed one: refused if it holds encrypted values, else nothing to decrypt
+            s.refuseReferences(root == null ? spec : root, name);
+            s.shape = ReadShape.none(s.ctx.policy);
+        }
+    }
+
+    /** $facet: each sub-pipeline checked on the documents the stage receives; each facet one array of its output. */
+    private static void facet(BsonDocument spec, PipelineSchema s, Policy policy, String db, boolean aggregate) {
+        ReadShape in = s.shape;
+        ReadShape out = ReadShape.none(s.ctx.policy);
+        for (Map.Entry<String, BsonValue> facet : spec.entrySet()) {
+            if (!facet.getValue().isArray()) {
+                throw Refusal.command(s.ctx.ns(), "a $facet whose pipeline is not an array");
+            }
+            s.shape = in.copy();
+            for (BsonValue st : facet.getValue().asArray()) {
+                check(st, s, policy, db, aggregate);
+            }
+            out.root.replaceChild(s.shape.root.copyAs(facet.getKey())); // {facet: [documents]}
+        }
+        s.shape = out;
     }
 
     /** A change stream's events: the document as it is (or was) holds the collection's fields; the rest none. */
