@@ -2,6 +2,7 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.pipeline.ForeignStages;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 

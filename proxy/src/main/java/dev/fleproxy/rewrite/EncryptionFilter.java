@@ -12,6 +12,18 @@ import dev.fleproxy.protocol.CommandTable;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.paths.CollectionContexts;
+import dev.fleproxy.rewrite.paths.ReadShape;
+import dev.fleproxy.rewrite.pipeline.PipelineSchema;
+import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.read.ReadCommands;
+import dev.fleproxy.rewrite.read.Replies;
+import dev.fleproxy.rewrite.read.ReplyPlan;
+import dev.fleproxy.rewrite.write.CollectionDefinitions;
+import dev.fleproxy.rewrite.write.Inserts;
+import dev.fleproxy.rewrite.write.MessageDocuments;
+import dev.fleproxy.rewrite.write.WriteCommands;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
@@ -229,7 +241,7 @@ public final class EncryptionFilter implements MessageFilter {
             case AGGREGATE -> {
                 PipelineSchema schema = new PipelineSchema(ctx);
                 RequestDecision d = rewrite(request, msg -> ReadCommands.aggregate(msg, schema, p, db));
-                yield expect(request, d, new ReplyPlan(schema.shape, schema.shape.root, spec));
+                yield expect(request, d, new ReplyPlan(schema.shape(), schema.shape().root, spec));
             }
             case GET_MORE -> replies.getMore(request, ctx);
             case CREATE_INDEXES -> {
