@@ -30,12 +30,29 @@ class ArchitectureTest {
             List.of("protocol", "config"),          // MongoDB commands and errors; the config file
             List.of("kmip", "crypto", "wire", "backend")); // no policy of the proxy in these
 
+    /**
+     * rewrite/ inside, top to bottom, held the same way: a sub-package may use those of its own
+     * level and below, never one above, and no two use each other. "" is rewrite/ itself.
+     */
+    static final List<List<String>> REWRITE_LAYERS = List.of(
+            List.of(""),                            // EncryptionFilter: which command goes where; CrossReferences
+            List.of("read", "write"),               // reads and their replies; writes and collection definitions
+            List.of("pipeline"),                    // aggregation pipelines, the shape of what they return
+            List.of("query"),                       // filters, expressions, the arguments every command takes
+            List.of("paths"),                       // the policy's paths, a reply's shape, a collection's context
+            List.of("bson"));                       // BSON values as stored, rebuilt only where they change
+
     static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("dev.fleproxy");
 
     private static String[] packages(Stream<String> names) {
         return names.map(n -> "dev.fleproxy." + n + "..").toArray(String[]::new);
+    }
+
+    private static String[] rewritePackages(Stream<String> names) {
+        return names.map(n -> n.isEmpty() ? "dev.fleproxy.rewrite" : "dev.fleproxy.rewrite." + n + "..")
+                .toArray(String[]::new);
     }
 
     @Test
@@ -58,6 +75,31 @@ class ArchitectureTest {
     void everyClassIsInALayer() {
         classes().should().resideInAnyPackage(packages(LAYERS.stream().flatMap(List::stream)))
                 .because("a new package takes its place in LAYERS (and in docs/architecture.md)")
+                .check(MAIN);
+    }
+
+    @Test
+    void noRewritePackageUsesALevelAboveIt() {
+        for (int i = 1; i < REWRITE_LAYERS.size(); i++) {
+            noClasses().that().resideInAnyPackage(rewritePackages(REWRITE_LAYERS.get(i).stream()))
+                    .should().dependOnClassesThat().resideInAnyPackage(rewritePackages(REWRITE_LAYERS.subList(0, i)
+                            .stream().flatMap(List::stream)))
+                    .because("rewrite/" + REWRITE_LAYERS.get(i) + " sits below " + REWRITE_LAYERS.subList(0, i))
+                    .check(MAIN);
+        }
+    }
+
+    @Test
+    void noTwoRewritePackagesUseEachOther() {
+        slices().matching("dev.fleproxy.rewrite.(*)..").should().beFreeOfCycles().check(MAIN);
+    }
+
+    @Test
+    void everyRewriteClassIsInALevel() {
+        classes().that().resideInAPackage("dev.fleproxy.rewrite..")
+                .should().resideInAnyPackage(rewritePackages(REWRITE_LAYERS.stream().flatMap(List::stream)))
+                .because("a new sub-package of rewrite/ takes its place in REWRITE_LAYERS (and in "
+                        + "docs/architecture.md)")
                 .check(MAIN);
     }
 }
