@@ -53,15 +53,7 @@ public final class EncryptedPaths {
     EncryptedPaths(CollectionPolicy policy) {
         this.policy = policy;
         for (FieldRule r : policy.fields().values()) {
-            Node n = root;
-            for (String segment : r.path().split("\\.")) {
-                Node next = n.child(segment);
-                if (next == null) {
-                    next = new Node(segment);
-                    n.children.add(next);
-                }
-                n = next;
-            }
+            Node n = PathNode.grow(root, r.path(), Node::new);
             n.rule = r;
             n.context = Envelope.context(policy.namespace(), r.path());
         }

@@ -3,6 +3,7 @@ package dev.fleproxy.rewrite.paths;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * One segment of a tree of field paths, found by name as a String (paths in commands) or as
@@ -17,6 +18,20 @@ abstract class PathNode<N extends PathNode<N>> {
     PathNode(String name) {
         this.name = name;
         this.nameBytes = name.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The node a policy path reaches from root, with the nodes on the way made where missing. */
+    static <N extends PathNode<N>> N grow(N root, String path, Function<String, N> make) {
+        N n = root;
+        for (String segment : path.split("\\.")) {
+            N next = n.child(segment);
+            if (next == null) {
+                next = make.apply(segment);
+                n.children.add(next);
+            }
+            n = next;
+        }
+        return n;
     }
 
     /** True if paths go on under this segment. */

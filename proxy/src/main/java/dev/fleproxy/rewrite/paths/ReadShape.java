@@ -99,15 +99,7 @@ public final class ReadShape {
         Node root = new Node("");
         root.allFields = p.allFields();
         for (var rule : p.fields().values()) {
-            Node n = root;
-            for (String segment : rule.path().split("\\.")) {
-                Node next = n.child(segment);
-                if (next == null) {
-                    next = new Node(segment);
-                    n.children.add(next);
-                }
-                n = next;
-            }
+            Node n = PathNode.grow(root, rule.path(), Node::new);
             n.field = rule.path();
             n.context = Envelope.context(p.namespace(), rule.path());
         }
