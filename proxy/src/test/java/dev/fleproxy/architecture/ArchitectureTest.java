@@ -8,6 +8,7 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import java.util.List;
+import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -55,15 +56,21 @@ class ArchitectureTest {
                 .toArray(String[]::new);
     }
 
-    @Test
-    void noPackageUsesALayerAboveIt() {
-        for (int i = 1; i < LAYERS.size(); i++) {
-            noClasses().that().resideInAnyPackage(packages(LAYERS.get(i).stream()))
-                    .should().dependOnClassesThat().resideInAnyPackage(packages(LAYERS.subList(0, i).stream()
+    /** No class of a layer (levels.get(i)) depends on one of a layer above it; "layer" names them in a failure. */
+    private static void noLayerUsesOneAboveIt(List<List<String>> levels, Function<Stream<String>, String[]> packages,
+                                              String layer) {
+        for (int i = 1; i < levels.size(); i++) {
+            noClasses().that().resideInAnyPackage(packages.apply(levels.get(i).stream()))
+                    .should().dependOnClassesThat().resideInAnyPackage(packages.apply(levels.subList(0, i).stream()
                             .flatMap(List::stream)))
-                    .because("layer " + LAYERS.get(i) + " sits below " + LAYERS.subList(0, i))
+                    .because(layer + levels.get(i) + " sits below " + levels.subList(0, i))
                     .check(MAIN);
         }
+    }
+
+    @Test
+    void noPackageUsesALayerAboveIt() {
+        noLayerUsesOneAboveIt(LAYERS, ArchitectureTest::packages, "layer ");
     }
 
     @Test
@@ -80,13 +87,7 @@ class ArchitectureTest {
 
     @Test
     void noRewritePackageUsesALevelAboveIt() {
-        for (int i = 1; i < REWRITE_LAYERS.size(); i++) {
-            noClasses().that().resideInAnyPackage(rewritePackages(REWRITE_LAYERS.get(i).stream()))
-                    .should().dependOnClassesThat().resideInAnyPackage(rewritePackages(REWRITE_LAYERS.subList(0, i)
-                            .stream().flatMap(List::stream)))
-                    .because("rewrite/" + REWRITE_LAYERS.get(i) + " sits below " + REWRITE_LAYERS.subList(0, i))
-                    .check(MAIN);
-        }
+        noLayerUsesOneAboveIt(REWRITE_LAYERS, ArchitectureTest::rewritePackages, "rewrite/");
     }
 
     @Test
