@@ -5,7 +5,7 @@ package dev.fleproxy.protocol;
  * an encrypted collection. Every argument the proxy forwards there has one of these kinds in
  * {@link CommandTable}; an argument the table does not name is refused. The first group is
  * rewritten or checked by the command's own rewriter (package {@code rewrite}); the second is
- * examined the same way for every command ({@code rewrite.Arguments}).
+ * examined the same way for every command ({@code rewrite.query.Arguments}).
  */
 public enum ArgKind {
     // ---- rewritten or checked by the command's rewriter ----

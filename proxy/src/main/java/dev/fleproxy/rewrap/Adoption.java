@@ -2,7 +2,7 @@ package dev.fleproxy.rewrap;
 
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.policy.CollectionPolicy;
-import dev.fleproxy.rewrite.EnvelopeBinary;
+import dev.fleproxy.rewrite.bson.EnvelopeBinary;
 import java.util.Set;
 import org.bson.BsonBinary;
 import org.bson.BsonValue;

@@ -1,6 +1,6 @@
 package dev.fleproxy.rewrap;
 
-import dev.fleproxy.rewrite.BsonValueBytes;
+import dev.fleproxy.rewrite.bson.BsonValueBytes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

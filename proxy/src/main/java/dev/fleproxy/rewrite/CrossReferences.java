@@ -2,8 +2,7 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.Refusal;
-import java.util.Map;
-import java.util.Set;
+import dev.fleproxy.rewrite.pipeline.ForeignStages;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -15,9 +14,6 @@ import org.bson.BsonValue;
  * further; the rest pass. Nothing here rewrites: a command either passes untouched or is refused.
  */
 final class CrossReferences {
-    /** Stages whose argument names another namespace. */
-    private static final Set<String> FOREIGN_STAGES = Set.of("$lookup", "$graphLookup", "$unionWith", "$out", "$merge");
-
     private CrossReferences() {
     }
 
@@ -26,35 +22,12 @@ final class CrossReferences {
         String ns = db + "." + (coll == null ? "$cmd" : coll);
         switch (cmd) {
             case "applyOps" -> applyOps(body, p, db);
-            case "renameCollection", "internalRenameIfOptionsAndIndexesMatch" -> {
-                // both name full namespaces: renameCollection: "db.from", to: "db.to"; from: …, to: …
-                String from = body.isString(cmd) ? body.getString(cmd).getValue()
-                        : body.isString("from") ? body.getString("from").getValue() : "";
-                String to = body.isString("to") ? body.getString("to").getValue() : "";
-                if (p.get(from) != null || p.get(to) != null) {
-                    throw Refusal.command(p.get(from) != null ? from : to, "renameCollection into or out of an "
-                            + "encrypted collection is not supported (the policy names collections)");
-                }
-            }
-            case "aggregate" -> pipeline(body.get("pipeline"), p, db, ns);
-            case "explain" -> {
-                if (body.isDocument("explain") && !body.getDocument("explain").isEmpty()) {
-                    BsonDocument inner = body.getDocument("explain");
-                    String innerCmd = inner.getFirstKey();
-                    String innerColl = inner.isString(innerCmd) ? inner.getString(innerCmd).getValue() : null;
-                    if (innerColl != null && p.get(db, innerColl) != null) {
-                        throw Refusal.command(db + "." + innerColl, "explain is not supported on an encrypted collection");
-                    }
-                    check(innerCmd, inner, p, db, innerColl);
-                }
-            }
+            case "renameCollection", "internalRenameIfOptionsAndIndexesMatch" -> rename(cmd, body, p);
+            case "aggregate" -> ForeignStages.refuseEncrypted(body.get("pipeline"), p, db, ns);
+            case "explain" -> explain(body, p, db);
             case "create", "collMod" -> {
-                if (body.isString("viewOn") && p.get(db, body.getString("viewOn").getValue()) != null) {
-                    throw Refusal.command(db + "." + body.getString("viewOn").getValue(), "a view on an encrypted "
-                            + "collection would run its pipeline on ciphertext; query the collection through the proxy "
-                            + "instead");
-                }
-                pipeline(body.get("pipeline"), p, db, ns);
+                view(body, p, db);
+                ForeignStages.refuseEncrypted(body.get("pipeline"), p, db, ns);
             }
             case "mapReduce", "mapreduce" -> {
                 String target = mapReduceOutput(body.get("out"), db);
@@ -68,21 +41,56 @@ final class CrossReferences {
                             + "encrypted collection is not supported");
                 }
             }
-            case "setQuerySettings", "removeQuerySettings" -> {
-                // {find: coll, filter: …, $db: …}: a query shape, constants and all, kept by the server
-                BsonValue shape = body.get(cmd);
-                if (shape != null && shape.isDocument() && !shape.asDocument().isEmpty()) {
-                    BsonDocument q = shape.asDocument();
-                    BsonValue target = q.get(q.getFirstKey());
-                    String qdb = q.isString("$db") ? q.getString("$db").getValue() : db;
-                    if (target.isString() && p.get(qdb, target.asString().getValue()) != null) {
-                        throw Refusal.command(qdb + "." + target.asString().getValue(), cmd + " with a query on an "
-                                + "encrypted collection (its shape would reach the server with its constants)");
-                    }
-                }
-            }
+            case "setQuerySettings", "removeQuerySettings" -> querySettings(cmd, body, p, db);
             default -> {
                 // other commands name only their own collection
+            }
+        }
+    }
+
+    /** Both name full namespaces: renameCollection: "db.from", to: "db.to"; from: …, to: …. */
+    private static void rename(String cmd, BsonDocument body, Policy p) {
+        String from = body.isString(cmd) ? body.getString(cmd).getValue()
+                : body.isString("from") ? body.getString("from").getValue() : "";
+        String to = body.isString("to") ? body.getString("to").getValue() : "";
+        if (p.get(from) != null || p.get(to) != null) {
+            throw Refusal.command(p.get(from) != null ? from : to, "renameCollection into or out of an "
+                    + "encrypted collection is not supported (the policy names collections)");
+        }
+    }
+
+    /** explain of a command: refused on an encrypted collection, else the command it explains is checked. */
+    private static void explain(BsonDocument body, Policy p, String db) {
+        if (body.isDocument("explain") && !body.getDocument("explain").isEmpty()) {
+            BsonDocument inner = body.getDocument("explain");
+            String innerCmd = inner.getFirstKey();
+            String innerColl = inner.isString(innerCmd) ? inner.getString(innerCmd).getValue() : null;
+            if (innerColl != null && p.get(db, innerColl) != null) {
+                throw Refusal.command(db + "." + innerColl, "explain is not supported on an encrypted collection");
+            }
+            check(innerCmd, inner, p, db, innerColl);
+        }
+    }
+
+    /** create and collMod: no view on an encrypted collection. */
+    private static void view(BsonDocument body, Policy p, String db) {
+        if (body.isString("viewOn") && p.get(db, body.getString("viewOn").getValue()) != null) {
+            throw Refusal.command(db + "." + body.getString("viewOn").getValue(), "a view on an encrypted "
+                    + "collection would run its pipeline on ciphertext; query the collection through the proxy "
+                    + "instead");
+        }
+    }
+
+    /** {find: coll, filter: …, $db: …}: a query shape, constants and all, kept by the server. */
+    private static void querySettings(String cmd, BsonDocument body, Policy p, String db) {
+        BsonValue shape = body.get(cmd);
+        if (shape != null && shape.isDocument() && !shape.asDocument().isEmpty()) {
+            BsonDocument q = shape.asDocument();
+            BsonValue target = q.get(q.getFirstKey());
+            String qdb = q.isString("$db") ? q.getString("$db").getValue() : db;
+            if (target.isString() && p.get(qdb, target.asString().getValue()) != null) {
+                throw Refusal.command(qdb + "." + target.asString().getValue(), cmd + " with a query on an "
+                        + "encrypted collection (its shape would reach the server with its constants)");
             }
         }
     }
@@ -103,57 +111,6 @@ final class CrossReferences {
         }
         throw Refusal.command(named, "applyOps is not supported while collections are encrypted (its operations "
                 + "would reach the database unchecked)");
-    }
-
-    /**
-     * Every stage naming an encrypted collection, at any depth ($facet, $lookup and $unionWith
-     * sub-pipelines, stage documents with more than one key): the walk looks at every document.
-     */
-    static void pipeline(BsonValue pipeline, Policy p, String db, String ns) {
-        if (pipeline == null) {
-            return;
-        }
-        if (pipeline.isDocument()) {
-            for (Map.Entry<String, BsonValue> e : pipeline.asDocument().entrySet()) {
-                if (FOREIGN_STAGES.contains(e.getKey())) {
-                    String target = foreignCollection(e.getKey(), e.getValue(), db);
-                    if (target != null && p.get(target) != null) {
-                        throw Refusal.command(ns, e.getKey() + " with the encrypted collection " + target
-                                + " is not supported");
-                    }
-                }
-                pipeline(e.getValue(), p, db, ns);
-            }
-        } else if (pipeline.isArray()) {
-            for (BsonValue v : pipeline.asArray()) {
-                pipeline(v, p, db, ns);
-            }
-        }
-    }
-
-    /** The namespace a $lookup/$graphLookup/$unionWith reads or an $out/$merge writes, or null. */
-    static String foreignCollection(String stage, BsonValue spec, String db) {
-        return switch (stage) {
-            case "$lookup", "$graphLookup" -> spec.isDocument() ? namespace(spec.asDocument().get("from"), db) : null;
-            case "$unionWith", "$out" -> namespace(spec, db);
-            case "$merge" -> namespace(spec.isDocument() ? spec.asDocument().get("into") : spec, db);
-            default -> null;
-        };
-    }
-
-    /** "coll" (in db) or {db: …, coll: …}. */
-    private static String namespace(BsonValue v, String db) {
-        if (v == null) {
-            return null;
-        }
-        if (v.isString()) {
-            return db + "." + v.asString().getValue();
-        }
-        if (v.isDocument() && v.asDocument().isString("coll")) {
-            BsonDocument d = v.asDocument();
-            return (d.isString("db") ? d.getString("db").getValue() : db) + "." + d.getString("coll").getValue();
-        }
-        return null;
     }
 
     /** mapReduce's out: "coll", or {replace|merge|reduce: coll, db: …}; inline writes nothing. */

@@ -12,6 +12,18 @@ import dev.fleproxy.protocol.CommandTable;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.paths.CollectionContexts;
+import dev.fleproxy.rewrite.paths.ReadShape;
+import dev.fleproxy.rewrite.pipeline.PipelineSchema;
+import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.read.ReadCommands;
+import dev.fleproxy.rewrite.read.Replies;
+import dev.fleproxy.rewrite.read.ReplyPlan;
+import dev.fleproxy.rewrite.write.CollectionDefinitions;
+import dev.fleproxy.rewrite.write.Inserts;
+import dev.fleproxy.rewrite.write.MessageDocuments;
+import dev.fleproxy.rewrite.write.WriteCommands;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
@@ -25,23 +37,19 @@ import dev.fleproxy.wire.OpMsgView;
 import dev.fleproxy.wire.OpQuery;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
-import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
 /**
  * Encrypts what is written to, and decrypts what is read from, the collections of the policy
  * (docs/query-model.md). This class decides which command goes where; the work is done by {@link
- * Inserts}, {@link WriteCommands}, {@link ReadCommands}, {@link CollectionDefinitions} and {@link
- * ReplyDecryptor}. Requests to other collections pass untouched after a look at their body's
+ * Inserts}, {@link WriteCommands}, {@link ReadCommands}, {@link CollectionDefinitions} and, for
+ * replies, {@link Replies}. Requests to other collections pass untouched after a look at their body's
  * {@code $db} and collection name and, for the commands that can name another collection, at
  * those ({@link CrossReferences}). For an encrypted collection every command is either rewritten
  * correctly, passed because it does not touch field values, or refused with a MongoDB error
@@ -54,33 +62,10 @@ public final class EncryptionFilter implements MessageFilter {
     private final Envelopes envelopes = new Envelopes();
     /** How long a message may wait for keys not in memory (kmip.kmsWaitMs): its await decisions carry it. */
     private final Duration kmsWait;
-    private final ProxyMetrics metrics;
     /** The encrypted-path trees of the policy in force, built once per policy (a reload makes a new one). */
-    private volatile PolicyPaths paths = new PolicyPaths(Policy.EMPTY);
-
-    /**
-     * What the reply to a request needs: the shape of the documents it returns (null: nothing to
-     * decrypt), for distinct the shape of each value; whether it opens a cursor whose later
-     * batches (getMore) have the same shape.
-     */
-    private record ReplyPlan(ReadShape shape, ReadShape.Node documents, boolean distinct, boolean cursor,
-                             long getMoreOf) {
-        /** The plan for the reply to this command, shaped as the command table says its reply is. */
-        ReplyPlan(ReadShape shape, ReadShape.Node documents, CommandSpec spec) {
-            this(shape, documents, spec.rewriter().reply() == CommandSpec.Reply.VALUES,
-                    spec.rewriter().reply() == CommandSpec.Reply.CURSOR, 0);
-        }
-    }
-
-    /** The shape of every cursor opened through this proxy, by id, for the getMores that follow. */
-    private final OpenCursors<ReplyPlan> cursors = new OpenCursors<>();
-
-    private record PolicyPaths(Policy policy, Map<CollectionPolicy, EncryptedPaths> byCollection) {
-        PolicyPaths(Policy policy) {
-            this(policy, new IdentityHashMap<>());
-            policy.collections().values().forEach(cp -> byCollection.put(cp, new EncryptedPaths(cp)));
-        }
-    }
+    private final CollectionContexts contexts;
+    /** The replies to reads, and the cursors they open. */
+    private final Replies replies;
 
     /** @param kmsWait how long a message may wait for keys (its await decisions carry it; refusals name it) */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait) {
@@ -89,24 +74,11 @@ public final class EncryptionFilter implements MessageFilter {
 
     /** @param metrics where replies replaced with errors are counted */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics) {
-        this.metrics = metrics;
         this.policy = policy;
         this.resolver = resolver;
         this.kmsWait = kmsWait;
-    }
-
-    private CollectionContext context(CollectionPolicy cp, CollectionKeys keys) {
-        PolicyPaths pp = paths;
-        EncryptedPaths ep = pp.byCollection().get(cp);
-        if (ep == null) {
-            pp = new PolicyPaths(policy.get());
-            paths = pp;
-            ep = pp.byCollection().get(cp);
-            if (ep == null) {
-                ep = new EncryptedPaths(cp); // a policy swapped in between: correct, built once more
-            }
-        }
-        return new CollectionContext(cp, ep, keys);
+        this.contexts = new CollectionContexts(policy);
+        this.replies = new Replies(resolver, envelopes, kmsWait, metrics);
     }
 
     @Override
@@ -167,18 +139,9 @@ public final class EncryptionFilter implements MessageFilter {
         if (cmd.isEmpty() || CommandTable.isConnectionLevel(cmd)) {
             return RequestDecision.PASS;
         }
-        BsonCursor.NameProblem names = m.topLevelNameProblem();
-        if (names != null) {
-            // which command, or which namespace, would the server run? Not forwarded while encrypting.
-            throw Refusal.command("(a command)", names.describe() + " at the top of a command; the proxy refuses "
-                    + "commands it cannot read as the server would while collections are encrypted");
-        }
-        String db = m.bodyString("$db");
+        String db = database(m);
         if (db == null) {
             return RequestDecision.PASS; // the server will reject it
-        }
-        if (!m.bodyStringIsUtf8("$db")) {
-            throw Refusal.command("(a database)", "a $db that is not valid UTF-8");
         }
         CommandSpec spec = CommandTable.get(cmd);
         if (spec == null) {
@@ -204,24 +167,58 @@ public final class EncryptionFilter implements MessageFilter {
             }
             return RequestDecision.PASS;
         }
+        return onEncrypted(request, spec, cp, p, db, keys);
+    }
+
+    /**
+     * The $db a command is sent to; null if it names none. A command whose top-level names the
+     * proxy cannot read as the server would (which command, or which namespace, would the server
+     * run?), or whose $db is not UTF-8, is refused: not forwarded while encrypting.
+     */
+    private static String database(OpMsgView m) {
+        BsonCursor.NameProblem names = m.topLevelNameProblem();
+        if (names != null) {
+            throw Refusal.command("(a command)", names.describe() + " at the top of a command; the proxy refuses "
+                    + "commands it cannot read as the server would while collections are encrypted");
+        }
+        String db = m.bodyString("$db");
+        if (db != null && !m.bodyStringIsUtf8("$db")) {
+            throw Refusal.command("(a database)", "a $db that is not valid UTF-8");
+        }
+        return db;
+    }
+
+    /**
+     * A command on an encrypted collection: refused, or its arguments examined and then passed or
+     * rewritten, as its entry says. Anything rewritten waits for the collection's key first.
+     */
+    private RequestDecision onEncrypted(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, String db,
+                                        CollectionKeys keys) {
+        OpMsgView m = request.msg();
         request.policyCollection(cp.namespace());
         if (spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
             throw Refusal.command(cp.namespace(), spec.name() + " is not supported on an encrypted collection");
         }
-        CollectionContext ctx = context(cp, keys);
+        CollectionContext ctx = contexts.of(cp, keys);
         Arguments.examine(spec, m, ctx);
         refuseBadNames(request, ctx.ns());
         if (spec.onEncrypted() == CommandSpec.OnEncrypted.PASS) {
             return RequestDecision.PASS;
         }
         if (spec.rewriter() == CommandSpec.Rewriter.KILL_CURSORS) {
-            forgetCursors(m.body()); // needs no key
+            replies.forgetCursors(m.body()); // needs no key
             return RequestDecision.PASS;
         }
         if (!keys.need(cp.keyId())) {
             // its reply needs the key as much as its values do: fetch it before anything is forwarded
             return RequestDecision.await(keys.fetchPending(), kmsWait);
         }
+        return rewrite(request, spec, ctx, p, db);
+    }
+
+    /** The command run through the rewriter its entry names; a read also says what its reply needs. */
+    private RequestDecision rewrite(Request request, CommandSpec spec, CollectionContext ctx, Policy p, String db) {
+        OpMsgView m = request.msg();
         ReadShape stored = ctx.paths.readShape();
         return switch (spec.rewriter()) {
             case INSERT -> {
@@ -244,9 +241,9 @@ public final class EncryptionFilter implements MessageFilter {
             case AGGREGATE -> {
                 PipelineSchema schema = new PipelineSchema(ctx);
                 RequestDecision d = rewrite(request, msg -> ReadCommands.aggregate(msg, schema, p, db));
-                yield expect(request, d, new ReplyPlan(schema.shape, schema.shape.root, spec));
+                yield expect(request, d, new ReplyPlan(schema.shape(), schema.shape().root, spec));
             }
-            case GET_MORE -> getMore(request, ctx);
+            case GET_MORE -> replies.getMore(request, ctx);
             case CREATE_INDEXES -> {
                 CollectionDefinitions.createIndexes(m.body(), ctx, spec.arg("indexes"));
                 yield RequestDecision.PASS;
@@ -309,52 +306,6 @@ public final class EncryptionFilter implements MessageFilter {
     }
 
     /**
-     * A getMore: its batch has the shape of the query that opened the cursor. A cursor the proxy
-     * did not see opened (before a restart, or on a direct connection) is refused: its fields
-     * could not be placed, so nothing in it would be decrypted correctly.
-     */
-    private RequestDecision getMore(Request request, CollectionContext ctx) {
-        Long id = cursorId(request.msg().bodyBytes(), GET_MORE);
-        ReplyPlan plan = id == null ? null : cursors.get(id);
-        if (plan == null || plan.shape() != null && !plan.shape().policy.namespace().equals(ctx.ns())) {
-            throw Refusal.command(ctx.ns(), "getMore of a cursor this proxy did not open on " + ctx.ns()
-                    + " (opened before a restart, or elsewhere); run the query again");
-        }
-        request.expectReply(new ReplyPlan(plan.shape(), plan.documents(), false, true, id));
-        return RequestDecision.PASS;
-    }
-
-    private void forgetCursors(BsonDocument body) {
-        if (body.isArray("cursors")) {
-            for (BsonValue id : body.getArray("cursors")) {
-                if (id.isInt64() || id.isInt32()) {
-                    cursors.closed(id.asNumber().longValue());
-                }
-            }
-        }
-    }
-
-    private static final byte[] GET_MORE = "getMore".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    private static final byte[] CURSOR = "cursor".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    private static final byte[] ID = "id".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-
-    /** The int64 named so at the top of a document, or null. */
-    private static Long cursorId(byte[] doc, byte[] name) {
-        BsonCursor c = new BsonCursor(doc, 0, doc.length);
-        return c.find(name) ? c.longValue() : null;
-    }
-
-    /** The id of the cursor a reply's body describes (0: exhausted), or null if it holds none. */
-    private static Long replyCursorId(byte[] body) {
-        BsonCursor c = new BsonCursor(body, 0, body.length);
-        if (!c.find(CURSOR) || c.type != BsonCursor.DOCUMENT) {
-            return null;
-        }
-        BsonCursor inner = new BsonCursor(body, c.valueStart, c.valueEnd);
-        return inner.find(ID) ? inner.longValue() : null;
-    }
-
-    /**
      * MongoDB 8.0's bulkWrite: operations on any namespaces, listed in nsInfo. Once one of them is
      * encrypted, its arguments are examined against each encrypted namespace, and every operation
      * and namespace entry on one of them field by field.
@@ -362,12 +313,12 @@ public final class EncryptionFilter implements MessageFilter {
     private RequestDecision bulkWrite(Request request, CommandSpec spec, Policy p, CollectionKeys keys) {
         OpMsg msg = request.msg().toOpMsg();
         List<BsonDocument> nsInfo = MessageDocuments.of(msg, "nsInfo");
-        List<CollectionContext> contexts = new ArrayList<>(nsInfo.size());
+        List<CollectionContext> byIndex = new ArrayList<>(nsInfo.size());
         Map<String, CollectionContext> encrypted = new LinkedHashMap<>();
         for (BsonDocument info : nsInfo) {
             CollectionPolicy cp = info.isString("ns") ? p.get(info.getString("ns").getValue()) : null;
-            CollectionContext ctx = cp == null ? null : encrypted.computeIfAbsent(cp.namespace(), ns -> context(cp, keys));
-            contexts.add(ctx);
+            CollectionContext ctx = cp == null ? null : encrypted.computeIfAbsent(cp.namespace(), ns -> contexts.of(cp, keys));
+            byIndex.add(ctx);
             if (ctx != null) {
                 Arguments.examineFields(info, spec.arg("nsInfo"), ctx);
             }
@@ -385,71 +336,14 @@ public final class EncryptionFilter implements MessageFilter {
         if (keys.hasPending()) {
             return RequestDecision.await(keys.fetchPending(), kmsWait);
         }
-        OpMsg out = WriteCommands.bulkWrite(msg, contexts, named, spec.arg("ops"));
+        OpMsg out = WriteCommands.bulkWrite(msg, byIndex, named, spec.arg("ops"));
         // Its cursor holds per-operation results, not documents: nothing in its reply is decrypted
         // (a duplicate-key error's keyValue shows the envelope, as stored).
         return out == msg ? RequestDecision.PASS : RequestDecision.replace(request.encode(out));
     }
 
-    // ---- replies -----------------------------------------------------------------------------
-
     @Override
     public ReplyDecision onReply(Reply reply, Object state) {
-        if (reply.opCode() != OpCode.OP_MSG || !(state instanceof ReplyPlan plan)) {
-            return ReplyDecision.PASS;
-        }
-        if (plan.cursor()) {
-            Long id = replyCursorId(reply.msg().bodyBytes());
-            if (id != null && id != 0) {
-                cursors.opened(id, plan);
-            } else if (id != null && plan.getMoreOf() != 0) {
-                cursors.closed(plan.getMoreOf()); // exhausted
-            }
-        }
-        if (plan.documents() == null) {
-            return ReplyDecision.PASS;
-        }
-        CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
-        try {
-            Frame decrypted = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct())
-                    .decrypt(reply.msg(), reply.alloc(), keys);
-            if (keys.hasPending()) {
-                return ReplyDecision.await(keys.fetchPending(), kmsWait);
-            }
-            if (decrypted == null) {
-                return ReplyDecision.PASS;
-            }
-            return ReplyDecision.replace(plan.distinct() ? distinctValues(decrypted, reply) : decrypted);
-        } catch (Refusal r) {
-            metrics.replyError(r.error().code());
-            return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
-        }
-    }
-
-    /**
-     * distinct over a randomized field returns one envelope per document; after decryption, one
-     * per value (values the server counts as equal, 1 and 1.0, once), in the server's order.
-     */
-    private static Frame distinctValues(Frame decrypted, Reply reply) {
-        BsonDocument body;
-        OpMsg msg;
-        try {
-            msg = OpMsg.parse(decrypted);
-            body = msg.body();
-        } catch (RuntimeException e) {
-            decrypted.release();
-            throw e;
-        }
-        if (!body.isArray("values")) {
-            return decrypted;
-        }
-        BsonArray values = body.getArray("values");
-        // the server ordered (and told apart) envelopes; the client expects its values in BSON order
-        java.util.TreeSet<BsonValue> sorted = new java.util.TreeSet<>(BsonOrder.COMPARATOR);
-        sorted.addAll(values);
-        BsonArray distinct = new BsonArray(new ArrayList<>(sorted));
-        Frame out = reply.encode(msg.withBody(CopyOnChange.with(body, "values", distinct, values)));
-        decrypted.release();
-        return out;
+        return replies.onReply(reply, state);
     }
 }

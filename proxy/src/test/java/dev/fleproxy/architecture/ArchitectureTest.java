@@ -8,6 +8,7 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import java.util.List;
+import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +31,18 @@ class ArchitectureTest {
             List.of("protocol", "config"),          // MongoDB commands and errors; the config file
             List.of("kmip", "crypto", "wire", "backend")); // no policy of the proxy in these
 
+    /**
+     * rewrite/ inside, top to bottom, held the same way: a sub-package may use those of its own
+     * level and below, never one above, and no two use each other. "" is rewrite/ itself.
+     */
+    static final List<List<String>> REWRITE_LAYERS = List.of(
+            List.of(""),                            // EncryptionFilter: which command goes where; CrossReferences
+            List.of("read", "write"),               // reads and their replies; writes and collection definitions
+            List.of("pipeline"),                    // aggregation pipelines, the shape of what they return
+            List.of("query"),                       // filters, expressions, the arguments every command takes
+            List.of("paths"),                       // the policy's paths, a reply's shape, a collection's context
+            List.of("bson"));                       // BSON values as stored, rebuilt only where they change
+
     static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("dev.fleproxy");
@@ -38,15 +51,26 @@ class ArchitectureTest {
         return names.map(n -> "dev.fleproxy." + n + "..").toArray(String[]::new);
     }
 
-    @Test
-    void noPackageUsesALayerAboveIt() {
-        for (int i = 1; i < LAYERS.size(); i++) {
-            noClasses().that().resideInAnyPackage(packages(LAYERS.get(i).stream()))
-                    .should().dependOnClassesThat().resideInAnyPackage(packages(LAYERS.subList(0, i).stream()
+    private static String[] rewritePackages(Stream<String> names) {
+        return names.map(n -> n.isEmpty() ? "dev.fleproxy.rewrite" : "dev.fleproxy.rewrite." + n + "..")
+                .toArray(String[]::new);
+    }
+
+    /** No class of a layer (levels.get(i)) depends on one of a layer above it; "layer" names them in a failure. */
+    private static void noLayerUsesOneAboveIt(List<List<String>> levels, Function<Stream<String>, String[]> packages,
+                                              String layer) {
+        for (int i = 1; i < levels.size(); i++) {
+            noClasses().that().resideInAnyPackage(packages.apply(levels.get(i).stream()))
+                    .should().dependOnClassesThat().resideInAnyPackage(packages.apply(levels.subList(0, i).stream()
                             .flatMap(List::stream)))
-                    .because("layer " + LAYERS.get(i) + " sits below " + LAYERS.subList(0, i))
+                    .because(layer + levels.get(i) + " sits below " + levels.subList(0, i))
                     .check(MAIN);
         }
+    }
+
+    @Test
+    void noPackageUsesALayerAboveIt() {
+        noLayerUsesOneAboveIt(LAYERS, ArchitectureTest::packages, "layer ");
     }
 
     @Test
@@ -58,6 +82,25 @@ class ArchitectureTest {
     void everyClassIsInALayer() {
         classes().should().resideInAnyPackage(packages(LAYERS.stream().flatMap(List::stream)))
                 .because("a new package takes its place in LAYERS (and in docs/architecture.md)")
+                .check(MAIN);
+    }
+
+    @Test
+    void noRewritePackageUsesALevelAboveIt() {
+        noLayerUsesOneAboveIt(REWRITE_LAYERS, ArchitectureTest::rewritePackages, "rewrite/");
+    }
+
+    @Test
+    void noTwoRewritePackagesUseEachOther() {
+        slices().matching("dev.fleproxy.rewrite.(*)..").should().beFreeOfCycles().check(MAIN);
+    }
+
+    @Test
+    void everyRewriteClassIsInALevel() {
+        classes().that().resideInAPackage("dev.fleproxy.rewrite..")
+                .should().resideInAnyPackage(rewritePackages(REWRITE_LAYERS.stream().flatMap(List::stream)))
+                .because("a new sub-package of rewrite/ takes its place in REWRITE_LAYERS (and in "
+                        + "docs/architecture.md)")
                 .check(MAIN);
     }
 }

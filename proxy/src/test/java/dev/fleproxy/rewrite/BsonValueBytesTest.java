@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.fleproxy.rewrite.bson.BsonValueBytes;
 import dev.fleproxy.wire.BsonBytes;
 import java.nio.ByteBuffer;
 import java.util.Arrays;

@@ -9,6 +9,8 @@ import dev.fleproxy.crypto.CipherAlgorithm;
 import dev.fleproxy.crypto.CipherSuite;
 import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.rewrite.bson.BsonValueBytes;
+import dev.fleproxy.rewrite.bson.EnvelopeBinary;
 import java.security.SecureRandom;
 import java.util.List;
 import java.util.UUID;

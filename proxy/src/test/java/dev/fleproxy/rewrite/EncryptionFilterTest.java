@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.fleproxy.rewrite.bson.EnvelopeBinary;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.server.Requests;

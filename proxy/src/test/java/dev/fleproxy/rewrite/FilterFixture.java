@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.policy.Policy;
+import dev.fleproxy.rewrite.bson.EnvelopeBinary;
 import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.server.Requests;

@@ -18,6 +18,12 @@ import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.bson.EnvelopeBinary;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.paths.CollectionContexts;
+import dev.fleproxy.rewrite.paths.ReadShape;
+import dev.fleproxy.rewrite.read.ReplyDecryptor;
+import dev.fleproxy.rewrite.write.DocumentEncryptor;
 import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
@@ -87,7 +93,7 @@ class StreamingRewriteTest {
 
     private static CollectionContext ctx(String ns) {
         CollectionPolicy cp = POLICY.get(ns);
-        return new CollectionContext(cp, new EncryptedPaths(cp), new CollectionKeys(RESOLVER, ENVELOPES, false, Duration.ofMillis(1000)));
+        return new CollectionContexts(() -> POLICY).of(cp, new CollectionKeys(RESOLVER, ENVELOPES, false, Duration.ofMillis(1000)));
     }
 
     private static BsonDocument person() {

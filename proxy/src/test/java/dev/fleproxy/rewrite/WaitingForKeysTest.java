@@ -20,6 +20,7 @@ import dev.fleproxy.keys.KeyState;
 import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
+import dev.fleproxy.rewrite.bson.BsonValueBytes;
 import dev.fleproxy.server.HandshakeFilter;
 import dev.fleproxy.server.ProxyServer;
 import dev.fleproxy.testing.FakeUpstream;

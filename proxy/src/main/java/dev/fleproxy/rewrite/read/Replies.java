@@ -1,0 +1,156 @@
+package dev.fleproxy.rewrite.read;
+
+import dev.fleproxy.crypto.Envelopes;
+import dev.fleproxy.keys.CollectionKeys;
+import dev.fleproxy.keys.KeyResolver;
+import dev.fleproxy.metrics.ProxyMetrics;
+import dev.fleproxy.protocol.ErrorReplies;
+import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.bson.CopyOnChange;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.server.Reply;
+import dev.fleproxy.server.ReplyDecision;
+import dev.fleproxy.server.Request;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.BsonCursor;
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.OpCode;
+import dev.fleproxy.wire.OpMsg;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.TreeSet;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/**
+ * The replies to reads on encrypted collections: each decrypted as the {@link ReplyPlan} made
+ * with its request says ({@link ReplyDecryptor}), and every cursor they open remembered ({@link
+ * OpenCursors}), so that a getMore's batch is read with the shape of the query that opened it. A
+ * reply whose keys are not in memory waits for them, as a request does.
+ */
+public final class Replies {
+    private static final byte[] GET_MORE = "getMore".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] CURSOR = "cursor".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] ID = "id".getBytes(StandardCharsets.UTF_8);
+
+    private final KeyResolver resolver;
+    private final Envelopes envelopes;
+    /** How long a reply may wait for keys not in memory (kmip.kmsWaitMs): its await decisions carry it. */
+    private final Duration kmsWait;
+    private final ProxyMetrics metrics;
+    /** The shape of every cursor opened through this proxy, by id, for the getMores that follow. */
+    private final OpenCursors<ReplyPlan> cursors = new OpenCursors<>();
+
+    /** @param metrics where replies replaced with errors are counted */
+    public Replies(KeyResolver resolver, Envelopes envelopes, Duration kmsWait, ProxyMetrics metrics) {
+        this.resolver = resolver;
+        this.envelopes = envelopes;
+        this.kmsWait = kmsWait;
+        this.metrics = metrics;
+    }
+
+    /**
+     * A getMore: its batch has the shape of the query that opened the cursor. A cursor the proxy
+     * did not see opened (before a restart, or on a direct connection) is refused: its fields
+     * could not be placed, so nothing in it would be decrypted correctly.
+     */
+    public RequestDecision getMore(Request request, CollectionContext ctx) {
+        Long id = cursorId(request.msg().bodyBytes(), GET_MORE);
+        ReplyPlan plan = id == null ? null : cursors.get(id);
+        if (plan == null || plan.shape() != null && !plan.shape().policy.namespace().equals(ctx.ns())) {
+            throw Refusal.command(ctx.ns(), "getMore of a cursor this proxy did not open on " + ctx.ns()
+                    + " (opened before a restart, or elsewhere); run the query again");
+        }
+        request.expectReply(new ReplyPlan(plan.shape(), plan.documents(), false, true, id));
+        return RequestDecision.PASS;
+    }
+
+    /** killCursors: the cursors its body names are forgotten. */
+    public void forgetCursors(BsonDocument body) {
+        if (body.isArray("cursors")) {
+            for (BsonValue id : body.getArray("cursors")) {
+                if (id.isInt64() || id.isInt32()) {
+                    cursors.closed(id.asNumber().longValue());
+                }
+            }
+        }
+    }
+
+    /** The reply to a request that expected it with a {@link ReplyPlan} (any other state: passed). */
+    public ReplyDecision onReply(Reply reply, Object state) {
+        if (reply.opCode() != OpCode.OP_MSG || !(state instanceof ReplyPlan plan)) {
+            return ReplyDecision.PASS;
+        }
+        if (plan.cursor()) {
+            Long id = replyCursorId(reply.msg().bodyBytes());
+            if (id != null && id != 0) {
+                cursors.opened(id, plan);
+            } else if (id != null && plan.getMoreOf() != 0) {
+                cursors.closed(plan.getMoreOf()); // exhausted
+            }
+        }
+        if (plan.documents() == null) {
+            return ReplyDecision.PASS;
+        }
+        CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
+        try {
+            Frame decrypted = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct())
+                    .decrypt(reply.msg(), reply.alloc(), keys);
+            if (keys.hasPending()) {
+                return ReplyDecision.await(keys.fetchPending(), kmsWait);
+            }
+            if (decrypted == null) {
+                return ReplyDecision.PASS;
+            }
+            return ReplyDecision.replace(plan.distinct() ? distinctValues(decrypted, reply) : decrypted);
+        } catch (Refusal r) {
+            metrics.replyError(r.error().code());
+            return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
+        }
+    }
+
+    /**
+     * distinct over a randomized field returns one envelope per document; after decryption, one
+     * per value (values the server counts as equal, 1 and 1.0, once), in the server's order.
+     */
+    private static Frame distinctValues(Frame decrypted, Reply reply) {
+        BsonDocument body;
+        OpMsg msg;
+        try {
+            msg = OpMsg.parse(decrypted);
+            body = msg.body();
+        } catch (RuntimeException e) {
+            decrypted.release();
+            throw e;
+        }
+        if (!body.isArray("values")) {
+            return decrypted;
+        }
+        BsonArray values = body.getArray("values");
+        // the server ordered (and told apart) envelopes; the client expects its values in BSON order
+        TreeSet<BsonValue> sorted = new TreeSet<>(BsonOrder.COMPARATOR);
+        sorted.addAll(values);
+        BsonArray distinct = new BsonArray(new ArrayList<>(sorted));
+        Frame out = reply.encode(msg.withBody(CopyOnChange.with(body, "values", distinct, values)));
+        decrypted.release();
+        return out;
+    }
+
+    /** The int64 named so at the top of a document, or null. */
+    private static Long cursorId(byte[] doc, byte[] name) {
+        BsonCursor c = new BsonCursor(doc, 0, doc.length);
+        return c.find(name) ? c.longValue() : null;
+    }
+
+    /** The id of the cursor a reply's body describes (0: exhausted), or null if it holds none. */
+    private static Long replyCursorId(byte[] body) {
+        BsonCursor c = new BsonCursor(body, 0, body.length);
+        if (!c.find(CURSOR) || c.type != BsonCursor.DOCUMENT) {
+            return null;
+        }
+        BsonCursor inner = new BsonCursor(body, c.valueStart, c.valueEnd);
+        return inner.find(ID) ? inner.longValue() : null;
+    }
+}
