@@ -67,12 +67,13 @@ test: build bench-jar venv mongosh
 ## stress-ng (or one busy loop per core) keeps every core busy; stops at the first failure with its
 ## output (deploy/stress-timing.sh). A round takes 7-12 min on the 2-core machine.
 STRESS_ROUNDS ?= 20
-TIMING_JUNIT := BoundsTest,ClientBoundsTest,OverLimitRefusalTest,UpstreamNotReadyTest,UpstreamLogLinesTest,BadInputLogTest,ExhaustBackpressureTest,HandshakeRewritingTest,JavaDriverThroughProxyTest,WaitingForKeysTest,KeyResolverCacheTest,KeyResolverKmsTest,KmipTlsTest,ReloadBeforeKeyCheckTest,PolicyHolderTest,AdminServerTest,AdminHttpTest,DataPathCollectorTest
+TIMING_JUNIT := BoundsTest,ClientBoundsTest,OverLimitRefusalTest,UpstreamNotReadyTest,UpstreamLogLinesTest,BadInputLogTest,ExhaustBackpressureTest,HandshakeRewritingTest,JavaDriverThroughProxyTest,WaitingForKeysTest,KeyResolverCacheTest,KeyResolverKmsTest,KmipTlsTest,ReloadBeforeKeyCheckTest,PolicyHolderTest,AdminServerTest,AdminHttpTest,DataPathCollectorTest,CheckCommandTest,UpstreamCheckTest
 test-timing-stress: build ycsb-jar bench-jar venv mongosh
 	deploy/stress-timing.sh -n $(STRESS_ROUNDS) \
 	  "cd proxy && $(MVN) -q test -Dtest=$(TIMING_JUNIT)" \
 	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_metrics.py proxy/tests/test_kms_outage.py \
-	     proxy/tests/test_bounds.py proxy/tests/test_reload_protects_at_once.py proxy/tests/test_upstream_failures.py" \
+	     proxy/tests/test_bounds.py proxy/tests/test_reload_protects_at_once.py proxy/tests/test_upstream_failures.py \
+	     proxy/tests/test_check.py" \
 	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_tls.py -k reload" \
 	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_rewrap.py -k 'killed_midway or kms_outage_mid_run'" \
 	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_bench_jar.py -k overhead" \
