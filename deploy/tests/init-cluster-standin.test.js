@@ -31,6 +31,18 @@ function world({ shardMembers = 3, timings } = {}) {
   return w;
 }
 
+/** Runs body with a listening stand-in world, closed afterwards whatever happens. */
+async function inWorld(options, body) {
+  if (body === undefined) [options, body] = [{}, options];
+  const w = world(options);
+  await w.listen();
+  try {
+    return await body(w);
+  } finally {
+    await w.close();
+  }
+}
+
 /** Runs the script as the init service does; resolves {code, out, events: the commands it sent}. */
 function runInit(w, { shardHosts = w.hosts("rs0"), env = {} } = {}) {
   const from = w.events.length;
@@ -72,10 +84,8 @@ function assertReady(w, hosts) {
   assert.deepEqual(w.shards.map((s) => s._id), ["rs0"]);
 }
 
-test("a fresh cluster: both sets initiated, every member healthy, the shard added", async () => {
-  const w = world();
-  await w.listen();
-  try {
+test("a fresh cluster: both sets initiated, every member healthy, the shard added", () =>
+  inWorld(async (w) => {
     const r = await runInit(w);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /ready: shard rs0 \(3 members\)/);
@@ -85,15 +95,10 @@ test("a fresh cluster: both sets initiated, every member healthy, the shard adde
     assert.equal(r.sent("replSetReconfig").length, 0);
     assert.deepEqual(r.sent("addShard").map((e) => e.ok), [1]);
     assertReady(w, w.hosts("rs0"));
-  } finally {
-    await w.close();
-  }
-});
+  }));
 
-test("an already initiated cluster: nothing initiated again, the shard added", async () => {
-  const w = world();
-  await w.listen();
-  try {
+test("an already initiated cluster: nothing initiated again, the shard added", () =>
+  inWorld(async (w) => {
     w.preInitiate("cfg", 1);
     w.preInitiate("rs0", 3);
     const r = await runInit(w);
@@ -102,15 +107,10 @@ test("an already initiated cluster: nothing initiated again, the shard added", a
     assert.equal(r.sent("replSetReconfig").length, 0);
     assert.deepEqual(r.sent("addShard").map((e) => e.ok), [1]);
     assertReady(w, w.hosts("rs0"));
-  } finally {
-    await w.close();
-  }
-});
+  }));
 
-test("initiated by someone else between the check and replSetInitiate: AlreadyInitialized is taken as done", async () => {
-  const w = world();
-  await w.listen();
-  try {
+test("initiated by someone else between the check and replSetInitiate: AlreadyInitialized is taken as done", () =>
+  inWorld(async (w) => {
     // the stand-in initiates the shard's set itself when the script's replSetInitiate for it
     // arrives, so the script's own command is answered AlreadyInitialized (23), as mongod does
     const rs0 = w.hosts("rs0");
@@ -125,15 +125,10 @@ test("initiated by someone else between the check and replSetInitiate: AlreadyIn
     assert.deepEqual(rs0Initiates.map((e) => e.codeName), ["AlreadyInitialized"]);
     assert.match(r.out, /replica set rs0: already initiated/);
     assertReady(w, rs0);
-  } finally {
-    await w.close();
-  }
-});
+  }));
 
-test("growing a 3-member set to 6: one voting member per reconfig, each after the previous caught up", async () => {
-  const w = world({ shardMembers: 6 });
-  await w.listen();
-  try {
+test("growing a 3-member set to 6: one voting member per reconfig, each after the previous caught up", () =>
+  inWorld({ shardMembers: 6 }, async (w) => {
     const six = w.hosts("rs0");
     w.preInitiate("cfg", 1);
     w.preInitiate("rs0", 3, 4);
@@ -152,18 +147,13 @@ test("growing a 3-member set to 6: one voting member per reconfig, each after th
     assert.equal(r.sent("replSetInitiate").length, 0);
     assert.equal(r.sent("addShard").length, 0, "listShards already has rs0");
     assertReady(w, six);
-  } finally {
-    await w.close();
-  }
-});
+  }));
 
-test("a reconfig refused while the previous config is not committed is retried", async () => {
+test("a reconfig refused while the previous config is not committed is retried", () =>
   // the config commits long after the new member has caught up: the script's reconfig comes too
   // early and is answered CurrentConfigNotCommittedYet (308) before it succeeds
   // (8 s: on busy cores the script took over 2.5 s to come back with its next reconfig)
-  const w = world({ shardMembers: 5, timings: { commit: 8000 } });
-  await w.listen();
-  try {
+  inWorld({ shardMembers: 5, timings: { commit: 8000 } }, async (w) => {
     const five = w.hosts("rs0");
     w.preInitiate("cfg", 1);
     w.preInitiate("rs0", 3);
@@ -172,15 +162,10 @@ test("a reconfig refused while the previous config is not committed is retried",
     assert.ok(r.sent("replSetReconfig").some((e) => e.codeName === "CurrentConfigNotCommittedYet"), r.out);
     assert.deepEqual(r.events.filter((e) => e.reconfig).map((e) => e.added), [[five[3]], [five[4]]]);
     assertReady(w, five);
-  } finally {
-    await w.close();
-  }
-});
+  }));
 
-test("a re-run changes nothing", async () => {
-  const w = world({ shardMembers: 6 });
-  await w.listen();
-  try {
+test("a re-run changes nothing", () =>
+  inWorld({ shardMembers: 6 }, async (w) => {
     const first = await runInit(w);
     assert.equal(first.code, 0, first.out);
     const version = w.sets.get("rs0").config.version;
@@ -191,22 +176,14 @@ test("a re-run changes nothing", async () => {
     }
     assert.equal(w.sets.get("rs0").config.version, version);
     assertReady(w, w.hosts("rs0"));
-  } finally {
-    await w.close();
-  }
-});
+  }));
 
-test("a misconfigured stack fails at once with the server's reason", async () => {
-  const w = world();
-  await w.listen();
-  try {
+test("a misconfigured stack fails at once with the server's reason", () =>
+  inWorld(async (w) => {
     const started = Date.now();
     // the members run --replSet cfg; a deadline of 300 s, since mongosh alone took 64 s on overloaded cores
     const r = await runInit(w, { env: { FLE_CONFIG_SET: "wrong", FLE_INIT_TIMEOUT_SECONDS: "300" } });
     assert.equal(r.code, 1);
     assert.match(r.out, /FAILED: replica set wrong: replSetInitiate: InvalidReplicaSetConfig \(93\)/);
     assert.ok(Date.now() - started < 150000, "no waiting out the deadline");
-  } finally {
-    await w.close();
-  }
-});
+  }));

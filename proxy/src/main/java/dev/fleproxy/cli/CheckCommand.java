@@ -2,8 +2,8 @@ package dev.fleproxy.cli;
 
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.policy.ConfigFile;
 import dev.fleproxy.policy.Policy;
-import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.server.Transport;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -50,15 +50,15 @@ final class CheckCommand implements Callable<Integer> {
 
     private int check() {
         CheckReport report = new CheckReport(spec.commandLine().getOut());
-        ProxyConfig cfg;
-        Policy policy;
+        ConfigFile loaded;
         try {
-            cfg = ProxyConfig.load(config);
-            policy = PolicyParser.parse(cfg.policySection());
+            loaded = ConfigFile.load(config);
         } catch (ConfigException e) {
             report.fail("schema: " + e.getMessage());
             return summary(report);
         }
+        ProxyConfig cfg = loaded.config();
+        Policy policy = loaded.policy();
         schema(report, cfg, policy);
         new CertificateCheck(report, Instant.now()).run(cfg);
         KmsCheck.Keys keys = KmsCheck.Keys.NONE;

@@ -8,9 +8,9 @@ import dev.fleproxy.config.ProxyConfig;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.keys.KeyResolvers;
 import dev.fleproxy.kmip.KmipClient;
+import dev.fleproxy.policy.ConfigFile;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
-import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.rewrap.Adoption;
 import dev.fleproxy.rewrap.Rewrap;
 import dev.fleproxy.rewrap.Rewraps;
@@ -84,8 +84,9 @@ final class RewrapCommand implements Callable<Integer> {
         CollectionPolicy cp;
         Adoption adoption;
         try {
-            cfg = ProxyConfig.load(config);
-            Policy policy = PolicyParser.parse(cfg.policySection());
+            ConfigFile loaded = ConfigFile.load(config);
+            cfg = loaded.config();
+            Policy policy = loaded.policy();
             cp = policy.collections().get(namespace);
             if (cp == null) {
                 throw new ConfigException(config + " has no policy for " + namespace + " (collections: "

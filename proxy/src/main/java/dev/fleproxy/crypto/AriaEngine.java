@@ -194,6 +194,8 @@ public final class AriaEngine implements BlockCipher {
             t3 = Integer.reverseBytes(t3);
             t1 ^= t2; t2 ^= t3; t0 ^= t1; t3 ^= t1; t2 ^= t0; t1 ^= t2;
         }
+        // Deliberate copy of the loop's first half (FO): the last round differs only after it, and
+        // a shared method would cost a call per block on the hot path.
         final int k = pairs * 8;
         t0 ^= rk[k];
         t1 ^= rk[k + 1];

@@ -130,15 +130,15 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
 
     private boolean apply(String why) {
         fingerprint = digest();
-        ProxyConfig c;
-        Policy p;
+        ConfigFile loaded;
         try {
-            c = ProxyConfig.load(file);
-            p = PolicyParser.parse(c.policySection());
+            loaded = ConfigFile.load(file);
         } catch (ConfigException e) {
             log.error("policy reload ({}) failed, keeping the previous policy: {}", why, e.getMessage());
             return false;
         }
+        ProxyConfig c = loaded.config();
+        Policy p = loaded.policy();
         if (!p.isEmpty() && keyCheck == null) {
             log.error("policy reload ({}) failed, keeping the previous policy: collections need the kmip: section the "
                     + "proxy was started with", why);

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * One direction of a session, strictly in order: frames are handled one at a time through the
@@ -45,6 +46,21 @@ abstract class Lane<M extends InFlight> {
     /** False while frames must queue for another reason than a parked message (no upstream yet). */
     boolean mayHandle() {
         return true;
+    }
+
+    /**
+     * Wraps a frame into this lane's message; the frame is released if the wrapping fails, so a
+     * message that never existed holds no buffer.
+     */
+    final M adopt(Frame frame, Function<Frame, M> wrap) {
+        M message;
+        try {
+            message = wrap.apply(frame);
+        } catch (RuntimeException e) {
+            frame.release();
+            throw e;
+        }
+        return message;
     }
 
     final void flow(Flow f) {

@@ -27,8 +27,9 @@ public final class Reply extends InFlight {
         return msg;
     }
 
-    void expectedBy(List<PendingReplies.Expectation> filters) {
+    Reply expectedBy(List<PendingReplies.Expectation> filters) {
         expectations = filters;
+        return this;
     }
 
     List<PendingReplies.Expectation> expectations() {

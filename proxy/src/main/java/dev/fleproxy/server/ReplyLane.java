@@ -23,13 +23,7 @@ final class ReplyLane extends Lane<Reply> {
     @Override
     void handle(Frame frame) {
         refuseCompressed(frame);
-        Reply reply = new Reply(frame, session.client().alloc());
-        try {
-            reply.expectedBy(session.pending().take(frame));
-        } catch (RuntimeException e) {
-            frame.release();
-            throw e;
-        }
+        Reply reply = adopt(frame, f -> new Reply(f, session.client().alloc()).expectedBy(session.pending().take(f)));
         session.observer().read(reply);
         continueFrom(reply, 0);
     }

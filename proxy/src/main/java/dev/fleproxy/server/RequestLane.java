@@ -44,13 +44,7 @@ final class RequestLane extends Lane<Request> {
             return;
         }
         refuseCompressed(frame);
-        Request request;
-        try {
-            request = new Request(frame, session.client().alloc());
-        } catch (RuntimeException e) {
-            frame.release();
-            throw e;
-        }
+        Request request = adopt(frame, f -> new Request(f, session.client().alloc()));
         session.observer().read(request);
         continueFrom(request, 0);
     }

@@ -24,6 +24,7 @@ public record OpReply(int responseFlags, long cursorId, int startingFrom, List<B
         return new OpReply(responseFlags, cursorId, startingFrom, newDocuments);
     }
 
+    /** Reads the fields in the order the legacy wire protocol lays them out (the same shape as {@link OpQuery#parse}). */
     public static OpReply parse(Frame frame) {
         WireReader r = WireReader.afterHeader(frame);
         int flags = r.int32("OP_REPLY responseFlags");

@@ -6,6 +6,8 @@ package dev.fleproxy.wire;
  * says why in words fit for one log line and never contains document contents.
  */
 public class WireProtocolException extends RuntimeException {
+    // Same two constructors as ConfigException, CryptoException on purpose: one exception type per layer, no
+    // shared base, so the lowest layers stay independent of each other.
     private static final long serialVersionUID = 1L;
 
     public WireProtocolException(String message) {
