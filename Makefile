@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress demo venv clean bench-crypto bench-overhead bench-metrics bench-rewrap test-rewrap-20k mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential demo venv clean bench-crypto bench-overhead bench-metrics bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -88,6 +88,10 @@ test-rewrap-20k: build venv
 	FLE_REWRAP_DOCS=20000 $(VENV)/bin/python -m pytest -q proxy/tests/test_rewrap.py -k live_3des
 
 ## demo: the main job: KMS + embedded backend + proxy + scaled-down YCSB matrix, writing results/embedded/
+## test-differential: the differential query test with 10,000 generated queries (make test runs 300)
+test-differential: build venv
+	FLE_DIFF_EXAMPLES=10000 $(VENV)/bin/python -m pytest -q -x proxy/tests/test_differential_queries.py
+
 demo: build venv
 	deploy/demo.sh
 

@@ -144,6 +144,9 @@ public final class ConfigSchema {
             "allow returns values that are not envelopes as stored (migration only)");
     public static final Setting COLLECTION_ENVELOPE_SUBTYPE = optional("collections.*.envelopeSubtype", "6|0", "",
             "overrides the top-level envelopeSubtype for this collection");
+    public static final Setting COLLECTION_MAX_SCAN_DOCUMENTS = integer("collections.*.maxScanDocuments", 10_000, 1,
+            1_000_000, "documents one request may have the proxy decrypt and examine for what the server cannot "
+                    + "evaluate (a range or sort on an encrypted field); past it the request is refused (9720012)");
     public static final Setting FIELD_DETERMINISTIC = optional("collections.*.fields.*.deterministic", "boolean", "false",
             "equal values encrypt equally, so equality queries work (and equality shows)");
 

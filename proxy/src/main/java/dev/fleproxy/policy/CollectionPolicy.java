@@ -13,11 +13,21 @@ import java.util.UUID;
  * algorithm's default, chosen in {@code keys.CollectionKeys#suiteFor}), the fields ({@code
  * allFields}: every top-level field but _id, randomized), the BSON binary subtype envelopes are stored as, and whether a
  * policy field may hold a value that is not an envelope ({@code plaintextReads}: only while data
- * written before the policy is being migrated; by default such a value fails the read).
+ * written before the policy is being migrated; by default such a value fails the read), and how
+ * many documents one request may have the proxy decrypt and examine for the conditions, sorts and
+ * projections on encrypted fields that the server cannot evaluate ({@code maxScanDocuments}).
  */
 public record CollectionPolicy(String namespace, UUID keyId, List<UUID> previousKeys, CipherSuite suite,
                                boolean allFields, Map<String, FieldRule> fields, byte subtype,
-                               boolean plaintextReads) {
+                               boolean plaintextReads, int maxScanDocuments) {
+
+    /** The documents one request may have the proxy examine, unless the policy says otherwise. */
+    public static final int DEFAULT_MAX_SCAN_DOCUMENTS = 10_000;
+
+    public CollectionPolicy(String namespace, UUID keyId, List<UUID> previousKeys, CipherSuite suite,
+                            boolean allFields, Map<String, FieldRule> fields, byte subtype, boolean plaintextReads) {
+        this(namespace, keyId, previousKeys, suite, allFields, fields, subtype, plaintextReads, DEFAULT_MAX_SCAN_DOCUMENTS);
+    }
 
     public CollectionPolicy {
         previousKeys = List.copyOf(previousKeys);

@@ -97,9 +97,10 @@ public final class PolicyParser {
             }
         }
         byte subtype = subtype(m.get("envelopeSubtype"), where + ".envelopeSubtype", defaultSubtype);
+        int maxScan = maxScanDocuments(m.get("maxScanDocuments"), where + ".maxScanDocuments");
         Object fields = m.get("fields");
         if ("*".equals(fields)) {
-            return new CollectionPolicy(ns, keyId, previousKeys, suite, true, Map.of(), subtype, plaintextReads);
+            return new CollectionPolicy(ns, keyId, previousKeys, suite, true, Map.of(), subtype, plaintextReads, maxScan);
         }
         Map<String, FieldRule> rules = new LinkedHashMap<>();
         if (fields instanceof Map<?, ?> fm) {
@@ -120,7 +121,18 @@ public final class PolicyParser {
             throw new ConfigException(where + ".fields lists no field");
         }
         checkNoOverlap(rules, where);
-        return new CollectionPolicy(ns, keyId, previousKeys, suite, false, rules, subtype, plaintextReads);
+        return new CollectionPolicy(ns, keyId, previousKeys, suite, false, rules, subtype, plaintextReads, maxScan);
+    }
+
+    private static int maxScanDocuments(Object node, String where) {
+        ConfigSchema.Setting s = ConfigSchema.COLLECTION_MAX_SCAN_DOCUMENTS;
+        if (node == null) {
+            return s.intDefault();
+        }
+        if (!(node instanceof Integer n) || n < s.min() || n > s.max()) {
+            throw new ConfigException(where + " must be an integer " + s.min() + "-" + s.max() + ", not " + node);
+        }
+        return n;
     }
 
     /** Keys the collection was encrypted under before: distinct, and none of them its current key. */

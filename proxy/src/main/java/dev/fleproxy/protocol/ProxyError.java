@@ -20,6 +20,13 @@ public enum ProxyError {
     UNSUPPORTED_ON_ENCRYPTED_FIELD(9720010, "FleProxyUnsupportedOnEncryptedField"),
     /** A command or opcode the proxy does not carry out for an encrypted collection. */
     UNSUPPORTED_COMMAND(9720011, "FleProxyUnsupportedCommand"),
+    /**
+     * A query the proxy evaluates itself (a range or sort on an encrypted field) would have it
+     * examine more documents than the collection's maxScanDocuments; nothing partial is returned.
+     */
+    SCAN_BUDGET_EXCEEDED(9720012, "FleProxyScanBudgetExceeded"),
+    /** The answer to a query the proxy evaluated does not fit in one reply (16 MiB). */
+    EVALUATED_RESULT_TOO_LARGE(9720013, "FleProxyEvaluatedResultTooLarge"),
     /** The collection's key cannot be used: unknown, wrong state, KMS unreachable, wrong algorithm. */
     KEY_UNAVAILABLE(9720020, "FleProxyKeyUnavailable"),
     /** A stored envelope failed authentication (tampered, or encrypted under another key). */

@@ -17,6 +17,7 @@ import dev.fleproxy.rewrite.paths.CollectionContexts;
 import dev.fleproxy.rewrite.paths.ReadShape;
 import dev.fleproxy.rewrite.pipeline.PipelineSchema;
 import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.read.EvaluatedReads;
 import dev.fleproxy.rewrite.read.ReadCommands;
 import dev.fleproxy.rewrite.read.Replies;
 import dev.fleproxy.rewrite.read.ReplyPlan;
@@ -194,12 +195,26 @@ public final class EncryptionFilter implements MessageFilter {
      */
     private RequestDecision onEncrypted(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, String db,
                                         CollectionKeys keys) {
-        OpMsgView m = request.msg();
         request.policyCollection(cp.namespace());
         if (spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
             throw Refusal.command(cp.namespace(), spec.name() + " is not supported on an encrypted collection");
         }
         CollectionContext ctx = contexts.of(cp, keys);
+        if (EvaluatedReads.evaluates(spec)) {
+            try {
+                return examinedAndRewritten(request, spec, ctx, p, db, keys);
+            } catch (Refusal serverCannot) {
+                return evaluated(request, spec, ctx, keys); // examines everything again, for the proxy's part
+            }
+        }
+        return examinedAndRewritten(request, spec, ctx, p, db, keys);
+    }
+
+    /** The command's arguments examined for the server, then the command rewritten as its entry says. */
+    private RequestDecision examinedAndRewritten(Request request, CommandSpec spec, CollectionContext ctx, Policy p,
+                                                 String db, CollectionKeys keys) {
+        OpMsgView m = request.msg();
+        CollectionPolicy cp = ctx.policy;
         Arguments.examine(spec, m, ctx);
         refuseBadNames(request, ctx.ns());
         if (spec.onEncrypted() == CommandSpec.OnEncrypted.PASS) {
@@ -214,6 +229,22 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.await(keys.fetchPending(), kmsWait);
         }
         return rewrite(request, spec, ctx, p, db);
+    }
+
+    /**
+     * A find or count the server cannot evaluate on encrypted fields (a range, a sort): the server
+     * is asked for the candidates its part of the filter selects, the proxy evaluates the rest on
+     * their plaintext ({@link EvaluatedReads}).
+     */
+    private RequestDecision evaluated(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys) {
+        Arguments.examine(spec, request.msg(), ctx, EvaluatedReads.byProxy(spec));
+        refuseBadNames(request, ctx.ns());
+        if (!keys.need(ctx.policy.keyId())) {
+            return RequestDecision.await(keys.fetchPending(), kmsWait);
+        }
+        EvaluatedReads.Plan plan = EvaluatedReads.plan(spec, request.msg().toOpMsg(), ctx);
+        request.expectReply(plan.replyState());
+        return RequestDecision.replace(request.encode(plan.command()));
     }
 
     /** The command run through the rewriter its entry names; a read also says what its reply needs. */

@@ -43,6 +43,11 @@ abstract class Lane<M extends InFlight> {
     /** Counts a frame read from this lane's source. */
     abstract void counted(Frame frame);
 
+    /** True if the frame is taken before the lane's order (the reply to one of the proxy's own calls). */
+    boolean intercepted(Frame frame) {
+        return false;
+    }
+
     /** False while frames must queue for another reason than a parked message (no upstream yet). */
     boolean mayHandle() {
         return true;
@@ -78,6 +83,9 @@ abstract class Lane<M extends InFlight> {
             return;
         }
         counted(frame);
+        if (intercepted(frame)) {
+            return;
+        }
         if (parked != null || !backlog.isEmpty() || !mayHandle()) {
             backlog.add(frame); // behind a parked message, or before the upstream is ready: order is kept
             return;
@@ -129,11 +137,21 @@ abstract class Lane<M extends InFlight> {
 
     /** Parks a message until {@code ready} completes or {@code maxWait} from its first park has passed. */
     final void park(M message, int filterIndex, CompletionStage<?> ready, Duration maxWait) {
+        park(message, filterIndex, ready, maxWait, true);
+    }
+
+    /**
+     * Parks a message; with {@code holdSource} false its source is still read (what it waits for
+     * comes that way: the reply to the proxy's own upstream call), frames other than that queue.
+     */
+    final void park(M message, int filterIndex, CompletionStage<?> ready, Duration maxWait, boolean holdSource) {
         long now = System.nanoTime();
         message.parkedAt(now);
         Parked<M> p = new Parked<>(message, filterIndex, maxWait.toNanos());
         parked = p;
-        flow.hold();
+        if (holdSource) {
+            flow.hold();
+        }
         EventLoop loop = session.loop();
         p.timer = loop.schedule(() -> resume(p, true), Math.max(0, p.maxWaitNanos - (now - message.parkedSinceNanos())),
                 TimeUnit.NANOSECONDS);

@@ -39,6 +39,11 @@ final class PendingReplies {
         return found;
     }
 
+    /** True if a tracked request with this requestID waits for its reply. */
+    boolean waitsFor(int requestId) {
+        return byRequestId.containsKey(requestId);
+    }
+
     int size() {
         return byRequestId.size();
     }

@@ -43,6 +43,7 @@ final class ProxySession {
     private final BadInputLog badInput;
     private final SessionObserver observer;
     private final PendingReplies pending = new PendingReplies();
+    private final SessionCalls calls = new SessionCalls(this);
     private final RequestLane requests;
     private final ReplyLane replies;
     /** The upstream connection once it is usable (connected, its TLS verified); null before. */
@@ -149,6 +150,10 @@ final class ProxySession {
 
     PendingReplies pending() {
         return pending;
+    }
+
+    SessionCalls calls() {
+        return calls;
     }
 
     SessionObserver observer() {
@@ -274,6 +279,7 @@ final class ProxySession {
         }
         requests.releaseAll();
         replies.releaseAll();
+        calls.failAll();
         listener.closed(this);
     }
 

@@ -19,6 +19,18 @@ public sealed interface ReplyDecision {
         return new Await(ready, maxWait);
     }
 
+    /**
+     * Not yet: as {@link #await}, for a reply whose filter waits for its own {@link UpstreamCalls}:
+     * the upstream connection is still read meanwhile (the call's reply comes that way), while the
+     * replies behind this one wait in order.
+     */
+    static ReplyDecision awaitUpstream(CompletionStage<?> ready, Duration maxWait) {
+        return new AwaitUpstream(ready, maxWait);
+    }
+
+    record AwaitUpstream(CompletionStage<?> ready, Duration maxWait) implements ReplyDecision {
+    }
+
     record Pass() implements ReplyDecision {
     }
 

@@ -21,9 +21,14 @@ final class ReplyLane extends Lane<Reply> {
     }
 
     @Override
+    boolean intercepted(Frame frame) {
+        return session.calls().complete(frame);
+    }
+
+    @Override
     void handle(Frame frame) {
         refuseCompressed(frame);
-        Reply reply = adopt(frame, f -> new Reply(f, session.client().alloc()).expectedBy(session.pending().take(f)));
+        Reply reply = adopt(frame, f -> new Reply(f, session.client().alloc(), session.calls()).expectedBy(session.pending().take(f)));
         session.observer().read(reply);
         continueFrom(reply, 0);
     }
@@ -38,6 +43,9 @@ final class ReplyLane extends Lane<Reply> {
                     reply.replaceFrame(replace.frame());
                 } else if (decision instanceof ReplyDecision.Await await) {
                     park(reply, i, await.ready(), await.maxWait());
+                    return;
+                } else if (decision instanceof ReplyDecision.AwaitUpstream call) {
+                    park(reply, i, call.ready(), call.maxWait(), false);
                     return;
                 }
             }

@@ -90,6 +90,13 @@ final class RequestLane extends Lane<Request> {
     private void forward(Request request) {
         Frame out = request.frame();
         boolean replyComes = !OpMsg.isMoreToCome(out);
+        if (session.calls().inUse(out.requestId())) {
+            // its reply could not be told from the reply to the proxy's own read
+            session.close(BadInputLog.Reason.REFUSED, "closed: a request reused the requestID " + out.requestId()
+                    + " of a read the proxy is making on this connection");
+            request.release();
+            return;
+        }
         if (replyComes) {
             session.pending().expect(out.requestId(), request.expectations());
         }

@@ -36,6 +36,15 @@ public final class Arguments {
 
     /** The body's arguments after the command's own element, and the message's document sequences. */
     public static void examine(CommandSpec spec, OpMsgView msg, CollectionContext ctx) {
+        examine(spec, msg, ctx, Set.of());
+    }
+
+    /**
+     * As {@link #examine(CommandSpec, OpMsgView, CollectionContext)}, but the values of the named
+     * arguments are left to the caller (a query the proxy evaluates itself reads its sort and
+     * projection on plaintext); they must still be arguments the command takes.
+     */
+    public static void examine(CommandSpec spec, OpMsgView msg, CollectionContext ctx, Set<String> evaluatedByCaller) {
         byte[] body = msg.bodyBytes();
         BsonCursor c = new BsonCursor(body, 0, body.length);
         boolean first = true;
@@ -58,7 +67,7 @@ public final class Arguments {
                 }
             } else if (arg.kind() == ArgKind.SETTINGS || arg.kind() == ArgKind.COLLATION) {
                 settings(body, c, arg, ctx, spec.name()); // in place: lsid, $clusterTime, … come with every command
-            } else if (examinedHere(arg.kind())) {
+            } else if (examinedHere(arg.kind()) && !evaluatedByCaller.contains(name)) {
                 examineValue(arg, msg.body().get(name), ctx, spec.name());
             }
         }

@@ -80,6 +80,9 @@ public final class Replies {
 
     /** The reply to a request that expected it with a {@link ReplyPlan} (any other state: passed). */
     public ReplyDecision onReply(Reply reply, Object state) {
+        if (reply.opCode() == OpCode.OP_MSG && state instanceof EvaluatedQuery q) {
+            return evaluated(reply, q);
+        }
         if (reply.opCode() != OpCode.OP_MSG || !(state instanceof ReplyPlan plan)) {
             return ReplyDecision.PASS;
         }
@@ -106,6 +109,18 @@ public final class Replies {
             }
             return ReplyDecision.replace(plan.distinct() ? distinctValues(decrypted, reply) : decrypted);
         } catch (Refusal r) {
+            metrics.replyError(r.error().code());
+            return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
+        }
+    }
+
+    private ReplyDecision evaluated(Reply reply, EvaluatedQuery q) {
+        CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
+        try {
+            ReplyDecision d = EvaluatedReplies.onReply(reply, q, keys, kmsWait);
+            return d;
+        } catch (Refusal r) {
+            q.releaseBatch();
             metrics.replyError(r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
         }

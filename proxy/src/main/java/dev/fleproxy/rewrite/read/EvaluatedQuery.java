@@ -1,0 +1,122 @@
+package dev.fleproxy.rewrite.read;
+
+import dev.fleproxy.rewrite.evaluate.CandidateWindow;
+import dev.fleproxy.rewrite.evaluate.DocumentFilter;
+import dev.fleproxy.rewrite.evaluate.DocumentProjection;
+import dev.fleproxy.rewrite.evaluate.DocumentSort;
+import dev.fleproxy.rewrite.paths.ReadShape;
+import dev.fleproxy.wire.Frame;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
+
+/**
+ * One find or count the proxy evaluates itself, from its request to its answer: what the proxy
+ * applies to the decrypted candidates (residual filter, sort, skip, limit, projection), the
+ * candidates read so far, and the read of the next batch while it is under way. Used on the
+ * connection's event loop only.
+ */
+final class EvaluatedQuery {
+    private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
+
+    /** What the client asked for, the proxy's part of it. */
+    record Steps(DocumentFilter residual, DocumentSort sort, long skip, long limit, DocumentProjection projection,
+                 boolean count) {
+    }
+
+    final ReadShape shape;
+    final Steps steps;
+    /** Documents the proxy may examine (maxScanDocuments); one more read means refusal. */
+    final int budget;
+    /** getMore's part of the request: $db, collection, and the session fields (lsid, txnNumber, autocommit). */
+    private final BsonDocument getMoreTemplate;
+    private final List<BsonDocument> candidates = new ArrayList<>();
+    /** The read of the next batch under way, and its reply once it came (owned until read). */
+    CompletionStage<Frame> call;
+    Frame batch;
+    long cursorId;
+
+    EvaluatedQuery(ReadShape shape, Steps steps, int budget, BsonDocument getMoreTemplate) {
+        this.shape = shape;
+        this.steps = steps;
+        this.budget = budget;
+        this.getMoreTemplate = getMoreTemplate;
+    }
+
+    String ns() {
+        return shape.policy.namespace();
+    }
+
+    /** Takes a decrypted batch; true while the candidates are within the budget. */
+    boolean take(BsonArray documents, long nextCursorId) {
+        cursorId = nextCursorId;
+        for (BsonValue d : documents) {
+            // decoded once: a raw document decodes again on every get, and each is read many times
+            candidates.add(d instanceof RawBsonDocument raw ? raw.decode(CODEC) : d.asDocument());
+        }
+        return candidates.size() <= budget;
+    }
+
+    int examined() {
+        return candidates.size();
+    }
+
+    /** The getMore for the next batch: as many as the budget still allows, and one more. */
+    BsonDocument getMore() {
+        BsonDocument g = new BsonDocument("getMore", new BsonInt64(cursorId));
+        g.putAll(getMoreTemplate);
+        g.put("batchSize", new BsonInt32(budget + 1 - candidates.size()));
+        return g;
+    }
+
+    BsonDocument killCursor() {
+        BsonDocument k = new BsonDocument("killCursors", getMoreTemplate.get("collection"));
+        k.put("cursors", new BsonArray(List.of(new BsonInt64(cursorId))));
+        getMoreTemplate.forEach((name, v) -> {
+            if (!name.equals("collection")) {
+                k.put(name, v);
+            }
+        });
+        return k;
+    }
+
+    /** The answer the server would have given on plaintext: a count, or one batch and a closed cursor. */
+    BsonDocument answer() {
+        List<BsonDocument> matched = new ArrayList<>();
+        for (BsonDocument d : candidates) {
+            if (steps.residual() == null || steps.residual().matches(d)) {
+                matched.add(d);
+            }
+        }
+        if (steps.sort() != null) {
+            matched.sort(steps.sort().comparator());
+        }
+        List<BsonDocument> window = CandidateWindow.apply(matched, steps.skip(), steps.limit());
+        if (steps.count()) {
+            return new BsonDocument("n", new BsonInt32(window.size())).append("ok", new BsonInt32(1));
+        }
+        BsonArray batch = new BsonArray(new ArrayList<>(window.size()));
+        for (BsonDocument d : window) {
+            batch.add(steps.projection() == null ? d : steps.projection().apply(d));
+        }
+        BsonDocument cursor = new BsonDocument("firstBatch", batch).append("id", new BsonInt64(0))
+                .append("ns", new BsonString(ns()));
+        return new BsonDocument("cursor", cursor).append("ok", new BsonInt32(1));
+    }
+
+    /** Frees a batch that was read but not yet taken (the connection closed, or an error ended the query). */
+    void releaseBatch() {
+        if (batch != null) {
+            batch.release();
+            batch = null;
+        }
+    }
+}

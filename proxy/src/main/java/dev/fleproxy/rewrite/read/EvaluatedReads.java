@@ -1,0 +1,133 @@
+package dev.fleproxy.rewrite.read;
+
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.evaluate.DocumentProjection;
+import dev.fleproxy.rewrite.evaluate.DocumentSort;
+import dev.fleproxy.rewrite.evaluate.NotEvaluable;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.wire.OpMsg;
+import java.util.Map;
+import java.util.Set;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+
+/**
+ * find and count whose filter, sort or projection needs the plaintext of encrypted fields
+ * (docs/query-model.md, "Evaluated by the proxy"). The server is sent a find with the part of the
+ * filter it can evaluate and nothing else that depends on encrypted fields (no sort, skip, limit
+ * or projection), limited to the collection's maxScanDocuments and one more; the proxy decrypts
+ * what it returns and applies the rest ({@link EvaluatedReplies}). What the server sees is what
+ * it sees of any query today: no constant of the proxy's part reaches it.
+ */
+public final class EvaluatedReads {
+    /** Arguments the proxy applies itself, by command; their values are read on plaintext. */
+    private static final Map<CommandSpec.Rewriter, Set<String>> BY_PROXY = Map.of(
+            CommandSpec.Rewriter.FIND, Set.of("filter", "sort", "projection", "skip", "limit", "batchSize", "singleBatch"),
+            CommandSpec.Rewriter.COUNT, Set.of("query", "skip", "limit"));
+    /** find's options that ask for what an answer computed by the proxy cannot be. */
+    private static final Set<String> NOT_EVALUATED = Set.of("min", "max", "returnKey", "showRecordId", "tailable",
+            "awaitData", "oplogReplay");
+    /** The fields a getMore takes from the command that opened its cursor (a transaction's included). */
+    private static final Set<String> SESSION_FIELDS = Set.of("$db", "lsid", "txnNumber", "autocommit");
+
+    private EvaluatedReads() {
+    }
+
+    /** The server's command and the state its replies are answered with. */
+    public record Plan(OpMsg command, Object replyState) {
+    }
+
+    /** True for the commands the proxy can evaluate itself when the server cannot. */
+    public static boolean evaluates(CommandSpec spec) {
+        return BY_PROXY.containsKey(spec.rewriter());
+    }
+
+    /** The arguments of this command the proxy reads on plaintext instead of examining them for the server. */
+    public static Set<String> byProxy(CommandSpec spec) {
+        return BY_PROXY.get(spec.rewriter());
+    }
+
+    /** The evaluation of a find or count whose other arguments were examined already. */
+    public static Plan plan(CommandSpec spec, OpMsg msg, CollectionContext ctx) {
+        boolean count = spec.rewriter() == CommandSpec.Rewriter.COUNT;
+        BsonDocument body = msg.body();
+        for (String option : NOT_EVALUATED) {
+            if (body.containsKey(option)) {
+                throw Refusal.onField(ctx.ns(), "(see the query)", "the find option '" + option + "' with a query the "
+                        + "proxy evaluates");
+            }
+        }
+        refuseCollation(body, ctx);
+        FilterSplit split = FilterSplit.of(document(body, count ? "query" : "filter", ctx), ctx);
+        EvaluatedQuery.Steps steps;
+        try {
+            steps = new EvaluatedQuery.Steps(split.residual(),
+                    count || !body.containsKey("sort") ? null : DocumentSort.compile(document(body, "sort", ctx)),
+                    whole(body, "skip", ctx), whole(body, "limit", ctx),
+                    count || !body.containsKey("projection") ? null
+                            : DocumentProjection.compile(document(body, "projection", ctx)),
+                    count);
+        } catch (NotEvaluable e) {
+            throw Refusal.command(ctx.ns(), "a query the proxy would evaluate: " + e.getMessage());
+        }
+        int budget = ctx.policy.maxScanDocuments();
+        String collection = ctx.policy.collection();
+        BsonDocument server = new BsonDocument("find", new BsonString(collection)).append("filter", split.server());
+        BsonDocument getMore = new BsonDocument("collection", new BsonString(collection));
+        Set<String> byProxy = byProxy(spec);
+        boolean first = true;
+        for (Map.Entry<String, BsonValue> e : body.entrySet()) {
+            if (!first && !byProxy.contains(e.getKey())) {
+                server.put(e.getKey(), e.getValue()); // examined already: hint, comment, settings
+            }
+            if (SESSION_FIELDS.contains(e.getKey())) {
+                getMore.put(e.getKey(), e.getValue());
+            }
+            first = false;
+        }
+        server.put("limit", new BsonInt32(budget + 1));
+        server.put("batchSize", new BsonInt32(budget + 1));
+        EvaluatedQuery state = new EvaluatedQuery(ctx.paths.readShape(), steps, budget, getMore);
+        return new Plan(msg.withBody(server), state);
+    }
+
+    /** The proxy compares as simple collation does (binary strings): any other collation is refused. */
+    private static void refuseCollation(BsonDocument body, CollectionContext ctx) {
+        BsonValue c = body.get("collation");
+        if (c != null && !(c.isDocument() && c.asDocument().size() == 1 && c.asDocument().isString("locale")
+                && c.asDocument().getString("locale").getValue().equals("simple"))) {
+            throw Refusal.command(ctx.ns(), "a collation with a query the proxy evaluates (it compares strings as the "
+                    + "simple collation does)");
+        }
+    }
+
+    private static BsonDocument document(BsonDocument body, String name, CollectionContext ctx) {
+        BsonValue v = body.get(name);
+        if (v == null) {
+            return new BsonDocument();
+        }
+        if (!v.isDocument()) {
+            throw Refusal.command(ctx.ns(), "a " + name + " that is not a document");
+        }
+        return v.asDocument();
+    }
+
+    /** skip or limit: a whole number (0 when absent), as the server reads it. */
+    private static long whole(BsonDocument body, String name, CollectionContext ctx) {
+        BsonValue v = body.get(name);
+        if (v == null) {
+            return 0;
+        }
+        if (!v.isNumber() || v.asNumber().doubleValue() != Math.rint(v.asNumber().doubleValue())) {
+            throw Refusal.command(ctx.ns(), "a " + name + " that is not a whole number");
+        }
+        long n = v.asNumber().longValue();
+        if (name.equals("skip") && n < 0) {
+            throw Refusal.command(ctx.ns(), "a negative skip");
+        }
+        return n;
+    }
+}

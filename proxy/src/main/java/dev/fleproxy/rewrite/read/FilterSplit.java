@@ -1,0 +1,63 @@
+package dev.fleproxy.rewrite.read;
+
+import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.evaluate.DocumentFilter;
+import dev.fleproxy.rewrite.evaluate.NotEvaluable;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.query.FilterRewriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/**
+ * A query filter cut in two along its top-level conjunctions (the fields of the filter and the
+ * members of a top-level $and, flattened): each conjunct the server can evaluate (plain fields,
+ * equality on deterministic fields, rewritten as today) goes to the server; each it cannot (a
+ * range, a regex, anything on a randomized field, a disjunction that mixes both) stays with the
+ * proxy, which evaluates it on the decrypted candidates. A residual conjunct's constants never
+ * reach the server. A conjunct neither can evaluate ($where, $text, …) refuses the query.
+ *
+ * @param server   what the server is asked to match ({} when nothing narrows the candidates)
+ * @param residual what the proxy matches on plaintext; null when the server matches everything
+ */
+record FilterSplit(BsonDocument server, DocumentFilter residual) {
+
+    static FilterSplit of(BsonDocument filter, CollectionContext ctx) {
+        List<BsonDocument> serverSide = new ArrayList<>();
+        List<BsonValue> proxySide = new ArrayList<>();
+        for (BsonDocument conjunct : conjuncts(filter, new ArrayList<>())) {
+            try {
+                serverSide.add(FilterRewriter.rewrite(conjunct, ctx));
+            } catch (Refusal serverCannot) {
+                try {
+                    DocumentFilter.compile(conjunct);
+                } catch (NotEvaluable proxyCannot) {
+                    throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; nor can the proxy evaluate it: "
+                            + proxyCannot.getMessage());
+                }
+                proxySide.add(conjunct);
+            }
+        }
+        BsonDocument server = serverSide.isEmpty() ? new BsonDocument()
+                : serverSide.size() == 1 ? serverSide.get(0) : new BsonDocument("$and", new BsonArray(serverSide));
+        DocumentFilter residual = proxySide.isEmpty() ? null
+                : DocumentFilter.compile(new BsonDocument("$and", new BsonArray(proxySide)));
+        return new FilterSplit(server, residual);
+    }
+
+    /** The filter's conjuncts, one single-field document each (a top-level $and opened up). */
+    private static List<BsonDocument> conjuncts(BsonDocument filter, List<BsonDocument> out) {
+        for (Map.Entry<String, BsonValue> e : filter.entrySet()) {
+            if (e.getKey().equals("$and") && e.getValue().isArray() && !e.getValue().asArray().isEmpty()
+                    && e.getValue().asArray().stream().allMatch(BsonValue::isDocument)) {
+                e.getValue().asArray().forEach(member -> conjuncts(member.asDocument(), out));
+            } else {
+                out.add(new BsonDocument(e.getKey(), e.getValue()));
+            }
+        }
+        return out;
+    }
+}
