@@ -116,7 +116,8 @@ public final class BsonOrder {
     /** The exact value of a finite number, null for NaN and infinities. */
     private static BigDecimal exact(BsonValue v) {
         if (v.isDecimal128()) {
-            return v.asDecimal128().getValue().isFinite() ? decimal(v.asDecimal128().getValue()) : null;
+            Decimal128 d = v.asDecimal128().getValue();
+            return d.isFinite() ? decimal(d) : null;
         }
         if (v.isDouble()) {
             double d = v.asDouble().getValue();

@@ -274,7 +274,8 @@ class DocumentFilterTest {
         assertTrue(matches("{a: /b+c/}", "{a: 'abbc'}"));
         assertTrue(matches("{a: {$regex: 'b+c'}}", "{a: ['x', 'abc']}"));
         assertFalse(matches("{a: /b/}", "{a: 1}"));
-        assertTrue(matches("{a: {$regex: 'x', $options: 'i'}}", "{a: {$regularExpression: {pattern: 'x', options: 'i'}}}"));
+        assertTrue(matches("{a: {$regex: 'x', $options: 'i'}}",
+                "{a: {$regularExpression: {pattern: 'x', options: 'i'}}}"));
         assertFalse(matches("{a: /x/}", "{a: {$regularExpression: {pattern: 'x', options: 'i'}}}"));
         assertTrue(matches("{a: {$eq: /x/}}", "{a: /x/}")); // $eq with a regex compares regexes
         assertFalse(matches("{a: {$eq: /x/}}", "{a: 'x'}"));
