@@ -32,24 +32,11 @@ final class ArrayLeaves {
      * different elements. An element that is itself an array is read as a document whose field
      * names are its indexes, as the server reads it; scalars never match.
      */
-    record ElemMatchObject(FilterNode sub) implements Leaf {
+    record ElemMatchObject(FilterNode sub) implements ElemMatch {
         @Override
-        public boolean test(BsonValue value) {
-            if (value == null || !value.isArray()) {
-                return false;
-            }
-            for (BsonValue element : value.asArray()) {
-                if (element.isDocument() && sub.matches(element.asDocument())
-                        || element.isArray() && sub.matches(indexed(element.asArray()))) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        @Override
-        public PathValues.LeafArrays leafArrays() {
-            return PathValues.LeafArrays.NO_TRAVERSAL;
+        public boolean matchesElement(BsonValue element) {
+            return element.isDocument() && sub.matches(element.asDocument())
+                    || element.isArray() && sub.matches(indexed(element.asArray()));
         }
     }
 
@@ -57,22 +44,34 @@ final class ArrayLeaves {
      * $elemMatch on values ({$elemMatch: {$gte: 80, $lt: 85}}): some element passes every operator,
      * each testing the element itself (a nested array is one value here, never walked into).
      */
-    record ElemMatchValue(List<FilterNode> operators) implements Leaf {
+    record ElemMatchValue(List<FilterNode> operators) implements ElemMatch {
         @Override
-        public boolean test(BsonValue value) {
-            if (value == null || !value.isArray()) {
-                return false;
-            }
-            for (BsonValue element : value.asArray()) {
-                if (operators.stream().allMatch(o -> o.matchesValue(element))) {
-                    return true;
+        public boolean matchesElement(BsonValue element) {
+            return operators.stream().allMatch(o -> o.matchesValue(element));
+        }
+    }
+
+    /** Both forms of $elemMatch: an array with an element that matches. */
+    interface ElemMatch extends Leaf {
+        boolean matchesElement(BsonValue element);
+
+        @Override
+        default boolean test(BsonValue value) {
+            return value != null && value.isArray() && firstMatch(value.asArray()) >= 0;
+        }
+
+        /** The index of the first element that matches, or -1 (the $elemMatch projection keeps it). */
+        default int firstMatch(BsonArray array) {
+            for (int i = 0; i < array.size(); i++) {
+                if (matchesElement(array.get(i))) {
+                    return i;
                 }
             }
-            return false;
+            return -1;
         }
 
         @Override
-        public PathValues.LeafArrays leafArrays() {
+        default PathValues.LeafArrays leafArrays() {
             return PathValues.LeafArrays.NO_TRAVERSAL;
         }
     }

@@ -187,7 +187,7 @@ final class OperatorParser {
      * $elemMatch: the value form when its document starts with an operator that takes a path
      * ({$gt: 1}), else a filter on each element (the document form, {b: 1} or {$or: [...]}).
      */
-    static Leaf elemMatch(BsonValue value) {
+    static ArrayLeaves.ElemMatch elemMatch(BsonValue value) {
         if (!value.isDocument()) {
             throw new NotEvaluable("$elemMatch needs an object (the server refuses " + value + ")");
         }
