@@ -6,8 +6,9 @@ import org.bson.BsonValue;
 /**
  * $eq, $lt, $lte, $gt, $gte and implicit equality against one value, with the server's type
  * bracketing (ComparisonMatchExpression::matchesSingleElement): values of different canonical
- * types never compare, except null against missing or undefined (equal), and MinKey/MaxKey
- * operands, which are below/above everything. All numbers are one canonical type, compared by
+ * types never compare, except null against missing (equal; against the deprecated undefined, where
+ * mongod 7 and 8 disagree, it throws NotEvaluable), and MinKey/MaxKey operands, which are
+ * below/above everything. All numbers are one canonical type, compared by
  * value; NaN equals NaN and is neither greater nor less than any number.
  */
 final class Comparison implements Leaf {
@@ -29,7 +30,7 @@ final class Comparison implements Leaf {
             int valueRank = BsonOrder.rank(type);
             int operandRank = BsonOrder.rank(operand.getBsonType());
             if (valueRank != operandRank) {
-                return acrossTypes(valueRank + operandRank);
+                return acrossTypes(value, valueRank + operandRank);
             }
         }
         if (op != Op.EQ && (isNaN(value) || isNaN(operand))) {
@@ -47,8 +48,11 @@ final class Comparison implements Leaf {
     }
 
     /** Different canonical types: only null against missing/undefined (ranks 5 + 0), and Min/MaxKey. */
-    private boolean acrossTypes(int rankSum) {
+    private boolean acrossTypes(BsonValue value, int rankSum) {
         if (rankSum == 5) {
+            if (value != null) {
+                throw undefinedAgainstNull();
+            }
             return op == Op.EQ || op == Op.LTE || op == Op.GTE;
         }
         if (operand.getBsonType() == BsonType.MAX_KEY) {
@@ -58,6 +62,15 @@ final class Comparison implements Leaf {
             return op == Op.GT || op == Op.GTE;
         }
         return false;
+    }
+
+    /**
+     * mongod 7 matches an undefined value with {$eq: null}, {$gte: null}, {$lte: null} and {$in: [null]};
+     * mongod 8 does not ("Migrate Undefined Data and Queries"). Undefined is deprecated and rare; the
+     * evaluator does not know the server's version, so it refuses rather than pick one.
+     */
+    static NotEvaluable undefinedAgainstNull() {
+        return new NotEvaluable("a null comparison met an undefined value: mongod 7 matches it, mongod 8 does not");
     }
 
     private static boolean isNaN(BsonValue v) {

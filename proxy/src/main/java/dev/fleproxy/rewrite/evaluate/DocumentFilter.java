@@ -30,7 +30,11 @@ public final class DocumentFilter {
         return new DocumentFilter(FilterParser.parseDocument(filter));
     }
 
-    /** Whether the (decrypted) document matches, as the server would decide. */
+    /**
+     * Whether the (decrypted) document matches, as the server would decide. Throws NotEvaluable
+     * when the answer depends on the server's version (a null comparison meeting the deprecated
+     * undefined type) or when Java's regex engine runs out of stack on a value.
+     */
     public boolean matches(BsonDocument doc) {
         return root.matches(doc);
     }

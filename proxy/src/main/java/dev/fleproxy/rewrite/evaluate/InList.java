@@ -7,7 +7,8 @@ import org.bson.BsonValue;
 /**
  * $in (and, negated, $nin): equal to one of the values (BSON equality, numbers by value, a whole
  * array or document compared as one value) or matching one of the regular expressions. A null in
- * the list matches missing and undefined too, as {$eq: null} does (InMatchExpression).
+ * the list matches a missing value too, as {$eq: null} does (InMatchExpression); against an
+ * undefined value it throws NotEvaluable, as Comparison does.
  */
 final class InList implements Leaf {
     private final List<BsonValue> values;
@@ -23,7 +24,10 @@ final class InList implements Leaf {
 
     @Override
     public boolean test(BsonValue value) {
-        if (hasNull && (value == null || value.getBsonType() == BsonType.UNDEFINED)) {
+        if (hasNull && value != null && value.getBsonType() == BsonType.UNDEFINED) {
+            throw Comparison.undefinedAgainstNull();
+        }
+        if (hasNull && value == null) {
             return true;
         }
         if (value != null) {

@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite.evaluate;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.bson.BsonDocument;
@@ -56,13 +57,22 @@ class DocumentFilterTest {
     }
 
     @Test
-    void nullMatchesNullMissingAndUndefined() {
+    void nullMatchesNullAndMissing() {
         // Query for Null or Missing Fields: {item: null} matches null and missing
         assertTrue(matches("{a: null}", "{a: null}"));
         assertTrue(matches("{a: null}", "{b: 1}"));
-        assertTrue(matches("{a: null}", "{a: {$undefined: true}}"));
         assertFalse(matches("{a: null}", "{a: 0}"));
         assertTrue(matches("{a: {$eq: null}}", "{}"));
+        assertTrue(matches("{a: null}", "{a: [1, null]}"));
+    }
+
+    @Test
+    void nullAgainstUndefinedIsRefusedSinceMongod7And8Disagree() {
+        // 8.0 compatibility: "comparisons to null in equality match expressions don't match undefined"
+        for (String filter : new String[] {"{a: null}", "{a: {$gte: null}}", "{a: {$in: [null]}}", "{a: {$ne: null}}"}) {
+            assertThrows(NotEvaluable.class, () -> matches(filter, "{a: {$undefined: true}}"), filter);
+        }
+        assertFalse(matches("{a: 1}", "{a: {$undefined: true}}")); // no null involved: both agree
     }
 
     @Test
