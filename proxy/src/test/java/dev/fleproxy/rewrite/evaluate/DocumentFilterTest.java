@@ -69,7 +69,8 @@ class DocumentFilterTest {
     @Test
     void nullAgainstUndefinedIsRefusedSinceMongod7And8Disagree() {
         // 8.0 compatibility: "comparisons to null in equality match expressions don't match undefined"
-        for (String filter : new String[] {"{a: null}", "{a: {$gte: null}}", "{a: {$in: [null]}}", "{a: {$ne: null}}"}) {
+        String[] filters = {"{a: null}", "{a: {$gte: null}}", "{a: {$in: [null]}}", "{a: {$ne: null}}"};
+        for (String filter : filters) {
             assertThrows(NotEvaluable.class, () -> matches(filter, "{a: {$undefined: true}}"), filter);
         }
         assertFalse(matches("{a: 1}", "{a: {$undefined: true}}")); // no null involved: both agree
@@ -329,5 +330,32 @@ class DocumentFilterTest {
         // {$ref, $id} under a field is a DBRef to equal, not operators
         assertTrue(matches("{r: {$ref: 'c', $id: 1}}", "{r: {$ref: 'c', $id: 1}}"));
         assertTrue(matches("{'r.$id': 1}", "{r: {$ref: 'c', $id: 1}}"));
+    }
+
+    @Test
+    void elemMatchReadsAnArrayElementAsADocumentOfIndexes() {
+        // ElemMatchObjectMatchExpression: an element that is an array is matched as {"0": ..., "1": ...}
+        assertTrue(matches("{a: {$elemMatch: {'1': 2}}}", "{a: [[1, 2]]}"));
+        assertFalse(matches("{a: {$elemMatch: {'1': 2}}}", "{a: [1, 2]}")); // scalars never match
+    }
+
+    @Test
+    void sizeAndTypeThroughArraysOfDocuments() {
+        assertTrue(matches("{'a.b': {$size: 1}}", "{a: [{b: [1, 2]}, {b: [3]}]}"));
+        assertTrue(matches("{'a.b': {$type: 'array'}}", "{a: [{b: []}]}"));
+        assertTrue(matches("{a: {$type: 2.0}}", "{a: 'x'}")); // an integral double is a type code
+    }
+
+    @Test
+    void allOnAScalarAndNinWithNullOnMissing() {
+        assertTrue(matches("{a: {$all: ['x']}}", "{a: 'x'}"));
+        assertFalse(matches("{a: {$nin: [null]}}", "{}")); // $in null matches missing, so $nin does not
+        assertTrue(matches("{a: {$nin: [null]}}", "{a: 0}"));
+    }
+
+    @Test
+    void stringsCompareByUtf8BytesAndNotAsNumbers() {
+        assertTrue(matches("{a: {$gt: 'Z'}}", "{a: 'a'}")); // bytewise: lowercase after uppercase
+        assertTrue(matches("{a: {$gt: '10'}}", "{a: '9'}")); // '9' > '1' as bytes
     }
 }
