@@ -41,7 +41,7 @@ class ArchitectureTest {
             List.of("pipeline"),                    // aggregation pipelines, the shape of what they return
             List.of("query"),                       // filters, expressions, the arguments every command takes
             List.of("paths"),                       // the policy's paths, a reply's shape, a collection's context
-            List.of("bson"));                       // BSON values as stored, rebuilt only where they change
+            List.of("bson", "evaluate"));           // BSON values as stored; queries evaluated on plaintext
 
     static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
@@ -93,6 +93,15 @@ class ArchitectureTest {
     @Test
     void noTwoRewritePackagesUseEachOther() {
         slices().matching("dev.fleproxy.rewrite.(*)..").should().beFreeOfCycles().check(MAIN);
+    }
+
+    @Test
+    void theEvaluatorUsesOnlyTheJdkAndBson() {
+        classes().that().resideInAPackage("dev.fleproxy.rewrite.evaluate..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "org.bson..",
+                        "dev.fleproxy.rewrite.evaluate..")
+                .because("the evaluator is MongoDB's query semantics alone, kept apart from the proxy")
+                .check(MAIN);
     }
 
     @Test

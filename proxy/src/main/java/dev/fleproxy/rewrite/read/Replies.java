@@ -7,6 +7,7 @@ import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.rewrite.bson.CopyOnChange;
+import dev.fleproxy.rewrite.evaluate.BsonOrder;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;

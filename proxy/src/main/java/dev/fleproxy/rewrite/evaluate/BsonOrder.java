@@ -1,4 +1,4 @@
-package dev.fleproxy.rewrite.read;
+package dev.fleproxy.rewrite.evaluate;
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -11,25 +11,31 @@ import org.bson.BsonBinary;
 import org.bson.BsonDocument;
 import org.bson.BsonType;
 import org.bson.BsonValue;
+import org.bson.types.Decimal128;
 
 /**
  * MongoDB's comparison order of BSON values (simple collation): by type class first (MinKey,
- * null, numbers, strings, documents, arrays, binaries, ObjectIds, booleans, dates, timestamps,
- * regular expressions, code, MaxKey), then within it; numbers compare by value whatever their
- * type. The server returns distinct's values in this order; after decrypting them the proxy must
- * sort them again, since the server ordered their envelopes.
+ * undefined, null, numbers, strings, documents, arrays, binaries, ObjectIds, booleans, dates,
+ * timestamps, regular expressions, DBPointers, code, code with scope, MaxKey), then within it;
+ * numbers compare by value whatever their type. The server returns distinct's values in this
+ * order; after decrypting them the proxy must sort them again, since the server ordered their
+ * envelopes. The evaluator (DocumentFilter, DocumentSort) compares values the same way.
  */
-final class BsonOrder {
-    static final Comparator<BsonValue> COMPARATOR = BsonOrder::compare;
+public final class BsonOrder {
+    public static final Comparator<BsonValue> COMPARATOR = BsonOrder::compare;
 
     private BsonOrder() {
     }
 
-    /** The server's canonical rank of a type (bsontypes.h, canonicalizeBSONType). */
-    private static int rank(BsonType t) {
+    /**
+     * The server's canonical rank of a type (bsontypes.h, canonicalizeBSONType): values compare
+     * only within one rank (type bracketing). A missing value ranks 0 like undefined.
+     */
+    public static int rank(BsonType t) {
         return switch (t) {
             case MIN_KEY -> -1;
-            case UNDEFINED, NULL -> 5;
+            case END_OF_DOCUMENT, UNDEFINED -> 0; // below null: the server's order, not null's rank
+            case NULL -> 5;
             case DOUBLE, INT32, INT64, DECIMAL128 -> 10;
             case STRING, SYMBOL -> 15;
             case DOCUMENT -> 20;
@@ -48,7 +54,8 @@ final class BsonOrder {
         };
     }
 
-    static int compare(BsonValue a, BsonValue b) {
+    /** Negative, zero or positive as a sorts before, with or after b. */
+    public static int compare(BsonValue a, BsonValue b) {
         int byRank = Integer.compare(rank(a.getBsonType()), rank(b.getBsonType()));
         if (byRank != 0) {
             return byRank;
@@ -76,7 +83,7 @@ final class BsonOrder {
                 int c = bytes(a.asJavaScriptWithScope().getCode(), b.asJavaScriptWithScope().getCode());
                 yield c != 0 ? c : documents(a.asJavaScriptWithScope().getScope(), b.asJavaScriptWithScope().getScope());
             }
-            default -> 0; // MinKey, null, MaxKey: one value each
+            default -> 0; // MinKey, undefined, null, MaxKey: one value each
         };
     }
 
@@ -109,13 +116,23 @@ final class BsonOrder {
     /** The exact value of a finite number, null for NaN and infinities. */
     private static BigDecimal exact(BsonValue v) {
         if (v.isDecimal128()) {
-            return v.asDecimal128().getValue().isFinite() ? v.asDecimal128().getValue().bigDecimalValue() : null;
+            Decimal128 d = v.asDecimal128().getValue();
+            return d.isFinite() ? decimal(d) : null;
         }
         if (v.isDouble()) {
             double d = v.asDouble().getValue();
             return Double.isFinite(d) ? new BigDecimal(d) : null;
         }
         return BigDecimal.valueOf(v.asNumber().longValue());
+    }
+
+    /** A finite Decimal128's value; the driver refuses to convert -0, which equals 0. */
+    static BigDecimal decimal(Decimal128 d) {
+        try {
+            return d.bigDecimalValue();
+        } catch (ArithmeticException negativeZero) {
+            return BigDecimal.ZERO;
+        }
     }
 
     /** A number's value where it is infinite, else 0 (compared only with an infinity). */

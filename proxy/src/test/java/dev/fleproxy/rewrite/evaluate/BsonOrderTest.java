@@ -1,4 +1,4 @@
-package dev.fleproxy.rewrite.read;
+package dev.fleproxy.rewrite.evaluate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -20,6 +20,8 @@ import org.bson.BsonMinKey;
 import org.bson.BsonNull;
 import org.bson.BsonObjectId;
 import org.bson.BsonString;
+import org.bson.BsonType;
+import org.bson.BsonUndefined;
 import org.bson.BsonValue;
 import org.bson.types.Decimal128;
 import org.bson.types.ObjectId;
@@ -73,5 +75,20 @@ class BsonOrderTest {
         assertEquals(List.of(a1, a1b, a2, b0, aStr), sorted(b0, aStr, a2, a1b, a1));
         assertTrue(BsonOrder.compare(new BsonBinary(new byte[] {9}), new BsonBinary(new byte[] {1, 1})) < 0,
                 "binaries: the shorter first");
+    }
+
+    @Test
+    void undefinedSortsBeforeNullAndIsNotEqualToIt() {
+        // canonicalizeBSONType: undefined (and a missing value) rank 0, null 5
+        assertTrue(BsonOrder.compare(new BsonUndefined(), BsonNull.VALUE) < 0);
+        assertTrue(BsonOrder.compare(new BsonMinKey(), new BsonUndefined()) < 0);
+        assertEquals(BsonOrder.rank(BsonType.NULL) + BsonOrder.rank(BsonType.UNDEFINED), 5);
+    }
+
+    @Test
+    void negativeZeroDecimalEqualsZero() {
+        // the driver refuses to turn Decimal128 -0 into a BigDecimal; MongoDB compares it equal to 0
+        assertEquals(0, BsonOrder.compare(new BsonDecimal128(Decimal128.NEGATIVE_ZERO), new BsonInt32(0)));
+        assertEquals(0, BsonOrder.compare(new BsonDouble(-0.0), new BsonDecimal128(Decimal128.POSITIVE_ZERO)));
     }
 }
