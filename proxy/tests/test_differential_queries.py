@@ -66,7 +66,7 @@ def documents(seed=28, count=40):
 @pytest.fixture(scope="module")
 def twins(workdir, backend, kms):
     proxy = EncryptingProxy(workdir, backend.port, kms, policy(kms), name="proxy-differential").start()
-    via, direct = client(proxy.uri()), client(backend.uri())
+    via, direct = client(proxy.uri()), client(f"mongodb://127.0.0.1:{backend.port}")
     via.enc.diff.drop()
     direct.plain_twins.diff.drop()
     via.enc.diff.insert_many(documents())

@@ -97,7 +97,7 @@ final class EvaluatedQuery {
             }
         }
         if (steps.sort() != null) {
-            matched.sort(steps.sort().comparator());
+            matched = steps.sort().sort(matched); // each document's sort key computed once
         }
         List<BsonDocument> window = CandidateWindow.apply(matched, steps.skip(), steps.limit());
         if (steps.count()) {

@@ -42,7 +42,7 @@ public final class EvaluatedReads {
 
     /** True for the commands the proxy can evaluate itself when the server cannot. */
     public static boolean evaluates(CommandSpec spec) {
-        return BY_PROXY.containsKey(spec.rewriter());
+        return spec.rewriter() != null && BY_PROXY.containsKey(spec.rewriter());
     }
 
     /** The arguments of this command the proxy reads on plaintext instead of examining them for the server. */
