@@ -204,7 +204,7 @@ public final class EncryptionFilter implements MessageFilter {
             try {
                 return examinedAndRewritten(request, spec, ctx, p, db, keys);
             } catch (Refusal serverCannot) {
-                return evaluated(request, spec, ctx, keys); // examines everything again, for the proxy's part
+                return evaluated(request, spec, ctx, keys, serverCannot); // examines everything again, for the proxy's part
             }
         }
         return examinedAndRewritten(request, spec, ctx, p, db, keys);
@@ -236,13 +236,14 @@ public final class EncryptionFilter implements MessageFilter {
      * is asked for the candidates its part of the filter selects, the proxy evaluates the rest on
      * their plaintext ({@link EvaluatedReads}).
      */
-    private RequestDecision evaluated(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys) {
+    private RequestDecision evaluated(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
+                                      Refusal serverCannot) {
         Arguments.examine(spec, request.msg(), ctx, EvaluatedReads.byProxy(spec));
         refuseBadNames(request, ctx.ns());
         if (!keys.need(ctx.policy.keyId())) {
             return RequestDecision.await(keys.fetchPending(), kmsWait);
         }
-        EvaluatedReads.Plan plan = EvaluatedReads.plan(spec, request.msg().toOpMsg(), ctx);
+        EvaluatedReads.Plan plan = EvaluatedReads.plan(spec, request.msg().toOpMsg(), ctx, serverCannot);
         request.expectReply(plan.replyState());
         return RequestDecision.replace(request.encode(plan.command()));
     }

@@ -66,7 +66,8 @@ class ConfigSchemaTest {
         assertEquals(java.util.Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "transport", "kmip", "collections",
                 "envelopeSubtype", "tls", "allowPlaintextListen", "upstreamTls", "clientReadTimeoutMs", "maxIdleTimeMs",
                 "maxConnections", "maxBufferedMessageBytes", "admin"), ConfigSchema.keysOf(""));
-        assertEquals(java.util.Set.of("key", "previousKeys", "fields", "suite", "envelopeSubtype", "plaintextReads"),
+        assertEquals(java.util.Set.of("key", "previousKeys", "fields", "suite", "envelopeSubtype", "plaintextReads",
+                        "maxScanDocuments"),
                 ConfigSchema.keysOf("collections.*"));
     }
 }

@@ -125,8 +125,11 @@ class EncryptionFilterTest extends FilterFixture {
             BsonDocument err = refusal(decide(command("{update: 'all', updates: [{q: {_id: 1}, u: " + update + "}], $db: 'hr'}")));
             assertEquals(9720010, err.getInt32("code").getValue(), update);
         }
-        BsonDocument err = refusal(decide(command("{find: 'all', filter: {'2024.0': 'x'}, $db: 'hr'}")));
+        BsonDocument err = refusal(decide(command("{distinct: 'all', key: 'a', query: {'2024.0': 'x'}, $db: 'hr'}")));
         assertTrue(err.getString("errmsg").getValue().contains("'2024'"), err.toJson());
+        // a find evaluates it in the proxy: the server gets no condition on it
+        OpMsg find = rewritten(decide(command("{find: 'all', filter: {'2024.0': 'x'}, $db: 'hr'}")));
+        assertEquals(new BsonDocument(), find.body().getDocument("filter"));
         OpMsg out = rewritten(decide(command("{update: 'all', updates: [{q: {_id: 1}, u: {$set: {'2024': '" + SSN + "'}}}], $db: 'hr'}")));
         assertFalse(containsPlaintext(out, SSN));
     }
@@ -340,10 +343,23 @@ class EncryptionFilterTest extends FilterFixture {
     }
 
     @Test
-    void predicatesOnRandomizedFieldsAreRefused() {
-        BsonDocument err = refusal(decide(command("{find: 'people', filter: {'address.street': 'Main St'}, $db: 'hr'}")));
+    void predicatesOnRandomizedFieldsAreRefusedWhereTheProxyDoesNotEvaluate() {
+        BsonDocument err = refusal(decide(command("{distinct: 'people', key: 'name', query: {'address.street': 'Main St'}, "
+                + "$db: 'hr'}")));
         assertEquals(9720010, err.getInt32("code").getValue());
         assertTrue(err.getString("errmsg").getValue().contains("address.street"));
+    }
+
+    @Test
+    void aFindTheServerCannotEvaluateAsksItForCandidatesOnly() {
+        OpMsg out = rewritten(decide(command("{find: 'people', filter: {name: 'n', 'address.street': 'Main St'}, "
+                + "sort: {'address.street': 1}, projection: {name: 1}, skip: 1, limit: 2, comment: 'c', $db: 'hr'}")));
+        BsonDocument body = out.body();
+        assertEquals(BsonDocument.parse("{name: 'n'}"), body.getDocument("filter"));
+        assertFalse(body.containsKey("sort") || body.containsKey("projection") || body.containsKey("skip"), body.toJson());
+        assertEquals(10_001, body.getInt32("limit").getValue());
+        assertEquals("c", body.getString("comment").getValue());
+        assertFalse(body.toJson().contains("Main St"), "no residual constant reaches the server");
     }
 
     @Test

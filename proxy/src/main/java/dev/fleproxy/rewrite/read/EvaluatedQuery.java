@@ -36,6 +36,12 @@ final class EvaluatedQuery {
     final Steps steps;
     /** Documents the proxy may examine (maxScanDocuments); one more read means refusal. */
     final int budget;
+    /**
+     * Bytes of candidates one query may hold: with the document budget alone, 10,000 documents of
+     * up to 16 MiB each could be held at once. Past it the query is refused like one over budget.
+     */
+    static final long MAX_CANDIDATE_BYTES = 64L * 1024 * 1024;
+    private long bytes;
     /** getMore's part of the request: $db, collection, and the session fields (lsid, txnNumber, autocommit). */
     private final BsonDocument getMoreTemplate;
     private final List<BsonDocument> candidates = new ArrayList<>();
@@ -55,14 +61,15 @@ final class EvaluatedQuery {
         return shape.policy.namespace();
     }
 
-    /** Takes a decrypted batch; true while the candidates are within the budget. */
-    boolean take(BsonArray documents, long nextCursorId) {
+    /** Takes a decrypted batch of {@code size} bytes; true while the candidates are within the budget. */
+    boolean take(BsonArray documents, long nextCursorId, long size) {
         cursorId = nextCursorId;
+        bytes += size;
         for (BsonValue d : documents) {
             // decoded once: a raw document decodes again on every get, and each is read many times
             candidates.add(d instanceof RawBsonDocument raw ? raw.decode(CODEC) : d.asDocument());
         }
-        return candidates.size() <= budget;
+        return candidates.size() <= budget && bytes <= MAX_CANDIDATE_BYTES;
     }
 
     int examined() {

@@ -50,17 +50,21 @@ public final class EvaluatedReads {
         return BY_PROXY.get(spec.rewriter());
     }
 
-    /** The evaluation of a find or count whose other arguments were examined already. */
-    public static Plan plan(CommandSpec spec, OpMsg msg, CollectionContext ctx) {
+    /**
+     * The evaluation of a find or count whose other arguments were examined already; what the
+     * proxy cannot evaluate either is refused as the server path refused it ({@code serverCannot}:
+     * it names fields and operators, never a constant of the query).
+     */
+    public static Plan plan(CommandSpec spec, OpMsg msg, CollectionContext ctx, Refusal serverCannot) {
         boolean count = spec.rewriter() == CommandSpec.Rewriter.COUNT;
         BsonDocument body = msg.body();
         for (String option : NOT_EVALUATED) {
             if (body.containsKey(option)) {
-                throw Refusal.onField(ctx.ns(), "(see the query)", "the find option '" + option + "' with a query the "
-                        + "proxy evaluates");
+                throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy evaluates such a "
+                        + "query itself, but not with the find option '" + option + "'");
             }
         }
-        refuseCollation(body, ctx);
+        refuseCollation(body, ctx, serverCannot);
         FilterSplit split = FilterSplit.of(document(body, count ? "query" : "filter", ctx), ctx);
         EvaluatedQuery.Steps steps;
         try {
@@ -71,7 +75,7 @@ public final class EvaluatedReads {
                             : DocumentProjection.compile(document(body, "projection", ctx)),
                     count);
         } catch (NotEvaluable e) {
-            throw Refusal.command(ctx.ns(), "a query the proxy would evaluate: " + e.getMessage());
+            throw serverCannot;
         }
         int budget = ctx.policy.maxScanDocuments();
         String collection = ctx.policy.collection();
@@ -95,12 +99,12 @@ public final class EvaluatedReads {
     }
 
     /** The proxy compares as simple collation does (binary strings): any other collation is refused. */
-    private static void refuseCollation(BsonDocument body, CollectionContext ctx) {
+    private static void refuseCollation(BsonDocument body, CollectionContext ctx, Refusal serverCannot) {
         BsonValue c = body.get("collation");
         if (c != null && !(c.isDocument() && c.asDocument().size() == 1 && c.asDocument().isString("locale")
                 && c.asDocument().getString("locale").getValue().equals("simple"))) {
-            throw Refusal.command(ctx.ns(), "a collation with a query the proxy evaluates (it compares strings as the "
-                    + "simple collation does)");
+            throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy evaluates such a query "
+                    + "itself, but only with the simple collation (it compares strings by their bytes)");
         }
     }
 

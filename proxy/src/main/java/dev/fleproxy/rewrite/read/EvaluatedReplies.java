@@ -45,12 +45,15 @@ final class EvaluatedReplies {
             }
             q.call = null;
             if (read.isCompletedExceptionally()) {
-                return ReplyDecision.PASS; // the connection is closing: nothing can be answered on it
+                // the connection is closing; never the candidates in place of an answer
+                return refuse(reply, q, new Refusal(ProxyError.UPSTREAM_UNAVAILABLE, q.ns() + ": the connection to "
+                        + "the upstream closed while the proxy read the candidates of a query it evaluates"));
             }
             q.batch = read.join();
         }
         boolean first = q.batch == null;
         OpMsgView view = first ? reply.msg() : OpMsgView.of(q.batch);
+        int size = view.frame().length();
         BsonDocument body = view.body();
         if (!body.isNumber("ok") || body.getNumber("ok").doubleValue() != 1.0) {
             // the server refused the read: its error goes to the client (it names no plaintext)
@@ -64,7 +67,7 @@ final class EvaluatedReplies {
         BsonDocument cursor = (decrypted != null ? bodyOf(decrypted) : body).getDocument("cursor");
         q.releaseBatch();
         BsonArray documents = cursor.containsKey("firstBatch") ? cursor.getArray("firstBatch") : cursor.getArray("nextBatch");
-        if (!q.take(documents, cursor.getNumber("id").longValue())) {
+        if (!q.take(documents, cursor.getNumber("id").longValue(), size)) {
             if (q.cursorId != 0) {
                 reply.calls().command(q.killCursor()).thenAccept(Frame::release);
             }
@@ -90,7 +93,8 @@ final class EvaluatedReplies {
 
     private static Refusal overBudget(EvaluatedQuery q) {
         return new Refusal(ProxyError.SCAN_BUDGET_EXCEEDED, q.ns() + ": this query needs the proxy to examine more than "
-                + q.budget + " documents (the collection's maxScanDocuments) for conditions, sorts or projections "
+                + q.budget + " documents (the collection's maxScanDocuments) or "
+                + EvaluatedQuery.MAX_CANDIDATE_BYTES / (1024 * 1024) + " MiB of them for conditions, sorts or projections "
                 + "on encrypted fields that the server cannot evaluate; add a condition on a plain field or equality on "
                 + "a deterministic field to narrow the documents the server returns");
     }

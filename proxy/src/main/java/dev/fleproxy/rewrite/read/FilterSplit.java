@@ -35,8 +35,9 @@ record FilterSplit(BsonDocument server, DocumentFilter residual) {
                 try {
                     DocumentFilter.compile(conjunct);
                 } catch (NotEvaluable proxyCannot) {
-                    throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; nor can the proxy evaluate it: "
-                            + proxyCannot.getMessage());
+                    // the server path's refusal: it names the field and operator, never a constant
+                    // of the query (the evaluator's own message may quote one)
+                    throw serverCannot;
                 }
                 proxySide.add(conjunct);
             }
