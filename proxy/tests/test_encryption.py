@@ -188,9 +188,6 @@ REFUSED = [
     ("aggregate", {"pipeline": [{"$lookup": {"from": "aes", "localField": "_id", "foreignField": "_id", "as": "a"}}],
                    "cursor": {}}, "enc.aes"),
     ("aggregate", {"pipeline": [{"$project": {"x": {"$concat": ["$ssn", "!"]}}}], "cursor": {}}, "ssn"),
-    ("distinct", {"key": "name", "query": {"age": {"$lt": 31}}}, "age"),
-    ("distinct", {"key": "name", "query": {"phones": "+1 1"}}, "phones"),
-    ("distinct", {"key": "profile.score"}, "profile"),
     ("explain", None, "explain"),
 ]
 
@@ -211,6 +208,9 @@ EVALUATED = [
     ("find", {"filter": {"phones": {"$elemMatch": {"$eq": "+1 1"}}}}),
     ("find", {"filter": {"items": {"$elemMatch": {"price": 11}}}}),
     ("find", {"filter": {"items.price": {"$type": "int"}}}),
+    ("distinct", {"key": "name", "query": {"age": {"$lt": 31}}}),
+    ("distinct", {"key": "name", "query": {"phones": "+1 1"}}),
+    ("distinct", {"key": "profile.score"}),
 ]
 
 

@@ -19,6 +19,7 @@ SECRET_PREFIX = "zq7"  # a residual constant that must never reach the server
 def policy(kms):
     key = kms.keys["AES-256"]
     return (f"  enc.mongo_rules: {{ key: {key}, fields: {{ x: {{}}, tags: {{}} }} }}\n"
+            f"  enc.large: {{ key: {key}, fields: {{ x: {{}} }} }}\n"
             f"  enc.det: {{ key: {key}, fields: {{ x: {{ deterministic: true }}, tags: {{}}, inner.v: {{}} }} }}\n"
             f"  enc.rnd: {{ key: {key}, fields: {{ x: {{}}, tags: {{}}, inner.v: {{}} }} }}\n"
             f"  enc.small: {{ key: {key}, fields: {{ x: {{}} }}, maxScanDocuments: 50 }}\n")
@@ -111,6 +112,8 @@ def test_filters_answer_as_the_server_does_on_plaintext(loaded, coll, flt):
     via, plain = loaded
     assert sorted(ids(via[coll].find(flt))) == sorted(ids(plain[coll].find(flt)))
     assert via.command("count", coll, query=flt)["n"] == plain.command("count", coll, query=flt)["n"]
+    for key in ("x", "tags", "inner.v", "n"):
+        assert via[coll].distinct(key, flt) == plain[coll].distinct(key, flt), key
 
 
 SORTS = [
@@ -198,3 +201,17 @@ def test_a_collation_is_refused_with_a_query_the_proxy_evaluates(loaded):
     with pytest.raises(OperationFailure) as e:
         list(via.rnd.find({"x": {"$gt": "a"}}, collation={"locale": "en", "strength": 2}))
     assert re.search("collation", str(e.value))
+
+
+def test_the_default_budget_stops_a_scan_of_100000_documents_at_10001(via, relay):
+    via.large.drop()
+    for start in range(0, 100_000, 20_000):
+        via.large.insert_many([{"_id": i, "x": i} for i in range(start, start + 20_000)], ordered=False)
+    relay.clear()
+    with pytest.raises(OperationFailure) as e:
+        list(via.large.find({"x": {"$lt": 5}}))
+    assert e.value.code == 9720012 and "10000" in str(e.value), e.value.details
+    sent = relay.captured()
+    # the server was asked for the budget and one more, never for the whole collection
+    assert b"\x10limit\x00\x11\x27\x00\x00" in sent  # int32 10001
+    assert b"getMore" not in sent or b"killCursors" in sent

@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite.read;
 
 import dev.fleproxy.rewrite.evaluate.CandidateWindow;
+import dev.fleproxy.rewrite.evaluate.DistinctValues;
 import dev.fleproxy.rewrite.evaluate.DocumentFilter;
 import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
@@ -28,8 +29,18 @@ final class EvaluatedQuery {
     private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
 
     /** What the client asked for, the proxy's part of it. */
-    record Steps(DocumentFilter residual, DocumentSort sort, long skip, long limit, DocumentProjection projection,
-                 boolean count) {
+    record Steps(DocumentFilter residual, DocumentSort sort, Window window, DocumentProjection projection,
+                 Answer answer) {
+    }
+
+    /** skip and limit (0: none). */
+    record Window(long skip, long limit) {
+    }
+
+    /** What is answered: the documents (find), their number (count), or a key's distinct values. */
+    record Answer(boolean count, DistinctValues distinct) {
+        static final Answer DOCUMENTS = new Answer(false, null);
+        static final Answer COUNT = new Answer(true, null);
     }
 
     final ReadShape shape;
@@ -106,8 +117,12 @@ final class EvaluatedQuery {
         if (steps.sort() != null) {
             matched = steps.sort().sort(matched); // each document's sort key computed once
         }
-        List<BsonDocument> window = CandidateWindow.apply(matched, steps.skip(), steps.limit());
-        if (steps.count()) {
+        if (steps.answer().distinct() != null) {
+            return new BsonDocument("values", new BsonArray(steps.answer().distinct().of(matched)))
+                    .append("ok", new BsonInt32(1));
+        }
+        List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
+        if (steps.answer().count()) {
             return new BsonDocument("n", new BsonInt32(window.size())).append("ok", new BsonInt32(1));
         }
         BsonArray batch = new BsonArray(new ArrayList<>(window.size()));

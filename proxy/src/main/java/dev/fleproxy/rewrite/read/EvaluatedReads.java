@@ -2,6 +2,7 @@ package dev.fleproxy.rewrite.read;
 
 import dev.fleproxy.protocol.CommandSpec;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.evaluate.DistinctValues;
 import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
@@ -15,7 +16,7 @@ import org.bson.BsonString;
 import org.bson.BsonValue;
 
 /**
- * find and count whose filter, sort or projection needs the plaintext of encrypted fields
+ * find, count and distinct whose filter, sort or projection needs the plaintext of encrypted fields
  * (docs/query-model.md, "Evaluated by the proxy"). The server is sent a find with the part of the
  * filter it can evaluate and nothing else that depends on encrypted fields (no sort, skip, limit
  * or projection), limited to the collection's maxScanDocuments and one more; the proxy decrypts
@@ -26,7 +27,8 @@ public final class EvaluatedReads {
     /** Arguments the proxy applies itself, by command; their values are read on plaintext. */
     private static final Map<CommandSpec.Rewriter, Set<String>> BY_PROXY = Map.of(
             CommandSpec.Rewriter.FIND, Set.of("filter", "sort", "projection", "skip", "limit", "batchSize", "singleBatch"),
-            CommandSpec.Rewriter.COUNT, Set.of("query", "skip", "limit"));
+            CommandSpec.Rewriter.COUNT, Set.of("query", "skip", "limit"),
+            CommandSpec.Rewriter.DISTINCT, Set.of("key", "query"));
     /** find's options that ask for what an answer computed by the proxy cannot be. */
     private static final Set<String> NOT_EVALUATED = Set.of("min", "max", "returnKey", "showRecordId", "tailable",
             "awaitData", "oplogReplay");
@@ -56,7 +58,7 @@ public final class EvaluatedReads {
      * it names fields and operators, never a constant of the query).
      */
     public static Plan plan(CommandSpec spec, OpMsg msg, CollectionContext ctx, Refusal serverCannot) {
-        boolean count = spec.rewriter() == CommandSpec.Rewriter.COUNT;
+        boolean find = spec.rewriter() == CommandSpec.Rewriter.FIND;
         BsonDocument body = msg.body();
         for (String option : NOT_EVALUATED) {
             if (body.containsKey(option)) {
@@ -65,15 +67,15 @@ public final class EvaluatedReads {
             }
         }
         refuseCollation(body, ctx, serverCannot);
-        FilterSplit split = FilterSplit.of(document(body, count ? "query" : "filter", ctx), ctx);
+        FilterSplit split = FilterSplit.of(document(body, find ? "filter" : "query", ctx), ctx);
         EvaluatedQuery.Steps steps;
         try {
             steps = new EvaluatedQuery.Steps(split.residual(),
-                    count || !body.containsKey("sort") ? null : DocumentSort.compile(document(body, "sort", ctx)),
-                    whole(body, "skip", ctx), whole(body, "limit", ctx),
-                    count || !body.containsKey("projection") ? null
-                            : DocumentProjection.compile(document(body, "projection", ctx)),
-                    count);
+                    find && body.containsKey("sort") ? DocumentSort.compile(document(body, "sort", ctx)) : null,
+                    new EvaluatedQuery.Window(whole(body, "skip", ctx), whole(body, "limit", ctx)),
+                    find && body.containsKey("projection") ? DocumentProjection.compile(document(body, "projection", ctx))
+                            : null,
+                    answer(spec, body, ctx));
         } catch (NotEvaluable e) {
             throw serverCannot;
         }
@@ -96,6 +98,19 @@ public final class EvaluatedReads {
         server.put("batchSize", new BsonInt32(budget + 1));
         EvaluatedQuery state = new EvaluatedQuery(ctx.paths.readShape(), steps, budget, getMore);
         return new Plan(msg.withBody(server), state);
+    }
+
+    private static EvaluatedQuery.Answer answer(CommandSpec spec, BsonDocument body, CollectionContext ctx) {
+        return switch (spec.rewriter()) {
+            case COUNT -> EvaluatedQuery.Answer.COUNT;
+            case DISTINCT -> {
+                if (!body.isString("key")) {
+                    throw Refusal.command(ctx.ns(), "a distinct whose key is not a string");
+                }
+                yield new EvaluatedQuery.Answer(false, DistinctValues.compile(body.getString("key").getValue()));
+            }
+            default -> EvaluatedQuery.Answer.DOCUMENTS;
+        };
     }
 
     /** The proxy compares as simple collation does (binary strings): any other collation is refused. */

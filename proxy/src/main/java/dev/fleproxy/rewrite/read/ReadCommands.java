@@ -67,9 +67,11 @@ public final class ReadCommands {
         BsonDocument body = msg.body();
         if (body.isString("key")) {
             EncryptedPaths.Match m = ctx.paths.classify(body.getString("key").getValue());
-            if (m.kind() == PathKind.INSIDE) {
+            if (m.kind() == PathKind.INSIDE || m.kind() == PathKind.EXACT) {
+                // an encrypted array is one envelope to the server, which cannot return its elements
+                // as distinct values: the proxy evaluates it (EvaluatedReads), within the scan budget
                 throw Refusal.onField(ctx.ns(), m.rule().path(), "distinct of '" + body.getString("key").getValue()
-                        + "' (inside the encrypted value)");
+                        + "' (" + (m.kind() == PathKind.INSIDE ? "inside " : "") + "the encrypted value)");
             }
         }
         return withFilter(msg, "query", ctx);
