@@ -32,7 +32,8 @@ class AdminProxy(ProxyProcess):
         kmip = kms.kmip_yaml() + (f"  cacheTtlSeconds: {TTL_S}\n  outageWindowSeconds: {WINDOW_S}\n"
                                   "  kmsWaitMs: 1500\n  connectTimeoutMs: 1000\n  readTimeoutMs: 1000\n")
         policy = (f"collections:\n  metrics.aes: {{ key: {kms.keys['AES-256']}, fields: [secret] }}\n"
-                  f"  metrics.tdes: {{ key: {kms.keys['3DES']}, fields: [secret] }}\n")
+                  f"  metrics.tdes: {{ key: {kms.keys['3DES']}, fields: [secret] }}\n"
+                  f"  metrics.evaluated: {{ key: {kms.keys['AES-256']}, fields: [secret] }}\n")
         super().__init__(tmp, upstream_port, name=name,
                          extra=f"admin: 127.0.0.1:{self.admin_port}\n" + kmip + "envelopeSubtype: 0\n" + policy)
 
@@ -416,3 +417,19 @@ def test_slow_peers_cannot_keep_healthz_from_answering(workdir, backend):
     finally:
         peers.close()
         proxy.stop()
+
+
+def test_queries_the_proxy_evaluates_are_counted_with_their_candidates(stack):
+    backend, proxy = stack
+    with client(proxy.uri()) as c:
+        c.metrics.evaluated.drop()
+        c.metrics.evaluated.insert_many([{"_id": i, "n": i % 2, "secret": f"s{i}"} for i in range(10)])
+        before = proxy.metrics()
+        # the server narrows to n == 1 (5 documents); the proxy evaluates the range on them
+        assert [d["_id"] for d in c.metrics.evaluated.find({"n": 1, "secret": {"$gt": "s4"}}).sort("_id", 1)] == [5, 7, 9]
+    after = proxy.metrics()
+    ns = "metrics.evaluated"
+    assert value(after, "fleproxy_evaluated_queries_total", collection=ns, outcome="answered") - value(
+        before, "fleproxy_evaluated_queries_total", collection=ns, outcome="answered") == 1
+    assert value(after, "fleproxy_evaluated_candidates_total", collection=ns) - value(
+        before, "fleproxy_evaluated_candidates_total", collection=ns) == 5

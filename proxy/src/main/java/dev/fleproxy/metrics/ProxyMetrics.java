@@ -56,6 +56,7 @@ public final class ProxyMetrics {
     private final Map<String, Counter> refusals = new ConcurrentHashMap<>();
     private final Map<String, Counter> closes = new ConcurrentHashMap<>();
     private final Map<String, Counter> replyErrors = new ConcurrentHashMap<>();
+    private final Map<String, Counter> evaluated = new ConcurrentHashMap<>();
     private final Counter accepted;
 
     public ProxyMetrics(PrometheusMeterRegistry registry) {
@@ -141,6 +142,24 @@ public final class ProxyMetrics {
             replyErrors.computeIfAbsent(c, k -> Counter.builder("fleproxy.reply.errors")
                     .description("upstream replies the proxy replaced with an error, by code").tag("code", c)
                     .register(registry)).increment();
+        }
+    }
+
+    /**
+     * A query the proxy evaluated on plaintext (docs/query-model.md): answered, or refused over
+     * its scan budget; and the candidates it decrypted and examined for it.
+     *
+     * @param collection the policy's namespace (never a name a client chose)
+     */
+    public void evaluated(String collection, boolean answered, long candidates) {
+        if (registry != null) {
+            String outcome = answered ? "answered" : "over_budget";
+            evaluated.computeIfAbsent(collection + "\0" + outcome, k -> Counter.builder("fleproxy.evaluated.queries")
+                    .description("queries the proxy evaluated on plaintext, by outcome").tag("collection", collection)
+                    .tag("outcome", outcome).register(registry)).increment();
+            evaluated.computeIfAbsent(collection, k -> Counter.builder("fleproxy.evaluated.candidates")
+                    .description("documents the proxy decrypted and examined for queries it evaluated")
+                    .tag("collection", collection).register(registry)).increment(candidates);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite.read;
 
 import dev.fleproxy.keys.CollectionKeys;
+import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
@@ -36,7 +37,8 @@ final class EvaluatedReplies {
      * The next step for the query: wait for keys or for the next batch, or the answer (an error
      * reply included) in the reply's place. {@code keys} is this attempt's key lookup.
      */
-    static ReplyDecision onReply(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait) {
+    static ReplyDecision onReply(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
+                                 ProxyMetrics metrics) {
         if (q.call != null) {
             CompletableFuture<Frame> read = q.call.toCompletableFuture();
             if (!read.isDone()) {
@@ -71,12 +73,14 @@ final class EvaluatedReplies {
             if (q.cursorId != 0) {
                 reply.calls().command(q.killCursor()).thenAccept(Frame::release);
             }
+            metrics.evaluated(q.ns(), false, q.examined());
             return refuse(reply, q, overBudget(q));
         }
         if (q.cursorId != 0) {
             q.call = reply.calls().command(q.getMore());
             return ReplyDecision.awaitUpstream(q.call, READ_WAIT);
         }
+        metrics.evaluated(q.ns(), true, q.examined());
         return answer(reply, q);
     }
 

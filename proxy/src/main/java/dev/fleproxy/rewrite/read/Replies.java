@@ -118,8 +118,7 @@ public final class Replies {
     private ReplyDecision evaluated(Reply reply, EvaluatedQuery q) {
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
         try {
-            ReplyDecision d = EvaluatedReplies.onReply(reply, q, keys, kmsWait);
-            return d;
+            return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics);
         } catch (Refusal r) {
             q.releaseBatch();
             metrics.replyError(r.error().code());
