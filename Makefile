@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential demo venv clean bench-crypto bench-overhead bench-metrics bench-rewrap test-rewrap-20k mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential bench-evaluated demo venv clean bench-crypto bench-overhead bench-metrics bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -91,6 +91,10 @@ test-rewrap-20k: build venv
 ## test-differential: the differential query test with 10,000 generated queries (make test runs 300)
 test-differential: build venv
 	FLE_DIFF_EXAMPLES=10000 $(VENV)/bin/python -m pytest -q -x proxy/tests/test_differential_queries.py
+
+## bench-evaluated: proxy CPU per candidate of queries the proxy evaluates, 100/1,000/10,000 candidates (~2 min)
+bench-evaluated: build venv
+	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_evaluated_cost.py
 
 demo: build venv
 	deploy/demo.sh
