@@ -21,6 +21,7 @@ import dev.fleproxy.rewrite.read.EvaluatedReads;
 import dev.fleproxy.rewrite.read.ReadCommands;
 import dev.fleproxy.rewrite.read.Replies;
 import dev.fleproxy.rewrite.read.ReplyPlan;
+import dev.fleproxy.rewrite.scan.EvaluatedWrites;
 import dev.fleproxy.rewrite.write.CollectionDefinitions;
 import dev.fleproxy.rewrite.write.Inserts;
 import dev.fleproxy.rewrite.write.MessageDocuments;
@@ -90,6 +91,10 @@ public final class EncryptionFilter implements MessageFilter {
         }
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, request.waitedOut(), kmsWait);
         try {
+            RequestDecision carriedOut = EvaluatedWrites.resume(request, keys, kmsWait);
+            if (carriedOut != null) {
+                return carriedOut; // the next step of a write the proxy carries out itself
+            }
             return switch (request.opCode()) {
                 case OpCode.OP_MSG -> opMsg(request, p, keys);
                 case OpCode.OP_QUERY -> legacyQuery(request.query(), p);
@@ -207,6 +212,16 @@ public final class EncryptionFilter implements MessageFilter {
                 return evaluated(request, spec, ctx, keys, serverCannot); // examines everything again, for the proxy's part
             }
         }
+        if (EvaluatedWrites.evaluates(spec)) {
+            try {
+                return examinedAndRewritten(request, spec, ctx, p, db, keys);
+            } catch (Refusal serverCannot) {
+                if (!EvaluatedWrites.addresses(serverCannot)) {
+                    throw serverCannot;
+                }
+                return carriedOut(request, spec, ctx, keys, serverCannot);
+            }
+        }
         return examinedAndRewritten(request, spec, ctx, p, db, keys);
     }
 
@@ -246,6 +261,20 @@ public final class EncryptionFilter implements MessageFilter {
         EvaluatedReads.Plan plan = EvaluatedReads.plan(spec, request.msg().toOpMsg(), ctx, serverCannot);
         request.expectReply(plan.replyState());
         return RequestDecision.replace(request.encode(plan.command()));
+    }
+
+    /**
+     * An update or delete the server cannot evaluate on encrypted fields (a range in its filter, an
+     * $inc of an encrypted field): carried out by the proxy in steps ({@link EvaluatedWrites}).
+     */
+    private RequestDecision carriedOut(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
+                                       Refusal serverCannot) {
+        Arguments.examine(spec, request.msg(), ctx);
+        refuseBadNames(request, ctx.ns());
+        if (!keys.need(ctx.policy.keyId())) {
+            return RequestDecision.await(keys.fetchPending(), kmsWait);
+        }
+        return EvaluatedWrites.start(request, spec, ctx, keys, kmsWait, serverCannot);
     }
 
     /** The command run through the rewriter its entry names; a read also says what its reply needs. */

@@ -13,13 +13,24 @@ abstract class InFlight {
     private final Frame received;
     private final ByteBufAllocator alloc;
     Frame frame;
+    private final UpstreamCalls calls;
     private long parkedSinceNanos;
     private boolean waitedOut;
 
-    InFlight(Frame frame, ByteBufAllocator alloc) {
+    /** No upstream connection to call: a message made outside a session (tests, benchmarks). */
+    static final UpstreamCalls NO_CALLS = body -> java.util.concurrent.CompletableFuture.failedFuture(
+            new IllegalStateException("no upstream connection to call"));
+
+    InFlight(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls) {
         this.received = frame;
         this.frame = frame;
         this.alloc = alloc;
+        this.calls = calls;
+    }
+
+    /** Commands the filter may send on this message's upstream connection before it decides. */
+    public UpstreamCalls calls() {
+        return calls;
     }
 
     /** The message as it arrived, or as the previous filter replaced it. */

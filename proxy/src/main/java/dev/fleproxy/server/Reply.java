@@ -15,21 +15,12 @@ public final class Reply extends InFlight {
     /** The filters that asked to see it, each with its state from the request (set when it is read). */
     private List<PendingReplies.Expectation> expectations = List.of();
 
-    private final UpstreamCalls calls;
-
     public Reply(Frame frame, ByteBufAllocator alloc) {
-        this(frame, alloc, body -> java.util.concurrent.CompletableFuture.failedFuture(
-                new IllegalStateException("no upstream connection to call")));
+        this(frame, alloc, NO_CALLS);
     }
 
     Reply(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls) {
-        super(frame, alloc);
-        this.calls = calls;
-    }
-
-    /** Commands the filter may send on this reply's upstream connection before it answers. */
-    public UpstreamCalls calls() {
-        return calls;
+        super(frame, alloc, calls);
     }
 
     /** The OP_MSG, read on first use (structure and checksum verified); null for other opcodes. */

@@ -23,10 +23,29 @@ public final class Request extends InFlight {
     private long readAtNanos;
     private String collection;
 
+    /** What the filter working on it keeps between its turns (a command it carries out in steps). */
+    private Object attachment;
+
     /** Reads the frame (an OP_MSG's structure and checksum are verified here, once). */
     public Request(Frame frame, ByteBufAllocator alloc) {
-        super(frame, alloc);
+        this(frame, alloc, NO_CALLS);
+    }
+
+    Request(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls) {
+        super(frame, alloc, calls);
         read();
+    }
+
+    /**
+     * What a filter that answers this request in several steps (each an {@link RequestDecision#await}
+     * on its own {@link #calls}) keeps between them; null at first.
+     */
+    public Object attachment() {
+        return attachment;
+    }
+
+    public void attach(Object state) {
+        attachment = state;
     }
 
     private void read() {

@@ -21,6 +21,14 @@ public sealed interface RequestDecision {
     }
 
     /**
+     * Forward nothing; answer the client with this reply, which the filter made itself (a command
+     * it carried out with its own {@link Request#calls}: an update the server could not evaluate).
+     */
+    static RequestDecision answer(WireMessage reply) {
+        return new Answer(reply);
+    }
+
+    /**
      * Answer nothing and close the connection, logging why: for requests that cannot get a reply
      * (legacy write opcodes, unacknowledged writes) but must not be forwarded either.
      */
@@ -51,6 +59,20 @@ public sealed interface RequestDecision {
     record Refuse(WireMessage reply) implements RequestDecision {
     }
 
+    record Answer(WireMessage reply) implements RequestDecision {
+    }
+
     record Await(CompletionStage<?> ready, Duration maxWait) implements RequestDecision {
+    }
+
+    /**
+     * Not yet: as {@link #await}, for a request whose filter waits for its own {@link Request#calls}
+     * (a write it carries out in steps), not for keys.
+     */
+    static RequestDecision awaitUpstream(CompletionStage<?> ready, Duration maxWait) {
+        return new AwaitUpstream(ready, maxWait);
+    }
+
+    record AwaitUpstream(CompletionStage<?> ready, Duration maxWait) implements RequestDecision {
     }
 }

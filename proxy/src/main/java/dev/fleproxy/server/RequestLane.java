@@ -44,7 +44,7 @@ final class RequestLane extends Lane<Request> {
             return;
         }
         refuseCompressed(frame);
-        Request request = adopt(frame, f -> new Request(f, session.client().alloc()));
+        Request request = adopt(frame, f -> new Request(f, session.client().alloc(), session.calls()));
         session.observer().read(request);
         continueFrom(request, 0);
     }
@@ -58,6 +58,11 @@ final class RequestLane extends Lane<Request> {
                 RequestDecision decision = filter.onRequest(request);
                 if (decision instanceof RequestDecision.Replace replace) {
                     request.replaceFrame(replace.frame());
+                } else if (decision instanceof RequestDecision.Answer answer) {
+                    session.observer().answered(request);
+                    refuse(request.frame(), answer.reply());
+                    request.release();
+                    return;
                 } else if (decision instanceof RequestDecision.Refuse refuse) {
                     session.observer().refused(request.commandName(), ErrorReplies.codeOf(refuse.reply()));
                     refuse(request.frame(), refuse.reply());
@@ -70,6 +75,9 @@ final class RequestLane extends Lane<Request> {
                     return;
                 } else if (decision instanceof RequestDecision.Await await) {
                     park(request, i, await.ready(), await.maxWait());
+                    return;
+                } else if (decision instanceof RequestDecision.AwaitUpstream call) {
+                    park(request, i, call.ready(), call.maxWait());
                     return;
                 }
             }

@@ -20,6 +20,10 @@ interface SessionObserver {
     }
 
     /** A request was read and is about to enter the filters. */
+    /** A request a filter answered itself after its own upstream calls (nothing of it was forwarded). */
+    default void answered(Request request) {
+    }
+
     default void read(Request request) {
     }
 

@@ -37,6 +37,7 @@ class ArchitectureTest {
      */
     static final List<List<String>> REWRITE_LAYERS = List.of(
             List.of(""),                            // EncryptionFilter: which command goes where; CrossReferences
+            List.of("scan"),                        // writes the proxy carries out itself: reads, then compare-and-swap
             List.of("read", "write"),               // reads and their replies; writes and collection definitions
             List.of("pipeline"),                    // aggregation pipelines, the shape of what they return
             List.of("query"),                       // filters, expressions, the arguments every command takes

@@ -125,7 +125,7 @@ class EncryptionFilterTest extends FilterFixture {
             BsonDocument err = refusal(decide(command("{update: 'all', updates: [{q: {_id: 1}, u: " + update + "}], $db: 'hr'}")));
             assertEquals(9720010, err.getInt32("code").getValue(), update);
         }
-        BsonDocument err = refusal(decide(command("{delete: 'all', deletes: [{q: {'2024.0': 'x'}, limit: 0}], $db: 'hr'}")));
+        BsonDocument err = refusal(decide(command("{findAndModify: 'all', query: {'2024.0': 'x'}, remove: true, $db: 'hr'}")));
         assertTrue(err.getString("errmsg").getValue().contains("'2024'"), err.toJson());
         // a find evaluates it in the proxy: the server gets no condition on it
         OpMsg find = rewritten(decide(command("{find: 'all', filter: {'2024.0': 'x'}, $db: 'hr'}")));
@@ -344,8 +344,8 @@ class EncryptionFilterTest extends FilterFixture {
 
     @Test
     void predicatesOnRandomizedFieldsAreRefusedWhereTheProxyDoesNotEvaluate() {
-        BsonDocument err = refusal(decide(command("{delete: 'people', deletes: [{q: {'address.street': 'Main St'}, "
-                + "limit: 0}], $db: 'hr'}")));
+        BsonDocument err = refusal(decide(command("{findAndModify: 'people', query: {'address.street': 'Main St'}, "
+                + "remove: true, $db: 'hr'}")));
         assertEquals(9720010, err.getInt32("code").getValue());
         assertTrue(err.getString("errmsg").getValue().contains("address.street"));
     }

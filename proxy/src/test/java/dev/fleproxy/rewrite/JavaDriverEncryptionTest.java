@@ -203,7 +203,8 @@ class JavaDriverEncryptionTest {
         MongoCollection<Document> people = app(proxied).getCollection("people");
         people.drop();
         people.insertOne(new Document("_id", 1).append("ssn", "A").append("address", new Document("street", "S1")));
-        MongoException e = assertThrows(MongoException.class, () -> people.updateOne(Filters.eq("_id", 1), Updates.inc("ssn", 1)));
+        MongoException e = assertThrows(MongoException.class, () -> people.updateOne(Filters.eq("_id", 1),
+                Updates.rename("ssn", "social")));
         assertEquals(9720010, e.getCode());
         assertTrue(e.getMessage().contains("app.people") && e.getMessage().contains("ssn"), e.getMessage());
         e = assertThrows(MongoException.class, () -> people.find(Filters.where("this.ssn > 'A'")).first());

@@ -26,6 +26,16 @@ final class TypeSet implements Leaf {
             Map.entry("decimal", BsonType.DECIMAL128), Map.entry("minKey", BsonType.MIN_KEY),
             Map.entry("maxKey", BsonType.MAX_KEY));
 
+    /** The server's alias of a type ("string", "int", …), as its error messages name it. */
+    static String alias(BsonType type) {
+        for (Map.Entry<String, BsonType> e : ALIASES.entrySet()) {
+            if (e.getValue() == type) {
+                return e.getKey();
+            }
+        }
+        return type.name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     private final Set<BsonType> types;
     private final boolean allNumbers;
 

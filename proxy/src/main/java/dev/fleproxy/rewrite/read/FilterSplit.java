@@ -23,9 +23,9 @@ import org.bson.BsonValue;
  * @param server   what the server is asked to match ({} when nothing narrows the candidates)
  * @param residual what the proxy matches on plaintext; null when the server matches everything
  */
-record FilterSplit(BsonDocument server, DocumentFilter residual) {
+public record FilterSplit(BsonDocument server, DocumentFilter residual) {
 
-    static FilterSplit of(BsonDocument filter, CollectionContext ctx) {
+    public static FilterSplit of(BsonDocument filter, CollectionContext ctx) {
         List<BsonDocument> serverSide = new ArrayList<>();
         List<BsonValue> proxySide = new ArrayList<>();
         for (BsonDocument conjunct : conjuncts(filter, new ArrayList<>())) {

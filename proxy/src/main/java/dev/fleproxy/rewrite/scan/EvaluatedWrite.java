@@ -1,0 +1,256 @@
+package dev.fleproxy.rewrite.scan;
+
+import dev.fleproxy.keys.CollectionKeys;
+import dev.fleproxy.protocol.ErrorReplies;
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.rewrite.evaluate.UpdateArithmetic;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.read.ReplyDecryptor;
+import dev.fleproxy.server.Request;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.OpMsgView;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+
+/**
+ * An update or delete the proxy carries out itself, statement by statement, as steps on the
+ * request's own upstream connection: read the candidates the server's part of the filter selects
+ * (within the scan budget), decrypt them and match the rest, then write each matching document
+ * with a filter that also holds every top-level field as it was read (compare-and-swap). A
+ * document changed by someone else in between matches no longer: the statement reads again,
+ * skipping the documents it wrote already, so no concurrent write is lost and none is applied
+ * twice. Each step is an await on the request; the messages behind it wait, in order.
+ */
+final class EvaluatedWrite {
+    /** Reads again after this many documents changed under it, then gives up (WriteConflict). */
+    static final int MAX_CONFLICTS = 100;
+    static final Duration CALL_WAIT = Duration.ofMinutes(2);
+
+    private enum Step { READ, WRITE }
+
+    private final boolean update;
+    private final CollectionContext ctx;
+    private final List<WriteStatement> statements;
+    /** What the reads and the writes this write sends carry: $db, lsid, $clusterTime; writeConcern, … for writes. */
+    private final BsonDocument readCommon;
+    private final BsonDocument writeCommon;
+    private final boolean ordered;
+    private final WriteEncryption encryption;
+    private int index;
+    private Step step = Step.READ;
+    private CompletionStage<Frame> call;
+    private List<Candidates.Candidate> matched = List.of();
+    private int next;
+    private final List<BsonValue> written = new ArrayList<>();
+    private int conflicts;
+    private long n;
+    private long nModified;
+    private final BsonArray writeErrors = new BsonArray();
+
+    EvaluatedWrite(boolean update, CollectionContext ctx, List<WriteStatement> statements, BsonDocument readCommon,
+                   BsonDocument writeCommon, boolean ordered, WriteEncryption encryption) {
+        this.update = update;
+        this.ctx = ctx;
+        this.statements = statements;
+        this.readCommon = readCommon;
+        this.writeCommon = writeCommon;
+        this.ordered = ordered;
+        this.encryption = encryption;
+    }
+
+    /** The next step: a call to wait for, or the answer. */
+    RequestDecision step(Request request, CollectionKeys keys, Duration kmsWait) {
+        if (call != null) {
+            CompletableFuture<Frame> f = call.toCompletableFuture();
+            if (!f.isDone()) {
+                return answer(request, error(ProxyError.UPSTREAM_UNAVAILABLE, "the upstream did not answer the proxy's "
+                        + "step of this write within " + CALL_WAIT.toSeconds() + " s; some of its documents may be written"));
+            }
+            if (f.isCompletedExceptionally()) {
+                return RequestDecision.close("the upstream connection closed during a write the proxy carries out");
+            }
+            Frame reply = f.join();
+            try {
+                RequestDecision waitForKeys = take(request, reply, keys, kmsWait);
+                if (waitForKeys != null) {
+                    return waitForKeys;
+                }
+            } finally {
+                if (call == null) {
+                    reply.release();
+                }
+            }
+        }
+        return advance(request);
+    }
+
+    /** Reads one call's reply; an await decision if its candidates need keys not in memory (the call is kept). */
+    private RequestDecision take(Request request, Frame reply, CollectionKeys keys, Duration kmsWait) {
+        OpMsgView view = OpMsgView.of(reply);
+        BsonDocument body = view.body();
+        if (step == Step.READ) {
+            Candidates found = Candidates.read(view, new ReplyDecryptor(keys, ctx.paths.readShape(),
+                    ctx.paths.readShape().root, false), keys, ctx.policy.maxScanDocuments());
+            if (keys.hasPending()) {
+                return RequestDecision.await(keys.fetchPending(), kmsWait);
+            }
+            call = null;
+            if (found.error() != null) {
+                if (found.openCursor() != 0) {
+                    request.calls().command(Candidates.killCursor(ctx, found.openCursor(), readCommon))
+                            .thenAccept(Frame::release);
+                }
+                fail(found.error());
+                return null;
+            }
+            WriteStatement st = statements.get(index);
+            matched = new ArrayList<>();
+            for (Candidates.Candidate c : found.documents()) {
+                if (st.residual() == null || st.residual().matches(c.plain())) {
+                    matched.add(c);
+                    if (!st.multi()) {
+                        break;
+                    }
+                }
+            }
+            next = 0;
+            step = Step.WRITE;
+            return null;
+        }
+        call = null;
+        if (!isOk(body)) {
+            fail(body);
+            return null;
+        }
+        if (body.isArray("writeErrors") && !body.getArray("writeErrors").isEmpty()) {
+            BsonDocument e = body.getArray("writeErrors").get(0).asDocument().clone();
+            e.put("index", new BsonInt32(index));
+            writeErrors.add(e);
+            if (ordered) {
+                index = statements.size();
+            } else {
+                nextStatement();
+            }
+            return null;
+        }
+        if (body.getNumber("n").intValue() == 1) {
+            n++;
+            nModified += body.containsKey("nModified") ? body.getNumber("nModified").longValue() : 0;
+            written.add(matched.get(next).stored().get("_id"));
+            next++;
+        } else if (++conflicts > MAX_CONFLICTS) {
+            fail(error(ProxyError.UNSUPPORTED_COMMAND, "the documents of this write kept changing under it ("
+                    + MAX_CONFLICTS + " times); try again"));
+        } else {
+            step = Step.READ; // changed since it was read: read the statement's candidates again
+        }
+        return null;
+    }
+
+    /** Sends the next call, or answers when every statement is done. */
+    private RequestDecision advance(Request request) {
+        while (index < statements.size()) {
+            WriteStatement st = statements.get(index);
+            if (step == Step.READ) {
+                call = request.calls().command(Candidates.find(ctx, st.split().server(), written, readCommon));
+                return RequestDecision.awaitUpstream(call, CALL_WAIT);
+            }
+            if (next < matched.size() && (st.multi() || written.isEmpty())) {
+                try {
+                    BsonDocument command = writeOne(st, matched.get(next));
+                    if (command == null) { // matched, and nothing in it changes: as the server counts it
+                        n++;
+                        written.add(matched.get(next).stored().get("_id"));
+                        next++;
+                        continue;
+                    }
+                    call = request.calls().command(command);
+                } catch (UpdateArithmetic.Failure f) {
+                    writeErrors.add(new BsonDocument("index", new BsonInt32(index)).append("code", new BsonInt32(f.code))
+                            .append("codeName", new BsonString(f.codeName)).append("errmsg", new BsonString(f.getMessage())));
+                    if (ordered) {
+                        break;
+                    }
+                    nextStatement();
+                    continue;
+                }
+                return RequestDecision.awaitUpstream(call, CALL_WAIT);
+            }
+            nextStatement();
+        }
+        return answer(request, result());
+    }
+
+    private void nextStatement() {
+        index++;
+        step = Step.READ;
+        matched = List.of();
+        written.clear();
+        conflicts = 0;
+    }
+
+    /** The command that writes one matched document if, and only if, it is still as it was read. */
+    private BsonDocument writeOne(WriteStatement st, Candidates.Candidate c) {
+        BsonDocument guard = Candidates.guard(c.stored(), st.split().server(), update ? st.computedTopLevel() : List.of());
+        if (!update) {
+            BsonDocument d = new BsonDocument("delete", new BsonString(ctx.policy.collection()))
+                    .append("deletes", new BsonArray(List.of(new BsonDocument("q", guard).append("limit", new BsonInt32(1)))));
+            d.putAll(writeCommon);
+            return d;
+        }
+        BsonDocument plainUpdate = st.updateFor(c.plain());
+        if (plainUpdate.isEmpty()) {
+            return null;
+        }
+        BsonDocument u = encryption.update(plainUpdate);
+        BsonDocument cmd = new BsonDocument("update", new BsonString(ctx.policy.collection()))
+                .append("updates", new BsonArray(List.of(new BsonDocument("q", guard).append("u", u))));
+        cmd.putAll(writeCommon);
+        return cmd;
+    }
+
+    private BsonDocument result() {
+        BsonDocument out = new BsonDocument("n", new BsonInt32((int) n));
+        if (update) {
+            out.append("nModified", new BsonInt32((int) nModified));
+        }
+        if (!writeErrors.isEmpty()) {
+            out.append("writeErrors", writeErrors);
+        }
+        return out.append("ok", new BsonInt32(1));
+    }
+
+    private BsonDocument failure;
+
+    private void fail(BsonDocument error) {
+        failure = error;
+        index = statements.size();
+    }
+
+    private RequestDecision answer(Request request, BsonDocument body) {
+        return RequestDecision.answer(new OpMsg(0, failure != null ? failure : body));
+    }
+
+    private BsonDocument error(ProxyError e, String message) {
+        return ErrorReplies.document(e, ctx.ns() + ": " + message);
+    }
+
+    private static boolean isOk(BsonDocument body) {
+        return body.isNumber("ok") && body.getNumber("ok").doubleValue() == 1.0;
+    }
+
+    /** Encrypts an update document as the server path does (the policy's fields sealed). */
+    interface WriteEncryption {
+        BsonDocument update(BsonDocument u);
+    }
+}

@@ -1,0 +1,172 @@
+package dev.fleproxy.rewrite.scan;
+
+import dev.fleproxy.keys.CollectionKeys;
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.evaluate.NotEvaluable;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.read.FilterSplit;
+import dev.fleproxy.rewrite.write.MessageDocuments;
+import dev.fleproxy.rewrite.write.WriteCommands;
+import dev.fleproxy.server.Request;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.OpMsg;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+
+/**
+ * update and delete whose filter the server cannot evaluate on envelopes, or an update that
+ * computes on an encrypted field ($inc, $mul, $min, $max): carried out by the proxy as reads and
+ * compare-and-swap writes on the client's own connection ({@link EvaluatedWrite};
+ * docs/query-model.md, "Writes evaluated by the proxy"). What it cannot carry out exactly as the
+ * server would is refused as before: upserts, arrayFilters, a statement's sort, a collation, let,
+ * and writes inside a transaction.
+ */
+public final class EvaluatedWrites {
+    /** Fields of the client's command that every read the proxy sends for it carries. */
+    private static final Set<String> READ_FIELDS = Set.of("$db", "lsid", "$clusterTime", "$readPreference");
+    /** …and the writes it sends, in addition. (txnNumber is not: each write it sends is a new one.) */
+    private static final Set<String> WRITE_FIELDS = Set.of("writeConcern", "bypassDocumentValidation", "comment");
+    /** Statement fields the proxy carries out; any other (upsert: true, arrayFilters, sort, collation, hint) is refused. */
+    private static final Set<String> UPDATE_FIELDS = Set.of("q", "u", "multi", "upsert");
+    private static final Set<String> DELETE_FIELDS = Set.of("q", "limit");
+
+    private EvaluatedWrites() {
+    }
+
+    /** True for the commands the proxy can carry out itself when the server cannot evaluate them. */
+    public static boolean evaluates(CommandSpec spec) {
+        return spec.rewriter() == CommandSpec.Rewriter.UPDATE || spec.rewriter() == CommandSpec.Rewriter.DELETE;
+    }
+
+    /**
+     * True for a refusal the proxy may address by carrying the write out: one about an encrypted
+     * field (9720010: a condition or an operator on it), never a malformed or unknown command.
+     */
+    public static boolean addresses(Refusal serverCannot) {
+        return serverCannot.error() == dev.fleproxy.protocol.ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD;
+    }
+
+    /** The next step of a write the proxy is carrying out for this request, or null if it is not one. */
+    public static RequestDecision resume(Request request, CollectionKeys keys, Duration kmsWait) {
+        return request.attachment() instanceof EvaluatedWrite w ? w.step(request, keys, kmsWait) : null;
+    }
+
+    /**
+     * Starts carrying out the command (its arguments examined already): its first step. What the
+     * proxy cannot carry out is refused with {@code serverCannot} (it names fields and operators,
+     * never a constant).
+     */
+    public static RequestDecision start(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
+                                        Duration kmsWait, Refusal serverCannot) {
+        boolean update = spec.rewriter() == CommandSpec.Rewriter.UPDATE;
+        OpMsg msg = request.msg().toOpMsg();
+        BsonDocument body = msg.body();
+        if (body.containsKey("autocommit") || body.containsKey("startTransaction") || body.containsKey("let")) {
+            throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy carries out such a write "
+                    + "itself, but not inside a transaction or with let");
+        }
+        String arg = update ? "updates" : "deletes";
+        if (!allDocuments(msg, arg)) {
+            throw serverCannot; // malformed: refused as the server path refused it
+        }
+        List<WriteStatement> statements = new ArrayList<>();
+        for (BsonDocument st : MessageDocuments.of(msg, arg)) {
+            Arguments.examineFields(st, spec.arg(arg), ctx);
+            WriteStatement statement = statement(st, update, ctx, serverCannot);
+            check(statement, ctx, spec, body, serverCannot);
+            statements.add(statement);
+        }
+        BsonDocument read = new BsonDocument();
+        BsonDocument write = new BsonDocument();
+        for (Map.Entry<String, BsonValue> e : body.entrySet()) {
+            if (READ_FIELDS.contains(e.getKey())) {
+                read.put(e.getKey(), e.getValue());
+                write.put(e.getKey(), e.getValue());
+            } else if (WRITE_FIELDS.contains(e.getKey())) {
+                write.put(e.getKey(), e.getValue());
+            }
+        }
+        boolean ordered = !body.containsKey("ordered") || body.get("ordered").isBoolean() && body.getBoolean("ordered").getValue();
+        EvaluatedWrite w = new EvaluatedWrite(update, ctx, statements, read, write, ordered,
+                u -> encrypted(u, ctx, spec, body));
+        request.attach(w);
+        return w.step(request, keys, kmsWait);
+    }
+
+    /** True if the command has statements and every one is a document (body array and sequences alike). */
+    private static boolean allDocuments(OpMsg msg, String arg) {
+        BsonValue inBody = msg.body().get(arg);
+        if (inBody != null && (!inBody.isArray() || !inBody.asArray().stream().allMatch(BsonValue::isDocument))) {
+            return false;
+        }
+        return !MessageDocuments.of(msg, arg).isEmpty();
+    }
+
+    private static WriteStatement statement(BsonDocument st, boolean update, CollectionContext ctx, Refusal serverCannot) {
+        for (String field : st.keySet()) {
+            boolean upsertFalse = field.equals("upsert") && st.get("upsert").isBoolean() && !st.getBoolean("upsert").getValue();
+            if (!(update ? UPDATE_FIELDS : DELETE_FIELDS).contains(field) || field.equals("upsert") && !upsertFalse) {
+                throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy carries out such a "
+                        + "write itself, but not with '" + field + "' in a statement");
+            }
+        }
+        BsonValue q = st.get("q");
+        if (q == null || !q.isDocument()) {
+            throw Refusal.command(ctx.ns(), "a statement whose q is not a document");
+        }
+        FilterSplit split;
+        try {
+            split = FilterSplit.of(q.asDocument(), ctx);
+        } catch (NotEvaluable e) {
+            throw serverCannot;
+        }
+        if (!update) {
+            BsonValue limit = st.get("limit");
+            return new WriteStatement(split, limit == null || limit.isNumber() && limit.asNumber().intValue() == 0,
+                    null, Map.of());
+        }
+        boolean multi = st.containsKey("multi") && st.get("multi").isBoolean() && st.getBoolean("multi").getValue();
+        BsonValue u = st.get("u");
+        if (u == null || !u.isDocument()) {
+            throw serverCannot; // a pipeline update: the server path's refusal stands
+        }
+        return new WriteStatement(split, multi, u.asDocument(), WriteStatement.computed(u, ctx));
+    }
+
+    /**
+     * Refuses, before anything is read or written, what the proxy would add nothing to (the
+     * server path refused the statement for another reason than its filter or its arithmetic), and
+     * an update whose other operators the server path refuses (tried on an empty document).
+     */
+    private static void check(WriteStatement st, CollectionContext ctx, CommandSpec spec, BsonDocument body,
+                              Refusal serverCannot) {
+        if (st.residual() == null && st.computed().isEmpty()) {
+            throw serverCannot;
+        }
+        if (st.update() != null) {
+            try {
+                encrypted(st.updateFor(new BsonDocument()), ctx, spec, body);
+            } catch (dev.fleproxy.rewrite.evaluate.UpdateArithmetic.Failure perDocument) {
+                // a type the server would refuse per document (a non-numeric $inc): answered as it would
+            }
+        }
+    }
+
+    /** The update with the policy's fields encrypted, as the server path encrypts it (refusing the same). */
+    private static BsonDocument encrypted(BsonDocument u, CollectionContext ctx, CommandSpec spec, BsonDocument original) {
+        BsonDocument one = new BsonDocument("update", new BsonString(ctx.policy.collection()))
+                .append("updates", new BsonArray(List.of(new BsonDocument("q", new BsonDocument()).append("u", u))))
+                .append("$db", original.get("$db"));
+        OpMsg out = WriteCommands.update(new OpMsg(0, one), ctx, spec.arg("updates"));
+        return MessageDocuments.of(out, "updates").get(0).getDocument("u");
+    }
+}

@@ -1,0 +1,136 @@
+"""Updates and deletes the server cannot evaluate on encrypted fields, carried out by the proxy:
+candidates read, matched on plaintext, then each written with a compare-and-swap filter. Answers
+and resulting documents are held against a plaintext twin stored directly in the backend."""
+import threading
+
+import pytest
+from pymongo.errors import BulkWriteError, OperationFailure, WriteError
+
+from conftest import EncryptingProxy, client
+from relay import RecordingRelay
+
+SECRET = "qz9"  # a residual constant that must never reach the server
+
+
+def policy(kms):
+    key = kms.keys["AES-256"]
+    return (f"  enc.w: {{ key: {key}, fields: {{ x: {{}}, tag: {{}}, d: {{ deterministic: true }} }} }}\n"
+            f"  enc.counter: {{ key: {key}, fields: {{ x: {{}} }} }}\n")
+
+
+@pytest.fixture(scope="module")
+def relay(backend):
+    r = RecordingRelay(backend.port)
+    yield r
+    r.close()
+
+
+@pytest.fixture(scope="module")
+def enc(workdir, relay, kms):
+    p = EncryptingProxy(workdir, relay.port, kms, policy(kms), name="proxy-writes").start()
+    yield p
+    p.stop()
+
+
+@pytest.fixture()
+def twins(enc, backend):
+    via = client(enc.uri()).enc
+    plain = client(f"mongodb://127.0.0.1:{backend.port}").plain_write_twins
+    docs = [{"_id": i, "n": i % 3, "x": i, "tag": f"t{i}" if i % 2 else f"{SECRET}{i}", "d": i % 4} for i in range(12)]
+    for coll in (via.w, plain.w):
+        coll.drop()
+        coll.insert_many(docs)
+    yield via.w, plain.w
+    via.client.close()
+    plain.client.close()
+
+
+def docs(coll):
+    return list(coll.find({}, sort=[("_id", 1)]))
+
+
+@pytest.mark.parametrize("flt,update,many", [
+    ({"x": {"$gt": 5}}, {"$set": {"name": "big"}}, True),
+    ({"x": {"$gt": 5}}, {"$set": {"name": "big"}}, False),
+    ({"n": 1, "tag": {"$regex": "^t"}}, {"$set": {"tag": "changed", "flag": True}}, True),
+    ({"d": {"$in": [1, 2]}, "x": {"$lt": 8}}, {"$inc": {"x": 10, "n": 1}}, True),
+    ({}, {"$mul": {"x": 2}}, True),
+    ({"x": {"$gte": 3}}, {"$min": {"x": 4}}, True),
+    ({"x": {"$lte": 3}}, {"$max": {"x": 2.5}}, True),
+    ({"_id": 4}, {"$inc": {"missing": 5, "x": -1}}, False),
+    ({"d": {"$ne": None}, "n": 0}, {"$inc": {"d": 1}}, True),  # a deterministic field
+    ({"tag": {"$regex": "^t1"}}, {"replaced": True, "x": 1}, False),  # a replacement
+])
+def test_updates_answer_and_write_as_the_server_does_on_plaintext(twins, flt, update, many):
+    via, plain = twins
+    op = ("update_many" if many else "update_one") if next(iter(update)).startswith("$") else "replace_one"
+    got, want = getattr(via, op)(flt, update), getattr(plain, op)(flt, update)
+    assert (got.matched_count, got.modified_count) == (want.matched_count, want.modified_count)
+    assert docs(via) == docs(plain)
+
+
+@pytest.mark.parametrize("flt,many", [({"x": {"$lt": 4}}, True), ({"tag": {"$regex": "^t"}}, False),
+                                      ({"n": 2, "x": {"$ne": 5}}, True)])
+def test_deletes_answer_and_delete_as_the_server_does(twins, flt, many):
+    via, plain = twins
+    op = "delete_many" if many else "delete_one"
+    assert getattr(via, op)(flt).deleted_count == getattr(plain, op)(flt).deleted_count
+    assert docs(via) == docs(plain)
+
+
+def test_no_residual_constant_reaches_the_server(twins, relay):
+    via, _ = twins
+    relay.clear()
+    assert via.update_many({"tag": {"$regex": "^" + SECRET}}, {"$set": {"hit": 1}}).matched_count == 6
+    assert via.delete_many({"tag": {"$regex": "^" + SECRET + "1"}}).deleted_count == 1
+    sent = relay.captured()
+    assert SECRET.encode() not in sent and b"$regex" not in sent
+
+
+def test_concurrent_increments_are_never_lost(enc):
+    via = client(enc.uri(), maxPoolSize=16).enc
+    via.counter.drop()
+    via.counter.insert_one({"_id": 1, "x": 0})
+    errors = []
+
+    def writer():
+        c = client(enc.uri()).enc
+        try:
+            for _ in range(25):
+                assert c.counter.update_one({"_id": 1}, {"$inc": {"x": 1}}).modified_count == 1
+        except Exception as e:  # surfaced below
+            errors.append(e)
+        finally:
+            c.client.close()
+
+    threads = [threading.Thread(target=writer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert via.counter.find_one({"_id": 1})["x"] == 200
+    via.client.close()
+
+
+def test_an_increment_of_a_string_fails_as_the_server_fails_it(twins):
+    via, plain = twins
+    with pytest.raises(WriteError) as got:
+        via.update_one({"_id": 1}, {"$inc": {"tag": 1}})
+    with pytest.raises(WriteError) as want:
+        plain.update_one({"_id": 1}, {"$inc": {"tag": 1}})
+    assert got.value.code == want.value.code == 14
+    assert docs(via) == docs(plain)
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: c.update_one({"x": {"$gt": 100}}, {"$set": {"a": 1}}, upsert=True),
+    lambda c: c.update_many({"x": {"$gt": 1}}, {"$set": {"a": 1}}, array_filters=[{"e.k": 1}]),
+])
+def test_what_the_proxy_cannot_carry_out_exactly_is_refused_untouched(twins, call):
+    via, plain = twins
+    before = docs(via)
+    with pytest.raises((OperationFailure, BulkWriteError)) as e:
+        call(via)
+    assert e.value.code in (9720010, 9720011), e.value.details
+    assert docs(via) == before
