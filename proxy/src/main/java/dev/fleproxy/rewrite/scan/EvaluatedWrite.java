@@ -133,8 +133,12 @@ final class EvaluatedWrite {
             return null;
         }
         if (body.isArray("writeErrors") && !body.getArray("writeErrors").isEmpty()) {
-            BsonDocument e = body.getArray("writeErrors").get(0).asDocument().clone();
-            e.put("index", new BsonInt32(index));
+            BsonDocument e = new BsonDocument("index", new BsonInt32(index)); // the client's statement, not ours
+            body.getArray("writeErrors").get(0).asDocument().forEach((k, v) -> {
+                if (!k.equals("index")) {
+                    e.put(k, v);
+                }
+            });
             writeErrors.add(e);
             if (ordered) {
                 index = statements.size();
