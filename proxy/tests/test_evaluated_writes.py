@@ -134,3 +134,53 @@ def test_what_the_proxy_cannot_carry_out_exactly_is_refused_untouched(twins, cal
         call(via)
     assert e.value.code in (9720010, 9720011), e.value.details
     assert docs(via) == before
+
+
+@pytest.mark.parametrize("flt,sort,update,after,projection", [
+    ({"x": {"$gt": 3}}, [("x", 1)], {"$set": {"picked": True}}, False, None),
+    ({}, [("x", -1)], {"$inc": {"x": 100}}, True, None),
+    ({"n": 1}, [("tag", 1)], {"$set": {"tag": "first"}}, True, {"tag": 1, "x": 1}),
+    ({"tag": {"$regex": "^t"}}, None, {"$mul": {"x": 3}}, False, {"_id": 0, "x": 1}),
+    ({"x": {"$gt": 100}}, [("x", 1)], {"$set": {"never": 1}}, True, None),
+])
+def test_find_one_and_update_answers_and_writes_as_the_server_does(twins, flt, sort, update, after, projection):
+    from pymongo import ReturnDocument
+    via, plain = twins
+    kw = dict(sort=sort, projection=projection,
+              return_document=ReturnDocument.AFTER if after else ReturnDocument.BEFORE)
+    assert via.find_one_and_update(flt, update, **kw) == plain.find_one_and_update(flt, update, **kw)
+    assert docs(via) == docs(plain)
+
+
+@pytest.mark.parametrize("flt,sort", [({"x": {"$lt": 6}}, [("x", -1)]), ({"tag": {"$regex": "^t"}}, None)])
+def test_find_one_and_delete_answers_and_deletes_as_the_server_does(twins, flt, sort):
+    via, plain = twins
+    assert via.find_one_and_delete(flt, sort=sort) == plain.find_one_and_delete(flt, sort=sort)
+    assert docs(via) == docs(plain)
+
+
+def test_concurrent_find_and_modify_increments_are_never_lost(enc):
+    via = client(enc.uri()).enc
+    via.counter.drop()
+    via.counter.insert_one({"_id": 1, "x": 0})
+    seen, errors = [], []
+
+    def writer():
+        c = client(enc.uri()).enc
+        try:
+            for _ in range(20):
+                seen.append(c.counter.find_one_and_update({"x": {"$gte": 0}}, {"$inc": {"x": 1}})["x"])
+        except Exception as e:
+            errors.append(e)
+        finally:
+            c.client.close()
+
+    threads = [threading.Thread(target=writer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert via.counter.find_one({"_id": 1})["x"] == 160
+    assert sorted(seen) == list(range(160)), "each writer saw its own value before its increment"
+    via.client.close()

@@ -269,7 +269,7 @@ public final class EncryptionFilter implements MessageFilter {
      */
     private RequestDecision carriedOut(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
                                        Refusal serverCannot) {
-        Arguments.examine(spec, request.msg(), ctx);
+        Arguments.examine(spec, request.msg(), ctx, EvaluatedWrites.readByProxy(spec));
         refuseBadNames(request, ctx.ns());
         if (!keys.need(ctx.policy.keyId())) {
             return RequestDecision.await(keys.fetchPending(), kmsWait);

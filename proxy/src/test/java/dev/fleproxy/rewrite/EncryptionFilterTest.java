@@ -125,7 +125,8 @@ class EncryptionFilterTest extends FilterFixture {
             BsonDocument err = refusal(decide(command("{update: 'all', updates: [{q: {_id: 1}, u: " + update + "}], $db: 'hr'}")));
             assertEquals(9720010, err.getInt32("code").getValue(), update);
         }
-        BsonDocument err = refusal(decide(command("{findAndModify: 'all', query: {'2024.0': 'x'}, remove: true, $db: 'hr'}")));
+        BsonDocument err = refusal(decide(command("{aggregate: 'all', pipeline: [{$match: {'2024.0': 'x'}}], cursor: {}, "
+                + "$db: 'hr'}")));
         assertTrue(err.getString("errmsg").getValue().contains("'2024'"), err.toJson());
         // a find evaluates it in the proxy: the server gets no condition on it
         OpMsg find = rewritten(decide(command("{find: 'all', filter: {'2024.0': 'x'}, $db: 'hr'}")));
@@ -344,8 +345,8 @@ class EncryptionFilterTest extends FilterFixture {
 
     @Test
     void predicatesOnRandomizedFieldsAreRefusedWhereTheProxyDoesNotEvaluate() {
-        BsonDocument err = refusal(decide(command("{findAndModify: 'people', query: {'address.street': 'Main St'}, "
-                + "remove: true, $db: 'hr'}")));
+        BsonDocument err = refusal(decide(command("{aggregate: 'people', pipeline: [{$match: {'address.street': 'Main St'}}], "
+                + "cursor: {}, $db: 'hr'}")));
         assertEquals(9720010, err.getInt32("code").getValue());
         assertTrue(err.getString("errmsg").getValue().contains("address.street"));
     }

@@ -31,7 +31,7 @@ import org.bson.BsonValue;
  * skipping the documents it wrote already, so no concurrent write is lost and none is applied
  * twice. Each step is an await on the request; the messages behind it wait, in order.
  */
-final class EvaluatedWrite {
+final class EvaluatedWrite implements WriteInSteps {
     /** Reads again after this many documents changed under it, then gives up (WriteConflict). */
     static final int MAX_CONFLICTS = 100;
     static final Duration CALL_WAIT = Duration.ofMinutes(2);
@@ -68,8 +68,8 @@ final class EvaluatedWrite {
         this.encryption = encryption;
     }
 
-    /** The next step: a call to wait for, or the answer. */
-    RequestDecision step(Request request, CollectionKeys keys, Duration kmsWait) {
+    @Override
+    public RequestDecision step(Request request, CollectionKeys keys, Duration kmsWait) {
         if (call != null) {
             CompletableFuture<Frame> f = call.toCompletableFuture();
             if (!f.isDone()) {

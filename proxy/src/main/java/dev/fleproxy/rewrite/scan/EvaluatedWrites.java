@@ -44,7 +44,13 @@ public final class EvaluatedWrites {
 
     /** True for the commands the proxy can carry out itself when the server cannot evaluate them. */
     public static boolean evaluates(CommandSpec spec) {
-        return spec.rewriter() == CommandSpec.Rewriter.UPDATE || spec.rewriter() == CommandSpec.Rewriter.DELETE;
+        return spec.rewriter() == CommandSpec.Rewriter.UPDATE || spec.rewriter() == CommandSpec.Rewriter.DELETE
+                || spec.rewriter() == CommandSpec.Rewriter.FIND_AND_MODIFY;
+    }
+
+    /** The arguments of this command the proxy reads on plaintext when it carries it out (not examined for the server). */
+    public static Set<String> readByProxy(CommandSpec spec) {
+        return spec.rewriter() == CommandSpec.Rewriter.FIND_AND_MODIFY ? FindAndModifyPlan.READ_BY_PROXY : Set.of();
     }
 
     /**
@@ -57,7 +63,7 @@ public final class EvaluatedWrites {
 
     /** The next step of a write the proxy is carrying out for this request, or null if it is not one. */
     public static RequestDecision resume(Request request, CollectionKeys keys, Duration kmsWait) {
-        return request.attachment() instanceof EvaluatedWrite w ? w.step(request, keys, kmsWait) : null;
+        return request.attachment() instanceof WriteInSteps w ? w.step(request, keys, kmsWait) : null;
     }
 
     /**
@@ -73,6 +79,12 @@ public final class EvaluatedWrites {
         if (body.containsKey("autocommit") || body.containsKey("startTransaction") || body.containsKey("let")) {
             throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy carries out such a write "
                     + "itself, but not inside a transaction or with let");
+        }
+        if (spec.rewriter() == CommandSpec.Rewriter.FIND_AND_MODIFY) {
+            WriteInSteps w = FindAndModifyPlan.of(body, ctx, spec, serverCannot, commonFields(body, READ_FIELDS),
+                    commonFields(body, WRITE_FIELDS), u -> encrypted(u, ctx, spec, body));
+            request.attach(w);
+            return w.step(request, keys, kmsWait);
         }
         String arg = update ? "updates" : "deletes";
         if (!allDocuments(msg, arg)) {
@@ -102,6 +114,17 @@ public final class EvaluatedWrites {
         return w.step(request, keys, kmsWait);
     }
 
+    /** The command's fields among these, in its order (reads get the read set; writes the read and write sets). */
+    private static BsonDocument commonFields(BsonDocument body, Set<String> names) {
+        BsonDocument out = new BsonDocument();
+        for (Map.Entry<String, BsonValue> e : body.entrySet()) {
+            if (READ_FIELDS.contains(e.getKey()) || names.contains(e.getKey())) {
+                out.put(e.getKey(), e.getValue());
+            }
+        }
+        return out;
+    }
+
     /** True if the command has statements and every one is a document (body array and sequences alike). */
     private static boolean allDocuments(OpMsg msg, String arg) {
         BsonValue inBody = msg.body().get(arg);
@@ -111,7 +134,7 @@ public final class EvaluatedWrites {
         return !MessageDocuments.of(msg, arg).isEmpty();
     }
 
-    private static WriteStatement statement(BsonDocument st, boolean update, CollectionContext ctx, Refusal serverCannot) {
+    static WriteStatement statement(BsonDocument st, boolean update, CollectionContext ctx, Refusal serverCannot) {
         for (String field : st.keySet()) {
             boolean upsertFalse = field.equals("upsert") && st.get("upsert").isBoolean() && !st.getBoolean("upsert").getValue();
             if (!(update ? UPDATE_FIELDS : DELETE_FIELDS).contains(field) || field.equals("upsert") && !upsertFalse) {
@@ -147,7 +170,7 @@ public final class EvaluatedWrites {
      * server path refused the statement for another reason than its filter or its arithmetic), and
      * an update whose other operators the server path refuses (tried on an empty document).
      */
-    private static void check(WriteStatement st, CollectionContext ctx, CommandSpec spec, BsonDocument body,
+    static void check(WriteStatement st, CollectionContext ctx, CommandSpec spec, BsonDocument body,
                               Refusal serverCannot) {
         if (st.residual() == null && st.computed().isEmpty()) {
             throw serverCannot;
@@ -166,7 +189,8 @@ public final class EvaluatedWrites {
         BsonDocument one = new BsonDocument("update", new BsonString(ctx.policy.collection()))
                 .append("updates", new BsonArray(List.of(new BsonDocument("q", new BsonDocument()).append("u", u))))
                 .append("$db", original.get("$db"));
-        OpMsg out = WriteCommands.update(new OpMsg(0, one), ctx, spec.arg("updates"));
+        // update's own entry: a findAndModify's update is encrypted as an update statement's
+        OpMsg out = WriteCommands.update(new OpMsg(0, one), ctx, dev.fleproxy.protocol.CommandTable.get("update").arg("updates"));
         return MessageDocuments.of(out, "updates").get(0).getDocument("u");
     }
 }

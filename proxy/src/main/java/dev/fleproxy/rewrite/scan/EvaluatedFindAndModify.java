@@ -1,0 +1,215 @@
+package dev.fleproxy.rewrite.scan;
+
+import dev.fleproxy.keys.CollectionKeys;
+import dev.fleproxy.protocol.ErrorReplies;
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.rewrite.evaluate.DocumentProjection;
+import dev.fleproxy.rewrite.evaluate.DocumentSort;
+import dev.fleproxy.rewrite.evaluate.UpdateArithmetic;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.read.ReplyDecryptor;
+import dev.fleproxy.server.Request;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.Frame;
+import dev.fleproxy.wire.OpMsg;
+import dev.fleproxy.wire.OpMsgView;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonNull;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
+
+/**
+ * A findAndModify the proxy carries out itself: the candidates read and matched as for an update
+ * ({@link Candidates}), the first by the statement's sort (on plaintext) chosen, then written by
+ * compare-and-swap — a findAndModify (update) or a delete (remove) whose query holds the document
+ * as it was read — and the document returned decrypted and projected, as the server would return
+ * it. A document changed in between is read again (bounded, as {@link EvaluatedWrite}).
+ */
+final class EvaluatedFindAndModify implements WriteInSteps {
+    private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
+
+    private final CollectionContext ctx;
+    private final WriteStatement statement;
+    private final DocumentSort sort;
+    private final DocumentProjection fields;
+    private final boolean remove;
+    private final boolean returnNew;
+    private final BsonDocument readCommon;
+    private final BsonDocument writeCommon;
+    private final EvaluatedWrite.WriteEncryption encryption;
+    private CompletionStage<Frame> call;
+    private Candidates.Candidate chosen;
+    private int conflicts;
+    private BsonDocument answer;
+
+    EvaluatedFindAndModify(CollectionContext ctx, WriteStatement statement, DocumentSort sort, DocumentProjection fields,
+                           boolean remove, boolean returnNew, BsonDocument readCommon, BsonDocument writeCommon,
+                           EvaluatedWrite.WriteEncryption encryption) {
+        this.ctx = ctx;
+        this.statement = statement;
+        this.sort = sort;
+        this.fields = fields;
+        this.remove = remove;
+        this.returnNew = returnNew;
+        this.readCommon = readCommon;
+        this.writeCommon = writeCommon;
+        this.encryption = encryption;
+    }
+
+    @Override
+    public RequestDecision step(Request request, CollectionKeys keys, Duration kmsWait) {
+        if (call != null) {
+            CompletableFuture<Frame> f = call.toCompletableFuture();
+            if (!f.isDone()) {
+                return answer(ErrorReplies.document(ProxyError.UPSTREAM_UNAVAILABLE, ctx.ns() + ": the upstream did not "
+                        + "answer the proxy's step of this findAndModify in time"));
+            }
+            if (f.isCompletedExceptionally()) {
+                return RequestDecision.close("the upstream connection closed during a findAndModify the proxy carries out");
+            }
+            Frame reply = f.join();
+            try {
+                OpMsgView view = OpMsgView.of(reply);
+                ReplyDecryptor decryptor = new ReplyDecryptor(keys, ctx.paths.readShape(), ctx.paths.readShape().root, false);
+                if (chosen == null) {
+                    Candidates found = Candidates.read(view, decryptor, keys, ctx.policy.maxScanDocuments());
+                    if (keys.hasPending()) {
+                        return RequestDecision.await(keys.fetchPending(), kmsWait); // the call is kept, read again
+                    }
+                    call = null;
+                    if (found.error() != null) {
+                        if (found.openCursor() != 0) {
+                            request.calls().command(Candidates.killCursor(ctx, found.openCursor(), readCommon))
+                                    .thenAccept(Frame::release);
+                        }
+                        return answer(found.error());
+                    }
+                    chosen = choose(found.documents());
+                    if (chosen == null) {
+                        return answer(result(false, BsonNull.VALUE));
+                    }
+                } else {
+                    RequestDecision next = written(view, decryptor, keys, kmsWait);
+                    if (next != null) {
+                        return next;
+                    }
+                }
+            } finally {
+                if (call == null) {
+                    reply.release();
+                }
+            }
+        }
+        if (answer != null) {
+            return answer(answer);
+        }
+        if (chosen == null) {
+            call = request.calls().command(Candidates.find(ctx, statement.split().server(), List.of(), readCommon));
+            return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
+        }
+        return write(request);
+    }
+
+    /** The first matching candidate, by the sort when there is one (ties keep the server's order). */
+    private Candidates.Candidate choose(List<Candidates.Candidate> candidates) {
+        List<Candidates.Candidate> matched = new ArrayList<>();
+        for (Candidates.Candidate c : candidates) {
+            if (statement.residual() == null || statement.residual().matches(c.plain())) {
+                matched.add(c);
+            }
+        }
+        if (matched.isEmpty()) {
+            return null;
+        }
+        if (sort != null) {
+            matched.sort((a, b) -> sort.comparator().compare(a.plain(), b.plain()));
+        }
+        return matched.get(0);
+    }
+
+    private RequestDecision write(Request request) {
+        BsonDocument guard = Candidates.guard(chosen.stored(), statement.split().server(),
+                remove ? List.of() : statement.computedTopLevel());
+        BsonDocument cmd;
+        if (remove) {
+            cmd = new BsonDocument("findAndModify", new BsonString(ctx.policy.collection())).append("query", guard)
+                    .append("remove", BsonBoolean.TRUE);
+        } else {
+            BsonDocument plainUpdate;
+            try {
+                plainUpdate = statement.updateFor(chosen.plain());
+            } catch (UpdateArithmetic.Failure f) {
+                return answer(new BsonDocument("ok", new BsonInt32(0)).append("errmsg", new BsonString(f.getMessage()))
+                        .append("code", new BsonInt32(f.code)).append("codeName", new BsonString(f.codeName)));
+            }
+            if (plainUpdate.isEmpty()) { // nothing changes: the document as read is both images
+                return answer(result(true, project(chosen.plain())));
+            }
+            cmd = new BsonDocument("findAndModify", new BsonString(ctx.policy.collection())).append("query", guard)
+                    .append("update", encryption.update(plainUpdate)).append("new", BsonBoolean.valueOf(returnNew));
+        }
+        cmd.putAll(writeCommon);
+        call = request.calls().command(cmd);
+        return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
+    }
+
+    /** The reply to the write: the answer, a read again after a conflict, or a wait for keys. */
+    private RequestDecision written(OpMsgView view, ReplyDecryptor decryptor, CollectionKeys keys, Duration kmsWait) {
+        BsonDocument body = view.body();
+        if (!body.isNumber("ok") || body.getNumber("ok").doubleValue() != 1.0) {
+            call = null;
+            answer = body;
+            return null;
+        }
+        Frame decrypted = decryptor.decrypt(view, io.netty.buffer.ByteBufAllocator.DEFAULT, keys);
+        if (keys.hasPending()) {
+            return RequestDecision.await(keys.fetchPending(), kmsWait);
+        }
+        call = null;
+        BsonDocument out;
+        try {
+            out = decrypted == null ? body : OpMsg.parse(decrypted).body();
+        } finally {
+            if (decrypted != null) {
+                decrypted.release();
+            }
+        }
+        BsonValue value = out.get("value");
+        if (value == null || value.isNull()) {
+            chosen = null; // changed since it was read: read again
+            if (++conflicts > EvaluatedWrite.MAX_CONFLICTS) {
+                answer = ErrorReplies.document(ProxyError.UNSUPPORTED_COMMAND, ctx.ns() + ": the documents of this "
+                        + "findAndModify kept changing under it; try again");
+            }
+            return null;
+        }
+        BsonDocument doc = value instanceof RawBsonDocument raw ? raw.decode(CODEC) : value.asDocument();
+        answer = result(!remove, project(doc));
+        return null;
+    }
+
+    private BsonValue project(BsonDocument doc) {
+        return fields == null ? doc : fields.apply(doc);
+    }
+
+    private BsonDocument result(boolean updatedExisting, BsonValue value) {
+        BsonDocument last = new BsonDocument("n", new BsonInt32(value.isNull() ? 0 : 1));
+        if (!remove) {
+            last.append("updatedExisting", BsonBoolean.valueOf(updatedExisting && !value.isNull()));
+        }
+        return new BsonDocument("lastErrorObject", last).append("value", value).append("ok", new BsonInt32(1));
+    }
+
+    private static RequestDecision answer(BsonDocument body) {
+        return RequestDecision.answer(new OpMsg(0, body));
+    }
+}

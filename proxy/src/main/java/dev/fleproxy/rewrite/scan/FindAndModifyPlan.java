@@ -1,0 +1,75 @@
+package dev.fleproxy.rewrite.scan;
+
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.evaluate.DocumentProjection;
+import dev.fleproxy.rewrite.evaluate.DocumentSort;
+import dev.fleproxy.rewrite.evaluate.NotEvaluable;
+import dev.fleproxy.rewrite.paths.CollectionContext;
+import java.util.Set;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/**
+ * A findAndModify made into a statement the proxy carries out ({@link EvaluatedFindAndModify}):
+ * its query, sort and fields read on plaintext; what it cannot carry out exactly as the server
+ * would (upsert, arrayFilters, a collation, hint, let, a pipeline update) refused as the server
+ * path refused it.
+ */
+final class FindAndModifyPlan {
+    /** The arguments whose values the proxy reads on plaintext (not examined for the server). */
+    static final Set<String> READ_BY_PROXY = Set.of("query", "sort", "update", "fields");
+    private static final Set<String> REFUSED = Set.of("arrayFilters", "collation", "hint", "let");
+
+    private FindAndModifyPlan() {
+    }
+
+    static WriteInSteps of(BsonDocument body, CollectionContext ctx, CommandSpec spec, Refusal serverCannot,
+                           BsonDocument readCommon, BsonDocument writeCommon, EvaluatedWrite.WriteEncryption encryption) {
+        for (String refused : REFUSED) {
+            if (body.containsKey(refused)) {
+                throw cannot(serverCannot, "'" + refused + "'");
+            }
+        }
+        if (isTrue(body.get("upsert"))) {
+            throw cannot(serverCannot, "upsert");
+        }
+        boolean remove = isTrue(body.get("remove"));
+        BsonDocument statement = new BsonDocument("q", body.get("query", new BsonDocument()));
+        if (!remove) {
+            statement.put("u", body.get("update", new BsonDocument()));
+        }
+        WriteStatement st = EvaluatedWrites.statement(statement, !remove, ctx, serverCannot);
+        DocumentSort sort;
+        DocumentProjection fields;
+        try {
+            sort = body.isDocument("sort") && !body.getDocument("sort").isEmpty()
+                    ? DocumentSort.compile(body.getDocument("sort")) : null;
+            fields = body.isDocument("fields") && !body.getDocument("fields").isEmpty()
+                    ? DocumentProjection.compile(body.getDocument("fields")) : null;
+        } catch (NotEvaluable e) {
+            throw serverCannot;
+        }
+        if (st.residual() == null && st.computed().isEmpty() && sort == null && fields == null) {
+            throw serverCannot; // the server path refused it for another reason: that refusal stands
+        }
+        if (!remove) {
+            try {
+                encryption.update(st.updateFor(new BsonDocument())); // the update's other operators, as the server path checks them
+            } catch (dev.fleproxy.rewrite.evaluate.UpdateArithmetic.Failure perDocument) {
+                // a type the server refuses per document: answered as it would
+            }
+        }
+        return new EvaluatedFindAndModify(ctx, st, sort, fields, remove, isTrue(body.get("new")), readCommon,
+                writeCommon, encryption);
+    }
+
+    private static boolean isTrue(BsonValue v) {
+        return v != null && (v.isBoolean() ? v.asBoolean().getValue() : v.isNumber() && v.asNumber().doubleValue() != 0);
+    }
+
+    private static Refusal cannot(Refusal serverCannot, String what) {
+        return new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy carries out such a "
+                + "findAndModify itself, but not with " + what);
+    }
+}
