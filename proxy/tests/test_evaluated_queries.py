@@ -215,3 +215,46 @@ def test_the_default_budget_stops_a_scan_of_100000_documents_at_10001(via, relay
     # the server was asked for the budget and one more, never for the whole collection
     assert b"\x10limit\x00\x11\x27\x00\x00" in sent  # int32 10001
     assert b"getMore" not in sent or b"killCursors" in sent
+
+
+def by_id(docs):
+    return sorted(docs, key=lambda d: repr(d.get("_id")))
+
+
+PIPELINES = [
+    [{"$match": {"x": {"$gte": 0}}}, {"$group": {"_id": None, "total": {"$sum": "$x"}, "n": {"$sum": 1}}}],
+    [{"$group": {"_id": "$n", "total": {"$sum": "$x"}, "mx": {"$max": "$x"}, "mn": {"$min": "$x"}}}],
+    [{"$match": {"n": {"$lt": 3}}}, {"$group": {"_id": "$n", "xs": {"$push": "$x"}, "c": {"$sum": 1}}}],
+    [{"$match": {"x": {"$type": "number"}}}, {"$sort": {"x": -1, "_id": 1}}, {"$limit": 3},
+     {"$project": {"x": 1, "v": "$inner.v"}}],
+    [{"$match": {"x": {"$regex": "^[a-c]", "$options": "i"}}}, {"$count": "strings"}],
+    [{"$sortByCount": "$n"}],
+    [{"$match": {"x": {"$lt": 5}}}, {"$addFields": {"copy": "$x", "seven": 7}}, {"$unset": "tags"},
+     {"$sort": {"_id": 1}}],
+]
+
+
+@pytest.mark.parametrize("coll", ["det", "rnd"])
+@pytest.mark.parametrize("pipeline", PIPELINES, ids=[str(i) for i in range(len(PIPELINES))])
+def test_aggregations_answer_as_the_server_does_on_plaintext(loaded, coll, pipeline):
+    via, plain = loaded
+    got, want = list(via[coll].aggregate(pipeline)), list(plain[coll].aggregate(pipeline))
+    if any("$sort" in s for s in pipeline[1:]) or any("$sortByCount" in s for s in pipeline):
+        assert got == want
+    else:
+        assert by_id(got) == by_id(want)
+
+
+@pytest.mark.parametrize("flt", [{"x": {"$gt": 2}}, {"tags": "u", "x": {"$type": "string"}}, {}])
+def test_count_documents_works_with_conditions_on_encrypted_fields(loaded, flt):
+    via, plain = loaded
+    assert via.rnd.count_documents(flt) == plain.rnd.count_documents(flt)
+
+
+def test_aggregation_stages_the_proxy_does_not_run_stay_refused(loaded):
+    via, _ = loaded
+    with pytest.raises(OperationFailure) as e:
+        list(via.rnd.aggregate([{"$match": {"x": {"$gt": 1}}}, {"$bucketAuto": {"groupBy": "$x", "buckets": 2}}]))
+    assert e.value.code in (9720010, 9720011)
+    with pytest.raises(OperationFailure):
+        list(via.rnd.aggregate([{"$group": {"_id": None, "t": {"$sum": {"$add": ["$x", 1]}}}}]))

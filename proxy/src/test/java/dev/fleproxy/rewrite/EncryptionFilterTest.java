@@ -125,8 +125,8 @@ class EncryptionFilterTest extends FilterFixture {
             BsonDocument err = refusal(decide(command("{update: 'all', updates: [{q: {_id: 1}, u: " + update + "}], $db: 'hr'}")));
             assertEquals(9720010, err.getInt32("code").getValue(), update);
         }
-        BsonDocument err = refusal(decide(command("{aggregate: 'all', pipeline: [{$match: {'2024.0': 'x'}}], cursor: {}, "
-                + "$db: 'hr'}")));
+        BsonDocument err = refusal(decide(command("{aggregate: 'all', pipeline: [{$match: {'2024.0': 'x'}}, "
+                + "{$facet: {a: [{$limit: 1}]}}], cursor: {}, $db: 'hr'}")));
         assertTrue(err.getString("errmsg").getValue().contains("'2024'"), err.toJson());
         // a find evaluates it in the proxy: the server gets no condition on it
         OpMsg find = rewritten(decide(command("{find: 'all', filter: {'2024.0': 'x'}, $db: 'hr'}")));
@@ -345,8 +345,8 @@ class EncryptionFilterTest extends FilterFixture {
 
     @Test
     void predicatesOnRandomizedFieldsAreRefusedWhereTheProxyDoesNotEvaluate() {
-        BsonDocument err = refusal(decide(command("{aggregate: 'people', pipeline: [{$match: {'address.street': 'Main St'}}], "
-                + "cursor: {}, $db: 'hr'}")));
+        BsonDocument err = refusal(decide(command("{aggregate: 'people', pipeline: [{$match: {'address.street': 'Main St'}}, "
+                + "{$facet: {a: [{$limit: 1}]}}], cursor: {}, $db: 'hr'}")));
         assertEquals(9720010, err.getInt32("code").getValue());
         assertTrue(err.getString("errmsg").getValue().contains("address.street"));
     }

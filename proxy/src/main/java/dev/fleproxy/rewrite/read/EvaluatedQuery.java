@@ -5,6 +5,7 @@ import dev.fleproxy.rewrite.evaluate.DistinctValues;
 import dev.fleproxy.rewrite.evaluate.DocumentFilter;
 import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
+import dev.fleproxy.rewrite.evaluate.PipelineEvaluator;
 import dev.fleproxy.rewrite.paths.ReadShape;
 import dev.fleproxy.wire.Frame;
 import java.util.ArrayList;
@@ -38,9 +39,9 @@ final class EvaluatedQuery {
     }
 
     /** What is answered: the documents (find), their number (count), or a key's distinct values. */
-    record Answer(boolean count, DistinctValues distinct) {
-        static final Answer DOCUMENTS = new Answer(false, null);
-        static final Answer COUNT = new Answer(true, null);
+    record Answer(boolean count, DistinctValues distinct, PipelineEvaluator pipeline) {
+        static final Answer DOCUMENTS = new Answer(false, null, null);
+        static final Answer COUNT = new Answer(true, null, null);
     }
 
     final ReadShape shape;
@@ -117,6 +118,9 @@ final class EvaluatedQuery {
         if (steps.sort() != null) {
             matched = steps.sort().sort(matched); // each document's sort key computed once
         }
+        if (steps.answer().pipeline() != null) {
+            return batchOf(steps.answer().pipeline().run(matched));
+        }
         if (steps.answer().distinct() != null) {
             return new BsonDocument("values", new BsonArray(steps.answer().distinct().of(matched)))
                     .append("ok", new BsonInt32(1));
@@ -125,10 +129,16 @@ final class EvaluatedQuery {
         if (steps.answer().count()) {
             return new BsonDocument("n", new BsonInt32(window.size())).append("ok", new BsonInt32(1));
         }
-        BsonArray batch = new BsonArray(new ArrayList<>(window.size()));
+        List<BsonDocument> projected = new ArrayList<>(window.size());
         for (BsonDocument d : window) {
-            batch.add(steps.projection() == null ? d : steps.projection().apply(d));
+            projected.add(steps.projection() == null ? d : steps.projection().apply(d));
         }
+        return batchOf(projected);
+    }
+
+    /** One batch with a closed cursor: the whole answer, as the server gives a result that fits. */
+    private BsonDocument batchOf(List<BsonDocument> documents) {
+        BsonArray batch = new BsonArray(new ArrayList<>(documents));
         BsonDocument cursor = new BsonDocument("firstBatch", batch).append("id", new BsonInt64(0))
                 .append("ns", new BsonString(ns()));
         return new BsonDocument("cursor", cursor).append("ok", new BsonInt32(1));

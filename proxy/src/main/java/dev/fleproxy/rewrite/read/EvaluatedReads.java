@@ -6,6 +6,7 @@ import dev.fleproxy.rewrite.evaluate.DistinctValues;
 import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
+import dev.fleproxy.rewrite.evaluate.PipelineEvaluator;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.wire.OpMsg;
 import java.util.Map;
@@ -28,7 +29,15 @@ public final class EvaluatedReads {
     private static final Map<CommandSpec.Rewriter, Set<String>> BY_PROXY = Map.of(
             CommandSpec.Rewriter.FIND, Set.of("filter", "sort", "projection", "skip", "limit", "batchSize", "singleBatch"),
             CommandSpec.Rewriter.COUNT, Set.of("query", "skip", "limit"),
-            CommandSpec.Rewriter.DISTINCT, Set.of("key", "query"));
+            CommandSpec.Rewriter.DISTINCT, Set.of("key", "query"),
+            CommandSpec.Rewriter.AGGREGATE, Set.of("pipeline", "cursor"));
+    /**
+     * What an aggregate's candidate read carries of it: settings find takes too. Any other
+     * argument (explain, let, collation, bypassDocumentValidation, …) refuses the evaluation.
+     */
+    private static final Set<String> AGGREGATE_TO_FIND = Set.of("$db", "lsid", "$clusterTime", "readConcern", "maxTimeMS",
+            "comment", "hint", "$readPreference", "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict",
+            "apiDeprecationErrors", "allowDiskUse");
     /** find's options that ask for what an answer computed by the proxy cannot be. */
     private static final Set<String> NOT_EVALUATED = Set.of("min", "max", "returnKey", "showRecordId", "tailable",
             "awaitData", "oplogReplay");
@@ -67,6 +76,9 @@ public final class EvaluatedReads {
             }
         }
         refuseCollation(body, ctx, serverCannot);
+        if (spec.rewriter() == CommandSpec.Rewriter.AGGREGATE) {
+            return aggregate(msg, ctx, serverCannot);
+        }
         FilterSplit split = FilterSplit.of(document(body, find ? "filter" : "query", ctx), ctx);
         EvaluatedQuery.Steps steps;
         try {
@@ -100,6 +112,55 @@ public final class EvaluatedReads {
         return new Plan(msg.withBody(server), state);
     }
 
+    /**
+     * An aggregate: its leading $match split as a find's filter, every later stage run by the
+     * proxy on the decrypted candidates ({@link PipelineEvaluator}); a stage it does not run, or an
+     * argument find does not take, keeps the server path's refusal.
+     */
+    private static Plan aggregate(OpMsg msg, CollectionContext ctx, Refusal serverCannot) {
+        BsonDocument body = msg.body();
+        for (String name : body.keySet()) {
+            if (!name.equals(body.getFirstKey()) && !name.equals("pipeline") && !name.equals("cursor")
+                    && !AGGREGATE_TO_FIND.contains(name)) {
+                throw serverCannot;
+            }
+        }
+        if (!body.isArray("pipeline")) {
+            throw serverCannot;
+        }
+        java.util.List<BsonValue> stages = body.getArray("pipeline").getValues();
+        BsonDocument filter = new BsonDocument();
+        int from = 0;
+        if (!stages.isEmpty() && stages.get(0).isDocument() && stages.get(0).asDocument().size() == 1
+                && stages.get(0).asDocument().isDocument("$match")) {
+            filter = stages.get(0).asDocument().getDocument("$match");
+            from = 1;
+        }
+        FilterSplit split = FilterSplit.of(filter, ctx);
+        PipelineEvaluator pipeline;
+        try {
+            pipeline = PipelineEvaluator.compile(stages.subList(from, stages.size()));
+        } catch (NotEvaluable e) {
+            throw serverCannot;
+        }
+        EvaluatedQuery.Steps steps = new EvaluatedQuery.Steps(split.residual(), null, new EvaluatedQuery.Window(0, 0),
+                null, new EvaluatedQuery.Answer(false, null, pipeline));
+        BsonDocument server = new BsonDocument("find", new BsonString(ctx.policy.collection())).append("filter", split.server());
+        BsonDocument getMore = new BsonDocument("collection", new BsonString(ctx.policy.collection()));
+        for (Map.Entry<String, BsonValue> e : body.entrySet()) {
+            if (AGGREGATE_TO_FIND.contains(e.getKey())) {
+                server.put(e.getKey(), e.getValue());
+            }
+            if (SESSION_FIELDS.contains(e.getKey())) {
+                getMore.put(e.getKey(), e.getValue());
+            }
+        }
+        int budget = ctx.policy.maxScanDocuments();
+        server.put("limit", new BsonInt32(budget + 1));
+        server.put("batchSize", new BsonInt32(budget + 1));
+        return new Plan(msg.withBody(server), new EvaluatedQuery(ctx.paths.readShape(), steps, budget, getMore));
+    }
+
     private static EvaluatedQuery.Answer answer(CommandSpec spec, BsonDocument body, CollectionContext ctx) {
         return switch (spec.rewriter()) {
             case COUNT -> EvaluatedQuery.Answer.COUNT;
@@ -107,7 +168,7 @@ public final class EvaluatedReads {
                 if (!body.isString("key")) {
                     throw Refusal.command(ctx.ns(), "a distinct whose key is not a string");
                 }
-                yield new EvaluatedQuery.Answer(false, DistinctValues.compile(body.getString("key").getValue()));
+                yield new EvaluatedQuery.Answer(false, DistinctValues.compile(body.getString("key").getValue()), null);
             }
             default -> EvaluatedQuery.Answer.DOCUMENTS;
         };

@@ -1,0 +1,79 @@
+package dev.fleproxy.rewrite.evaluate;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.List;
+import org.bson.BsonArray;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.junit.jupiter.api.Test;
+
+class PipelineEvaluatorTest {
+    private static List<BsonDocument> docs(String... json) {
+        return java.util.Arrays.stream(json).map(BsonDocument::parse).toList();
+    }
+
+    private static List<BsonDocument> run(String pipeline, List<BsonDocument> in) {
+        BsonArray stages = BsonDocument.parse("{p: " + pipeline + "}").getArray("p");
+        return PipelineEvaluator.compile(stages.getValues()).run(in);
+    }
+
+    @Test
+    void sumKeepsInt32UntilItOverflowsAndSkipsNonNumbers() {
+        // $sum: numbers only; int32 widens to int64 on overflow (the server's rule)
+        List<BsonDocument> in = docs("{x: 2147483647}", "{x: 1}", "{x: 'a'}", "{}");
+        assertEquals(BsonDocument.parse("{_id: null, t: {$numberLong: '2147483648'}}"),
+                run("[{$group: {_id: null, t: {$sum: '$x'}}}]", in).get(0));
+        assertEquals(BsonDocument.parse("{_id: null, t: 3}"),
+                run("[{$group: {_id: null, t: {$sum: '$x'}}}]", docs("{x: 1}", "{x: 2}")).get(0));
+        assertEquals(BsonDocument.parse("{_id: null, t: 3.5}"),
+                run("[{$group: {_id: null, t: {$sum: '$x'}}}]", docs("{x: 1}", "{x: 2.5}")).get(0));
+    }
+
+    @Test
+    void groupsByBsonEqualityAndSkipsNullsInMinAndMax() {
+        // 1 and 1.0 are one group; $min/$max skip null and missing; $avg of none is null
+        List<BsonDocument> out = run("[{$group: {_id: '$k', mn: {$min: '$v'}, mx: {$max: '$v'}, a: {$avg: '$w'}}}]",
+                docs("{k: 1, v: null}", "{k: 1.0, v: 3}", "{k: 1, v: 'z'}"));
+        assertEquals(1, out.size());
+        assertEquals(BsonDocument.parse("{_id: 1, mn: 3, mx: 'z', a: null}"), out.get(0));
+    }
+
+    @Test
+    void countIsAbsentOnEmptyInputAndSortByCountSortsByCount() {
+        assertEquals(List.of(), run("[{$count: 'n'}]", List.of()));
+        List<BsonDocument> out = run("[{$sortByCount: '$k'}]", docs("{k: 'a'}", "{k: 'b'}", "{k: 'b'}"));
+        assertEquals(BsonDocument.parse("{_id: 'b', count: 2}"), out.get(0));
+    }
+
+    @Test
+    void projectAndAddFieldsTakePathsAndLiterals() {
+        List<BsonDocument> out = run("[{$project: {v: '$a.b', lit: {$literal: '$x'}, n: 1}}, {$addFields: {s: 7}}]",
+                docs("{_id: 1, a: [{b: 1}, {b: 2}, 3], n: 5}"));
+        assertEquals(BsonDocument.parse("{_id: 1, v: [1, 2], lit: '$x', n: 5, s: 7}"), out.get(0));
+    }
+
+    @Test
+    void whatItDoesNotRunIsRefusedWhenCompiled() {
+        for (String p : new String[] {"[{$lookup: {from: 'c', localField: 'a', foreignField: 'b', as: 'x'}}]",
+                "[{$group: {_id: null, t: {$sum: {$add: ['$x', 1]}}}}]", "[{$project: {x: '$$ROOT'}}]",
+                "[{$limit: 0}]", "[{$out: 'c'}]", "[{$group: {_id: null, t: {$stdDevPop: '$x'}}}]"}) {
+            assertThrows(NotEvaluable.class, () -> run(p, List.of()), p);
+        }
+    }
+
+    @Test
+    void arithmeticUpdatesFollowTheServersTypes() {
+        // $inc of a missing field sets it; int32 overflow widens; a string fails with code 14
+        assertEquals(org.bson.BsonInt32.class, UpdateArithmetic.apply("$inc", "x", null, new org.bson.BsonInt32(1)).getClass());
+        BsonValue wide = UpdateArithmetic.apply("$inc", "x", new org.bson.BsonInt32(Integer.MAX_VALUE), new org.bson.BsonInt32(1));
+        assertEquals(new org.bson.BsonInt64(2147483648L), wide);
+        assertEquals(new org.bson.BsonInt32(0), UpdateArithmetic.apply("$mul", "x", null, new org.bson.BsonInt32(5)));
+        UpdateArithmetic.Failure f = assertThrows(UpdateArithmetic.Failure.class,
+                () -> UpdateArithmetic.apply("$inc", "x", new org.bson.BsonString("a"), new org.bson.BsonInt32(1)));
+        assertEquals(14, f.code);
+        assertEquals(new org.bson.BsonString("a"), UpdateArithmetic.apply("$min", "x", new org.bson.BsonString("a"),
+                new org.bson.BsonString("b")));
+    }
+}
