@@ -17,8 +17,8 @@ import org.bson.BsonValue;
 /**
  * Aggregation pipelines on an encrypted collection. The first stage, if it is a $match, is
  * rewritten like a query filter. Later stages may pass encrypted values through — include or
- * exclude them, copy them to another name, group by a deterministic field, collect them with
- * $first/$last/$push ($addToSet for deterministic ones) — and the reply decrypts them where they
+ * exclude them, copy them to another name, collect them with $first/$last/$push (grouping by an
+ * encrypted field is left to the proxy's evaluation) — and the reply decrypts them where they
  * end up, because each stage's effect on where envelopes are is followed ({@link ReadShape}):
  * names they were copied to are then treated as encrypted too, names given computed values or
  * filled by another collection hold nothing to decrypt. Any stage that would compare, sort,
@@ -254,8 +254,8 @@ public final class PipelineAnalyzer {
             BsonValue arg = v.asDocument().get(acc);
             String ref = Expressions.reference(arg);
             if (ref != null && s.kind(ref) != PathKind.NONE) {
-                boolean passes = PASSING_ACCUMULATORS.contains(acc)
-                        || (acc.equals("$addToSet") && s.deterministic(ref));
+                // ($addToSet of envelopes would keep 1 and 1.0 apart: evaluated by the proxy instead)
+                boolean passes = PASSING_ACCUMULATORS.contains(acc);
                 if (!passes || s.kind(ref) == PathKind.INSIDE) {
                     throw s.refuse(ref, "$group " + acc + " of '$" + ref + "'");
                 }
@@ -273,11 +273,10 @@ public final class PipelineAnalyzer {
             if (s.kind(ref) == PathKind.NONE) {
                 return;
             }
-            if (!s.deterministic(ref)) {
-                throw s.refuse(ref, "$group by '$" + ref + "' (only deterministic fields group correctly)");
-            }
-            groups.assignCopy(out, s.shape.at(ref));
-            return;
+            // Not even a deterministic one: its envelopes group a stored null apart from a missing field,
+            // and 1 apart from 1.0, where the server groups plaintext together. The proxy evaluates it
+            // (EvaluatedReads), or the refusal stands.
+            throw s.refuse(ref, "$group by '$" + ref + "' (envelopes do not group as their values do)");
         }
         if (v.isDocument() && !v.asDocument().isEmpty() && !v.asDocument().getFirstKey().startsWith("$")) {
             for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {

@@ -76,4 +76,13 @@ class PipelineEvaluatorTest {
         assertEquals(new org.bson.BsonString("a"), UpdateArithmetic.apply("$min", "x", new org.bson.BsonString("a"),
                 new org.bson.BsonString("b")));
     }
+
+    @Test
+    void missingAndNullAreOneGroup() {
+        // $group: a missing _id expression is null, one group with the nulls
+        List<BsonDocument> out = run("[{$group: {_id: '$y', c: {$sum: 1}}}]",
+                docs("{y: null}", "{}", "{y: 'a'}", "{y: 1}", "{y: null}", "{y: 2}", "{}", "{y: 'b'}", "{y: 7}"));
+        assertEquals(BsonDocument.parse("{_id: null, c: 4}"), out.stream().filter(d -> d.isNull("_id")).findFirst().orElseThrow());
+        assertEquals(6, out.size(), out.toString());
+    }
 }
