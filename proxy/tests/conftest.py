@@ -228,3 +228,13 @@ class EncryptingProxy(ProxyProcess):
         admin = f"admin: 127.0.0.1:{self.admin_port}\n" if self.admin_port else ""
         self.config.write_text(f"listen: 127.0.0.1:{self.port}\nupstream: 127.0.0.1:{self.upstream_port}\n" + admin
                                + self.kms.kmip_yaml() + "envelopeSubtype: 0\ncollections:\n" + collections)
+
+
+@pytest.fixture(scope="module")
+def relay(backend):
+    """A relay in front of the session's backend that records what a module's proxy sends it
+    (relay.RecordingRelay): what the server, its logs and its files would see."""
+    from relay import RecordingRelay
+    r = RecordingRelay(backend.port)
+    yield r
+    r.close()

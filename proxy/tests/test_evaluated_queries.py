@@ -11,7 +11,6 @@ from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import OperationFailure
 
 from conftest import EncryptingProxy, client
-from relay import RecordingRelay
 
 SECRET_PREFIX = "zq7"  # a residual constant that must never reach the server
 
@@ -23,13 +22,6 @@ def policy(kms):
             f"  enc.det: {{ key: {key}, fields: {{ x: {{ deterministic: true }}, tags: {{}}, inner.v: {{}} }} }}\n"
             f"  enc.rnd: {{ key: {key}, fields: {{ x: {{}}, tags: {{}}, inner.v: {{}} }} }}\n"
             f"  enc.small: {{ key: {key}, fields: {{ x: {{}} }}, maxScanDocuments: 50 }}\n")
-
-
-@pytest.fixture(scope="module")
-def relay(backend):
-    r = RecordingRelay(backend.port)
-    yield r
-    r.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import pytest
 from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
 from conftest import EncryptingProxy, client
-from relay import RecordingRelay
 
 SECRET = "qz9"  # a residual constant that must never reach the server
 
@@ -16,13 +15,6 @@ def policy(kms):
     key = kms.keys["AES-256"]
     return (f"  enc.w: {{ key: {key}, fields: {{ x: {{}}, tag: {{}}, d: {{ deterministic: true }} }} }}\n"
             f"  enc.counter: {{ key: {key}, fields: {{ x: {{}} }} }}\n")
-
-
-@pytest.fixture(scope="module")
-def relay(backend):
-    r = RecordingRelay(backend.port)
-    yield r
-    r.close()
 
 
 @pytest.fixture(scope="module")

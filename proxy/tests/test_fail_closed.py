@@ -16,7 +16,6 @@ from pymongo.errors import OperationFailure
 
 import wire
 from conftest import EncryptingProxy, client
-from relay import RecordingRelay
 
 SSN = "987-65-4321"
 
@@ -28,13 +27,6 @@ def policy(kms):
             f'      ssn: {{ deterministic: true }}\n'
             f'      address.street: {{}}\n'
             f'  hr.legacy: {{ key: {kms.keys["AES-256"]}, fields: [ssn], plaintextReads: allow }}\n')
-
-
-@pytest.fixture(scope="module")
-def relay(backend):
-    r = RecordingRelay(backend.port)
-    yield r
-    r.close()
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,6 @@ import dev.fleproxy.rewrite.read.ReplyPlan;
 import dev.fleproxy.rewrite.scan.EvaluatedWrites;
 import dev.fleproxy.rewrite.write.CollectionDefinitions;
 import dev.fleproxy.rewrite.write.Inserts;
-import dev.fleproxy.rewrite.write.MessageDocuments;
 import dev.fleproxy.rewrite.write.WriteCommands;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
@@ -38,10 +37,6 @@ import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpMsgView;
 import dev.fleproxy.wire.OpQuery;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.bson.BsonDocument;
@@ -157,7 +152,7 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.PASS; // a database without encrypted collections
         }
         if (spec.scope() == CommandSpec.Scope.NAMESPACES) {
-            return bulkWrite(request, spec, p, keys);
+            return BulkWrites.decide(request, spec, p, keys, contexts, kmsWait);
         }
         String targetArg = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : cmd;
         String name = m.bodyString(targetArg);
@@ -253,10 +248,9 @@ public final class EncryptionFilter implements MessageFilter {
      */
     private RequestDecision evaluated(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
                                       Refusal serverCannot) {
-        Arguments.examine(spec, request.msg(), ctx, EvaluatedReads.byProxy(spec));
-        refuseBadNames(request, ctx.ns());
-        if (!keys.need(ctx.policy.keyId())) {
-            return RequestDecision.await(keys.fetchPending(), kmsWait);
+        RequestDecision waitForKey = examinedWithKey(request, spec, ctx, keys, EvaluatedReads.byProxy(spec));
+        if (waitForKey != null) {
+            return waitForKey;
         }
         EvaluatedReads.Plan plan = EvaluatedReads.plan(spec, request.msg().toOpMsg(), ctx, serverCannot);
         request.expectReply(plan.replyState());
@@ -269,12 +263,22 @@ public final class EncryptionFilter implements MessageFilter {
      */
     private RequestDecision carriedOut(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
                                        Refusal serverCannot) {
-        Arguments.examine(spec, request.msg(), ctx, EvaluatedWrites.readByProxy(spec));
-        refuseBadNames(request, ctx.ns());
-        if (!keys.need(ctx.policy.keyId())) {
-            return RequestDecision.await(keys.fetchPending(), kmsWait);
+        RequestDecision waitForKey = examinedWithKey(request, spec, ctx, keys, EvaluatedWrites.readByProxy(spec));
+        if (waitForKey != null) {
+            return waitForKey;
         }
         return EvaluatedWrites.start(request, spec, ctx, keys, kmsWait, serverCannot);
+    }
+
+    /**
+     * Every argument examined again, but those the proxy reads on plaintext; then the collection's
+     * key: an await decision while it is not in memory, else null.
+     */
+    private RequestDecision examinedWithKey(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
+                                            java.util.Set<String> byProxy) {
+        Arguments.examine(spec, request.msg(), ctx, byProxy);
+        refuseBadNames(request, ctx.ns());
+        return keys.need(ctx.policy.keyId()) ? null : RequestDecision.await(keys.fetchPending(), kmsWait);
     }
 
     /** The command run through the rewriter its entry names; a read also says what its reply needs. */
@@ -352,7 +356,7 @@ public final class EncryptionFilter implements MessageFilter {
      * A name given twice in one document (which value would the server keep, and which was
      * encrypted?), or a name that is not UTF-8 (Java reads another name than the server sees).
      */
-    private static void refuseBadNames(Request request, String ns) {
+    static void refuseBadNames(Request request, String ns) {
         BsonCursor.NameProblem problem = request.msg().nameProblem();
         if (problem != null) {
             throw new Refusal(ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, ns + ": " + problem.describe()
@@ -364,43 +368,6 @@ public final class EncryptionFilter implements MessageFilter {
     private static RequestDecision expect(Request request, RequestDecision d, ReplyPlan plan) {
         request.expectReply(plan);
         return d;
-    }
-
-    /**
-     * MongoDB 8.0's bulkWrite: operations on any namespaces, listed in nsInfo. Once one of them is
-     * encrypted, its arguments are examined against each encrypted namespace, and every operation
-     * and namespace entry on one of them field by field.
-     */
-    private RequestDecision bulkWrite(Request request, CommandSpec spec, Policy p, CollectionKeys keys) {
-        OpMsg msg = request.msg().toOpMsg();
-        List<BsonDocument> nsInfo = MessageDocuments.of(msg, "nsInfo");
-        List<CollectionContext> byIndex = new ArrayList<>(nsInfo.size());
-        Map<String, CollectionContext> encrypted = new LinkedHashMap<>();
-        for (BsonDocument info : nsInfo) {
-            CollectionPolicy cp = info.isString("ns") ? p.get(info.getString("ns").getValue()) : null;
-            CollectionContext ctx = cp == null ? null : encrypted.computeIfAbsent(cp.namespace(), ns -> contexts.of(cp, keys));
-            byIndex.add(ctx);
-            if (ctx != null) {
-                Arguments.examineFields(info, spec.arg("nsInfo"), ctx);
-            }
-        }
-        if (encrypted.isEmpty()) {
-            return RequestDecision.PASS;
-        }
-        String named = encrypted.keySet().iterator().next();
-        request.policyCollection(named);
-        for (CollectionContext ctx : encrypted.values()) {
-            Arguments.examine(spec, request.msg(), ctx);
-        }
-        refuseBadNames(request, named);
-        encrypted.values().forEach(ctx -> keys.need(ctx.policy.keyId()));
-        if (keys.hasPending()) {
-            return RequestDecision.await(keys.fetchPending(), kmsWait);
-        }
-        OpMsg out = WriteCommands.bulkWrite(msg, byIndex, named, spec.arg("ops"));
-        // Its cursor holds per-operation results, not documents: nothing in its reply is decrypted
-        // (a duplicate-key error's keyValue shows the envelope, as stored).
-        return out == msg ? RequestDecision.PASS : RequestDecision.replace(request.encode(out));
     }
 
     @Override

@@ -16,7 +16,6 @@ import dev.fleproxy.wire.OpMsgView;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -68,15 +67,11 @@ final class EvaluatedFindAndModify implements WriteInSteps {
     @Override
     public RequestDecision step(Request request, CollectionKeys keys, Duration kmsWait) {
         if (call != null) {
-            CompletableFuture<Frame> f = call.toCompletableFuture();
-            if (!f.isDone()) {
-                return answer(ErrorReplies.document(ProxyError.UPSTREAM_UNAVAILABLE, ctx.ns() + ": the upstream did not "
-                        + "answer the proxy's step of this findAndModify in time"));
+            RequestDecision unanswered = StepCalls.unanswered(call, ctx.ns(), "findAndModify");
+            if (unanswered != null) {
+                return unanswered;
             }
-            if (f.isCompletedExceptionally()) {
-                return RequestDecision.close("the upstream connection closed during a findAndModify the proxy carries out");
-            }
-            Frame reply = f.join();
+            Frame reply = StepCalls.reply(call);
             try {
                 OpMsgView view = OpMsgView.of(reply);
                 ReplyDecryptor decryptor = new ReplyDecryptor(keys, ctx.paths.readShape(), ctx.paths.readShape().root, false);

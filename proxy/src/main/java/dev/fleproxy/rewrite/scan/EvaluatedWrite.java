@@ -14,7 +14,6 @@ import dev.fleproxy.wire.OpMsgView;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -71,15 +70,11 @@ final class EvaluatedWrite implements WriteInSteps {
     @Override
     public RequestDecision step(Request request, CollectionKeys keys, Duration kmsWait) {
         if (call != null) {
-            CompletableFuture<Frame> f = call.toCompletableFuture();
-            if (!f.isDone()) {
-                return answer(request, error(ProxyError.UPSTREAM_UNAVAILABLE, "the upstream did not answer the proxy's "
-                        + "step of this write within " + CALL_WAIT.toSeconds() + " s; some of its documents may be written"));
+            RequestDecision unanswered = StepCalls.unanswered(call, ctx.ns(), update ? "update" : "delete");
+            if (unanswered != null) {
+                return unanswered;
             }
-            if (f.isCompletedExceptionally()) {
-                return RequestDecision.close("the upstream connection closed during a write the proxy carries out");
-            }
-            Frame reply = f.join();
+            Frame reply = StepCalls.reply(call);
             try {
                 RequestDecision waitForKeys = take(request, reply, keys, kmsWait);
                 if (waitForKeys != null) {
@@ -99,33 +94,7 @@ final class EvaluatedWrite implements WriteInSteps {
         OpMsgView view = OpMsgView.of(reply);
         BsonDocument body = view.body();
         if (step == Step.READ) {
-            Candidates found = Candidates.read(view, new ReplyDecryptor(keys, ctx.paths.readShape(),
-                    ctx.paths.readShape().root, false), keys, ctx.policy.maxScanDocuments());
-            if (keys.hasPending()) {
-                return RequestDecision.await(keys.fetchPending(), kmsWait);
-            }
-            call = null;
-            if (found.error() != null) {
-                if (found.openCursor() != 0) {
-                    request.calls().command(Candidates.killCursor(ctx, found.openCursor(), readCommon))
-                            .thenAccept(Frame::release);
-                }
-                fail(found.error());
-                return null;
-            }
-            WriteStatement st = statements.get(index);
-            matched = new ArrayList<>();
-            for (Candidates.Candidate c : found.documents()) {
-                if (st.residual() == null || st.residual().matches(c.plain())) {
-                    matched.add(c);
-                    if (!st.multi()) {
-                        break;
-                    }
-                }
-            }
-            next = 0;
-            step = Step.WRITE;
-            return null;
+            return candidates(request, view, keys, kmsWait);
         }
         call = null;
         if (!isOk(body)) {
@@ -158,6 +127,37 @@ final class EvaluatedWrite implements WriteInSteps {
         } else {
             step = Step.READ; // changed since it was read: read the statement's candidates again
         }
+        return null;
+    }
+
+    /** The statement's candidates read: the matches kept for writing; an await if keys are missing. */
+    private RequestDecision candidates(Request request, OpMsgView view, CollectionKeys keys, Duration kmsWait) {
+        Candidates found = Candidates.read(view, new ReplyDecryptor(keys, ctx.paths.readShape(),
+                ctx.paths.readShape().root, false), keys, ctx.policy.maxScanDocuments());
+        if (keys.hasPending()) {
+            return RequestDecision.await(keys.fetchPending(), kmsWait);
+        }
+        call = null;
+        if (found.error() != null) {
+            if (found.openCursor() != 0) {
+                request.calls().command(Candidates.killCursor(ctx, found.openCursor(), readCommon))
+                        .thenAccept(Frame::release);
+            }
+            fail(found.error());
+            return null;
+        }
+        WriteStatement st = statements.get(index);
+        matched = new ArrayList<>();
+        for (Candidates.Candidate c : found.documents()) {
+            if (st.residual() == null || st.residual().matches(c.plain())) {
+                matched.add(c);
+                if (!st.multi()) {
+                    break;
+                }
+            }
+        }
+        next = 0;
+        step = Step.WRITE;
         return null;
     }
 
