@@ -97,7 +97,8 @@ def conditions(field, scalars=scalars):
     evaluates. On fields that may hold arrays, only what mongo-java-server evaluates as MongoDB
     does: it departs from MongoDB on negations ($ne, $nin, $not, $exists) of paths through arrays,
     on several operators on one array (MongoDB lets each match another element), on $regex and
-    $all against non-strings and non-arrays, on ranges bounded by null, and on nested arrays. There
+    $all against non-strings and non-arrays (and $all of null), on ranges bounded by null, and on
+    nested arrays. There
     the proxy follows MongoDB, which the evaluator's unit tests and test_evaluated_queries.py check."""
     comparison = st.one_of(
         st.tuples(st.sampled_from(["$eq", "$ne"]), scalars),
@@ -126,8 +127,9 @@ def conditions(field, scalars=scalars):
         st.lists(scalars.filter(lambda v: v is not None), min_size=1, max_size=3).map(lambda v: {"$in": v}),
         st.integers(0, 3).map(lambda n: {"$size": n}))
     choices = [scalars.filter(lambda v: v is not None), positive, positive.map(lambda c: {"$elemMatch": c})]
-    if field == "arr":
-        choices.append(st.lists(scalars, min_size=1, max_size=2).map(lambda v: {"$all": v}))
+    if field == "arr":  # ($all: [null] matches a missing field in MongoDB, nothing in the backend)
+        choices.append(st.lists(scalars.filter(lambda v: v is not None), min_size=1, max_size=2).map(
+            lambda v: {"$all": v}))
     return st.one_of(*choices)
 
 
