@@ -141,6 +141,8 @@ def test_where_the_backend_departs_from_mongodb_the_proxy_answers_as_mongodb_doe
     via.mongo_rules.insert_many([{"_id": 1, "x": [1, 20], "tags": ["a", "b"], "n": 1}, {"_id": 2, "x": 30}])
     # each condition on an array may be met by a different element ("Query an Array")
     assert [d["_id"] for d in via.mongo_rules.find({"x": {"$gte": 2, "$lt": 10}})] == [1]
+    # $all: [null] is $and of {tags: null}: it matches a document without the field
+    assert [d["_id"] for d in via.mongo_rules.find({"tags": {"$all": [None]}})] == [2]
     # a $slice alone projects every other field too (MongoDB 4.4+)
     assert via.mongo_rules.find_one({"_id": 1, "x": {"$gt": 0}}, {"tags": {"$slice": 1}}) == \
         {"_id": 1, "x": [1, 20], "tags": ["a"], "n": 1}
