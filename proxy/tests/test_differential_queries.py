@@ -256,6 +256,10 @@ def test_the_proxy_writes_as_the_backend_does_on_plaintext(twins, flt, update, m
         with open(os.environ["FLE_DIFF_EXPLORE"], "a") as f:
             f.write(f"W {(flt, update, multi)!r}\n    {got[0]} {want[0]}\n")
         return
+    if "$set" in update and next(iter(update["$set"])) in ("x", "s"):
+        # a $set of a randomized field writes a new envelope even when the value is the same: the
+        # server counts it modified (documented under "Semantics worth knowing")
+        got, want = (got[0][:2], got[1]), (want[0][:2], want[1])
     assert got[0] == want[0], (flt, update, multi)
     assert got[1] == want[1], first_difference(("ok", got[1]), ("ok", want[1]))
 
