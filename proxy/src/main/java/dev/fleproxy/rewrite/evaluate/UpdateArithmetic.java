@@ -95,7 +95,9 @@ public final class UpdateArithmetic {
             case INT32 -> new BsonInt32(0);
             case INT64 -> new BsonInt64(0);
             case DOUBLE -> new BsonDouble(0);
-            default -> new BsonDecimal128(Decimal128.POSITIVE_ZERO);
+            // 0 × the multiplier, as the server computes it: a decimal keeps the multiplier's scale (0.0)
+            default -> new BsonDecimal128(new Decimal128(BigDecimal.ZERO.multiply(
+                    argument.asDecimal128().decimal128Value().bigDecimalValue())));
         };
     }
 

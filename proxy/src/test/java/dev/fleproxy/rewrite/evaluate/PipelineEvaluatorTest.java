@@ -70,6 +70,12 @@ class PipelineEvaluatorTest {
         BsonValue wide = UpdateArithmetic.apply("$inc", "x", new org.bson.BsonInt32(Integer.MAX_VALUE), new org.bson.BsonInt32(1));
         assertEquals(new org.bson.BsonInt64(2147483648L), wide);
         assertEquals(new org.bson.BsonInt32(0), UpdateArithmetic.apply("$mul", "x", null, new org.bson.BsonInt32(5)));
+        // $mul of a missing field by a decimal: 0 × 1.5 keeps the decimal's scale, 0.0
+        assertEquals(new org.bson.BsonDecimal128(org.bson.types.Decimal128.parse("0.0")),
+                UpdateArithmetic.apply("$mul", "x", null, new org.bson.BsonDecimal128(org.bson.types.Decimal128.parse("1.5"))));
+        // a product that changes the type is a change (the server's isIdentical): 0 × 2.5 is the double 0.0
+        assertEquals(new org.bson.BsonDouble(0.0), UpdateArithmetic.apply("$mul", "x", new org.bson.BsonInt32(0),
+                new org.bson.BsonDouble(2.5)));
         UpdateArithmetic.Failure f = assertThrows(UpdateArithmetic.Failure.class,
                 () -> UpdateArithmetic.apply("$inc", "x", new org.bson.BsonString("a"), new org.bson.BsonInt32(1)));
         assertEquals(14, f.code);
