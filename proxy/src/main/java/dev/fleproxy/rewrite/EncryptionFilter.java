@@ -12,6 +12,7 @@ import dev.fleproxy.protocol.CommandTable;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.CollectionContexts;
 import dev.fleproxy.rewrite.paths.ReadShape;
@@ -102,6 +103,11 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.await(keys.fetchPending(), kmsWait);
         } catch (Refusal r) {
             return RequestDecision.refuse(ErrorReplies.replyTo(request.frame(), r.error(), r.getMessage()));
+        } catch (NotEvaluable e) {
+            // met while matching the documents of a write the proxy carries out; its message may quote
+            // a value, so it is not repeated (EvaluatedReads.DATA_NOT_EVALUABLE says why)
+            return RequestDecision.refuse(ErrorReplies.replyTo(request.frame(), ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD,
+                    EvaluatedReads.DATA_NOT_EVALUABLE));
         }
     }
 

@@ -44,6 +44,15 @@ public final class EvaluatedReads {
     /** The fields a getMore takes from the command that opened its cursor (a transaction's included). */
     private static final Set<String> SESSION_FIELDS = Set.of("$db", "lsid", "txnNumber", "autocommit");
 
+    /**
+     * Why a command the proxy started to evaluate is refused when the documents themselves hold a
+     * case whose meaning the proxy does not guess (a null met by an undefined, a sort through two
+     * arrays, a regex too deep for Java): said without the value.
+     */
+    public static final String DATA_NOT_EVALUABLE = "the proxy could not evaluate this command on the documents it "
+            + "read (a null compared with an undefined value, a sort through two arrays, or a pattern too deep to "
+            + "match): refused rather than guessed";
+
     private EvaluatedReads() {
     }
 

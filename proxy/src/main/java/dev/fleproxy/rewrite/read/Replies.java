@@ -5,9 +5,11 @@ import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.protocol.ErrorReplies;
+import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.rewrite.bson.CopyOnChange;
 import dev.fleproxy.rewrite.evaluate.BsonOrder;
+import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
@@ -123,6 +125,12 @@ public final class Replies {
             q.releaseBatch();
             metrics.replyError(r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
+        } catch (NotEvaluable e) {
+            // met while matching or sorting the candidates; its message may quote a value, so it is not repeated
+            q.releaseBatch();
+            metrics.replyError(ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD.code());
+            return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(
+                    ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, q.ns() + ": " + EvaluatedReads.DATA_NOT_EVALUABLE))));
         }
     }
 
