@@ -209,6 +209,13 @@ def test_the_default_budget_stops_a_scan_of_100000_documents_at_10001(via, relay
     # the server was asked for the budget and one more, never for the whole collection
     assert b"\x10limit\x00\x11\x27\x00\x00" in sent  # int32 10001
     assert b"getMore" not in sent or b"killCursors" in sent
+    # the server runs a pipeline's leading sort and limit by plain fields: 10 candidates, not 100,000
+    relay.clear()
+    got = list(via.large.aggregate([{"$sort": {"_id": -1}}, {"$limit": 10},
+                                    {"$group": {"_id": None, "s": {"$sum": "$x"}}}]))
+    assert got == [{"_id": None, "s": sum(range(99_990, 100_000))}]
+    sent = relay.captured()
+    assert b"\x03sort\x00" in sent and b"\x12limit\x00\x0a\x00\x00\x00\x00\x00\x00\x00" in sent
 
 
 def by_id(docs):
@@ -225,6 +232,11 @@ PIPELINES = [
     [{"$sortByCount": "$n"}],
     [{"$match": {"x": {"$lt": 5}}}, {"$addFields": {"copy": "$x", "seven": 7}}, {"$unset": "tags"},
      {"$sort": {"_id": 1}}],
+    # a prefix the server runs (sort, skip and limit by plain fields), the rest in the proxy in its order
+    [{"$match": {"n": {"$lt": 3}}}, {"$sort": {"inner.w": -1}}, {"$skip": 1}, {"$limit": 8},
+     {"$match": {"x": {"$type": "number"}}}, {"$sort": {"_id": 1}}],
+    [{"$sort": {"_id": 1}}, {"$limit": 6}, {"$group": {"_id": None, "xs": {"$push": "$x"}}}],
+    [{"$match": {"n": 1}}, {"$match": {"x": {"$gte": 0}}}, {"$sort": {"_id": -1}}, {"$project": {"x": 1}}],
 ]
 
 
@@ -233,7 +245,7 @@ PIPELINES = [
 def test_aggregations_answer_as_the_server_does_on_plaintext(loaded, coll, pipeline):
     via, plain = loaded
     got, want = list(via[coll].aggregate(pipeline)), list(plain[coll].aggregate(pipeline))
-    if any("$sort" in s for s in pipeline[1:]) or any("$sortByCount" in s for s in pipeline):
+    if any("$sort" in s or "$sortByCount" in s for s in pipeline):
         assert got == want
     else:
         assert by_id(got) == by_id(want)
@@ -252,3 +264,39 @@ def test_aggregation_stages_the_proxy_does_not_run_stay_refused(loaded):
     assert e.value.code in (9720010, 9720011)
     with pytest.raises(OperationFailure):
         list(via.rnd.aggregate([{"$group": {"_id": None, "t": {"$sum": {"$add": ["$x", 1]}}}}]))
+
+
+def test_an_answer_comes_in_the_batches_the_client_asks_for(loaded):
+    via, plain = loaded
+    flt, order = {"x": {"$type": "number"}}, [("x", ASCENDING), ("_id", ASCENDING)]
+    want = list(plain.rnd.find(flt).sort(order))
+    cursor = via.rnd.find(flt).sort(order).batch_size(2)
+    first = next(cursor)
+    assert cursor.cursor_id not in (None, 0)  # the rest is held by the proxy as its own cursor
+    assert [first] + list(cursor) == want
+    assert cursor.cursor_id == 0
+    assert list(via.rnd.aggregate([{"$match": flt}, {"$sort": dict(order)}], batchSize=0)) == \
+        list(plain.rnd.aggregate([{"$match": flt}, {"$sort": dict(order)}]))
+    # singleBatch: the first batch only, no cursor left open
+    reply = via.command("find", "rnd", filter=flt, sort=dict(order), batchSize=3, singleBatch=True)
+    assert reply["cursor"]["id"] == 0 and len(reply["cursor"]["firstBatch"]) == 3
+
+
+def test_an_answer_over_16_mib_is_read_through_the_proxys_cursor(via):
+    via.rnd_wide.drop()
+    pad = "w" * 16_000
+    via.rnd_wide.insert_many([{"_id": i, "x": 1499 - i, "pad": pad} for i in range(1500)])  # 24 MB
+    got = list(via.rnd_wide.find({"x": {"$gte": 0}}).sort("x", ASCENDING))
+    assert [d["x"] for d in got] == list(range(1500)) and all(d["pad"] == pad for d in got)
+
+
+def test_a_closed_cursor_of_the_proxy_is_forgotten(loaded):
+    via, _ = loaded
+    cursor = via.rnd.find({"x": {"$type": "number"}}).batch_size(1)
+    next(cursor)
+    held = cursor.cursor_id
+    assert held not in (None, 0)
+    cursor.close()  # killCursors, answered by the proxy
+    with pytest.raises(OperationFailure) as e:
+        via.command("getMore", held, collection="rnd")
+    assert e.value.code == 9720011 and "did not open" in str(e.value), e.value.details  # as any unknown cursor

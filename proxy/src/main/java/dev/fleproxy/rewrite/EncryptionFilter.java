@@ -237,8 +237,7 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.PASS;
         }
         if (spec.rewriter() == CommandSpec.Rewriter.KILL_CURSORS) {
-            replies.forgetCursors(m.body()); // needs no key
-            return RequestDecision.PASS;
+            return replies.killCursors(request, ctx.ns()); // needs no key
         }
         if (!keys.need(cp.keyId())) {
             // its reply needs the key as much as its values do: fetch it before anything is forwarded

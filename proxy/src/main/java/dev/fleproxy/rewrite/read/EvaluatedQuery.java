@@ -15,7 +15,6 @@ import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonInt64;
-import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
@@ -44,8 +43,17 @@ final class EvaluatedQuery {
         static final Answer COUNT = new Answer(true, null, null);
     }
 
+    /**
+     * How the documents of the answer are batched: the client's batchSize for the first batch (-1:
+     * all that fit), and whether it asked for one batch only (find's singleBatch).
+     */
+    record FirstBatch(int size, boolean single) {
+        static final FirstBatch ALL = new FirstBatch(-1, false);
+    }
+
     final ReadShape shape;
     final Steps steps;
+    final FirstBatch firstBatch;
     /** Documents the proxy may examine (maxScanDocuments); one more read means refusal. */
     final int budget;
     /**
@@ -62,9 +70,10 @@ final class EvaluatedQuery {
     Frame batch;
     long cursorId;
 
-    EvaluatedQuery(ReadShape shape, Steps steps, int budget, BsonDocument getMoreTemplate) {
+    EvaluatedQuery(ReadShape shape, Steps steps, FirstBatch firstBatch, int budget, BsonDocument getMoreTemplate) {
         this.shape = shape;
         this.steps = steps;
+        this.firstBatch = firstBatch;
         this.budget = budget;
         this.getMoreTemplate = getMoreTemplate;
     }
@@ -88,6 +97,11 @@ final class EvaluatedQuery {
         return candidates.size();
     }
 
+    /** The session the query ran in (null: none), to which a cursor the proxy holds for it is bound. */
+    BsonValue lsid() {
+        return getMoreTemplate.get("lsid");
+    }
+
     /** The getMore for the next batch: as many as the budget still allows, and one more. */
     BsonDocument getMore() {
         BsonDocument g = new BsonDocument("getMore", new BsonInt64(cursorId));
@@ -107,8 +121,36 @@ final class EvaluatedQuery {
         return k;
     }
 
-    /** The answer the server would have given on plaintext: a count, or one batch and a closed cursor. */
+    /** The documents of a find's or an aggregate's answer, in order; null if the answer is a count or distinct values. */
+    List<BsonDocument> documents() {
+        if (steps.answer().count() || steps.answer().distinct() != null) {
+            return null;
+        }
+        List<BsonDocument> matched = matched();
+        if (steps.answer().pipeline() != null) {
+            return steps.answer().pipeline().run(matched);
+        }
+        List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
+        List<BsonDocument> projected = new ArrayList<>(window.size());
+        for (BsonDocument d : window) {
+            projected.add(steps.projection() == null ? d : steps.projection().apply(d));
+        }
+        return projected;
+    }
+
+    /** The answer of a count or a distinct, as the server would have given it on plaintext. */
     BsonDocument answer() {
+        List<BsonDocument> matched = matched();
+        if (steps.answer().distinct() != null) {
+            return new BsonDocument("values", new BsonArray(steps.answer().distinct().of(matched)))
+                    .append("ok", new BsonInt32(1));
+        }
+        List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
+        return new BsonDocument("n", new BsonInt32(window.size())).append("ok", new BsonInt32(1));
+    }
+
+    /** The candidates the residual filter matches, sorted if the query sorts. */
+    private List<BsonDocument> matched() {
         List<BsonDocument> matched = new ArrayList<>();
         for (BsonDocument d : candidates) {
             if (steps.residual() == null || steps.residual().matches(d)) {
@@ -118,30 +160,7 @@ final class EvaluatedQuery {
         if (steps.sort() != null) {
             matched = steps.sort().sort(matched); // each document's sort key computed once
         }
-        if (steps.answer().pipeline() != null) {
-            return batchOf(steps.answer().pipeline().run(matched));
-        }
-        if (steps.answer().distinct() != null) {
-            return new BsonDocument("values", new BsonArray(steps.answer().distinct().of(matched)))
-                    .append("ok", new BsonInt32(1));
-        }
-        List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
-        if (steps.answer().count()) {
-            return new BsonDocument("n", new BsonInt32(window.size())).append("ok", new BsonInt32(1));
-        }
-        List<BsonDocument> projected = new ArrayList<>(window.size());
-        for (BsonDocument d : window) {
-            projected.add(steps.projection() == null ? d : steps.projection().apply(d));
-        }
-        return batchOf(projected);
-    }
-
-    /** One batch with a closed cursor: the whole answer, as the server gives a result that fits. */
-    private BsonDocument batchOf(List<BsonDocument> documents) {
-        BsonArray batch = new BsonArray(new ArrayList<>(documents));
-        BsonDocument cursor = new BsonDocument("firstBatch", batch).append("id", new BsonInt64(0))
-                .append("ns", new BsonString(ns()));
-        return new BsonDocument("cursor", cursor).append("ok", new BsonInt32(1));
+        return matched;
     }
 
     /** Frees a batch that was read but not yet taken (the connection closed, or an error ended the query). */

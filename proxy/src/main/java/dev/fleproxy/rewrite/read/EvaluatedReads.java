@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
+import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 
@@ -117,7 +118,8 @@ public final class EvaluatedReads {
         }
         server.put("limit", new BsonInt32(budget + 1));
         server.put("batchSize", new BsonInt32(budget + 1));
-        EvaluatedQuery state = new EvaluatedQuery(ctx.paths.readShape(), steps, budget, getMore);
+        EvaluatedQuery.FirstBatch batching = find ? firstBatch(body, ctx) : EvaluatedQuery.FirstBatch.ALL;
+        EvaluatedQuery state = new EvaluatedQuery(ctx.paths.readShape(), steps, batching, budget, getMore);
         return new Plan(msg.withBody(server), state);
     }
 
@@ -138,23 +140,23 @@ public final class EvaluatedReads {
             throw serverCannot;
         }
         java.util.List<BsonValue> stages = body.getArray("pipeline").getValues();
-        BsonDocument filter = new BsonDocument();
-        int from = 0;
-        if (!stages.isEmpty() && stages.get(0).isDocument() && stages.get(0).asDocument().size() == 1
-                && stages.get(0).asDocument().isDocument("$match")) {
-            filter = stages.get(0).asDocument().getDocument("$match");
-            from = 1;
-        }
-        FilterSplit split = FilterSplit.of(filter, ctx);
+        PipelinePrefix prefix = PipelinePrefix.of(stages, ctx);
         PipelineEvaluator pipeline;
         try {
-            pipeline = PipelineEvaluator.compile(stages.subList(from, stages.size()));
+            pipeline = PipelineEvaluator.compile(stages.subList(prefix.from(), stages.size()));
         } catch (NotEvaluable e) {
             throw serverCannot;
         }
-        EvaluatedQuery.Steps steps = new EvaluatedQuery.Steps(split.residual(), null, new EvaluatedQuery.Window(0, 0),
+        EvaluatedQuery.Steps steps = new EvaluatedQuery.Steps(prefix.residual(), null, new EvaluatedQuery.Window(0, 0),
                 null, new EvaluatedQuery.Answer(false, null, pipeline));
-        BsonDocument server = new BsonDocument("find", new BsonString(ctx.policy.collection())).append("filter", split.server());
+        BsonDocument server = new BsonDocument("find", new BsonString(ctx.policy.collection()))
+                .append("filter", prefix.filter());
+        if (prefix.sort() != null) {
+            server.put("sort", prefix.sort());
+        }
+        if (prefix.skip() > 0) {
+            server.put("skip", new BsonInt64(prefix.skip()));
+        }
         BsonDocument getMore = new BsonDocument("collection", new BsonString(ctx.policy.collection()));
         for (Map.Entry<String, BsonValue> e : body.entrySet()) {
             if (AGGREGATE_TO_FIND.contains(e.getKey())) {
@@ -165,9 +167,26 @@ public final class EvaluatedReads {
             }
         }
         int budget = ctx.policy.maxScanDocuments();
-        server.put("limit", new BsonInt32(budget + 1));
+        // a limit of the client's own within the budget bounds the candidates; else budget + 1 does
+        server.put("limit", prefix.limit() > 0 && prefix.limit() <= budget ? new BsonInt64(prefix.limit())
+                : new BsonInt32(budget + 1));
         server.put("batchSize", new BsonInt32(budget + 1));
-        return new Plan(msg.withBody(server), new EvaluatedQuery(ctx.paths.readShape(), steps, budget, getMore));
+        BsonValue cursor = body.get("cursor");
+        int size = cursor != null && cursor.isDocument() && cursor.asDocument().isNumber("batchSize")
+                ? cursor.asDocument().getNumber("batchSize").intValue() : -1;
+        return new Plan(msg.withBody(server), new EvaluatedQuery(ctx.paths.readShape(), steps,
+                new EvaluatedQuery.FirstBatch(size, false), budget, getMore));
+    }
+
+    /** find's batchSize (all that fit when absent) and singleBatch, for the answer's first batch. */
+    private static EvaluatedQuery.FirstBatch firstBatch(BsonDocument body, CollectionContext ctx) {
+        long size = body.containsKey("batchSize") ? whole(body, "batchSize", ctx) : -1;
+        if (body.containsKey("batchSize") && size < 0) {
+            throw Refusal.command(ctx.ns(), "a negative batchSize");
+        }
+        BsonValue single = body.get("singleBatch");
+        return new EvaluatedQuery.FirstBatch((int) Math.min(Integer.MAX_VALUE, size),
+                single != null && single.isBoolean() && single.asBoolean().getValue());
     }
 
     private static EvaluatedQuery.Answer answer(CommandSpec spec, BsonDocument body, CollectionContext ctx) {

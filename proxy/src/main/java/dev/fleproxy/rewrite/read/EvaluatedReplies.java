@@ -8,27 +8,38 @@ import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.wire.Frame;
-import dev.fleproxy.wire.MsgHeader;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpMsgView;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
 
 /**
  * The replies to a query the proxy evaluates ({@link EvaluatedQuery}): each batch of candidates
  * decrypted as the stored documents are, the next batch read with getMore on the same upstream
  * connection (an {@link dev.fleproxy.server.UpstreamCalls upstream call}: the client's session and
  * transaction, no other credentials) until the server's cursor is exhausted, then the proxy's
- * part applied and the answer sent in the reply's place. Past the budget the server's cursor is
+ * part applied and the answer sent in the reply's place: a count or distinct whole, documents in
+ * a first batch and the rest held as the proxy's own cursor ({@link HeldCursors}). Past the budget the server's cursor is
  * killed and the query refused (9720012): never a partial answer.
  */
 final class EvaluatedReplies {
+    private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
     /** How long one candidate read may take before the query is answered with an error. */
     static final Duration READ_WAIT = Duration.ofMinutes(2);
     /** Room for the reply's own fields around its documents. */
     private static final int ENVELOPE_ROOM = 16 * 1024;
+    /** The documents one batch may hold: the reply is one BSON document, of 16 MiB at most. */
+    static final int BATCH_BYTES = 16 * 1024 * 1024 - ENVELOPE_ROOM;
 
     private EvaluatedReplies() {
     }
@@ -38,7 +49,7 @@ final class EvaluatedReplies {
      * reply included) in the reply's place. {@code keys} is this attempt's key lookup.
      */
     static ReplyDecision onReply(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
-                                 ProxyMetrics metrics) {
+                                 ProxyMetrics metrics, HeldCursors held) {
         if (q.call != null) {
             CompletableFuture<Frame> read = q.call.toCompletableFuture();
             if (!read.isDone()) {
@@ -81,18 +92,42 @@ final class EvaluatedReplies {
             return ReplyDecision.awaitUpstream(q.call, READ_WAIT);
         }
         metrics.evaluated(q.ns(), true, q.examined());
-        return answer(reply, q);
+        List<BsonDocument> answer = q.documents();
+        return answer == null ? answer(reply, q) : firstBatch(reply, q, answer, held);
     }
 
+    /** A count's or a distinct's answer: one document, refused if over what a reply may hold. */
     private static ReplyDecision answer(Reply reply, EvaluatedQuery q) {
         Frame out = reply.encode(new OpMsg(0, q.answer()));
-        if (out.length() > MsgHeader.MAX_MESSAGE_SIZE - ENVELOPE_ROOM) {
+        if (out.length() > BATCH_BYTES + ENVELOPE_ROOM) {
             out.release();
-            return refuse(reply, q, new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, q.ns() + ": the answer to a query "
-                    + "the proxy evaluated is over the 16 MiB a reply may hold (the proxy answers such a query in one "
-                    + "batch); narrow it, add a limit or a projection"));
+            return refuse(reply, q, new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, q.ns() + ": the answer to a "
+                    + "distinct the proxy evaluated is over the 16 MiB a reply may hold; narrow its query"));
         }
         return ReplyDecision.replace(out);
+    }
+
+    /**
+     * The first batch of a find's or an aggregate's answer, as the server fills one (the client's
+     * batchSize, 16 MiB at most); the rest, if any, held by the proxy as its own cursor.
+     */
+    private static ReplyDecision firstBatch(Reply reply, EvaluatedQuery q, List<BsonDocument> documents,
+                                            HeldCursors held) {
+        ArrayDeque<RawBsonDocument> encoded = new ArrayDeque<>(documents.size());
+        for (BsonDocument d : documents) {
+            encoded.add(new RawBsonDocument(d, CODEC));
+        }
+        int size = q.firstBatch.size();
+        List<RawBsonDocument> first = size == 0 ? List.of() : HeldCursors.take(encoded, size, BATCH_BYTES);
+        long id = encoded.isEmpty() || q.firstBatch.single() ? 0 : held.hold(q.ns(), q.lsid(), encoded);
+        return ReplyDecision.replace(reply.encode(new OpMsg(0, batch("firstBatch", first, id, q.ns()))));
+    }
+
+    /** A cursor reply: one batch of documents and the id to read the rest with (0: none). */
+    static BsonDocument batch(String name, List<RawBsonDocument> documents, long id, String ns) {
+        BsonDocument cursor = new BsonDocument(name, new BsonArray(new ArrayList<>(documents)))
+                .append("id", new BsonInt64(id)).append("ns", new BsonString(ns));
+        return new BsonDocument("cursor", cursor).append("ok", new BsonInt32(1));
     }
 
     private static Refusal overBudget(EvaluatedQuery q) {

@@ -25,6 +25,10 @@ import java.util.ArrayList;
 import java.util.TreeSet;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonDouble;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
 import org.bson.BsonValue;
 
 /**
@@ -45,6 +49,8 @@ public final class Replies {
     private final ProxyMetrics metrics;
     /** The shape of every cursor opened through this proxy, by id, for the getMores that follow. */
     private final OpenCursors<ReplyPlan> cursors = new OpenCursors<>();
+    /** The answers of evaluated queries the proxy holds as its own cursors. */
+    private final HeldCursors held = new HeldCursors();
 
     /** @param metrics where replies replaced with errors are counted */
     public Replies(KeyResolver resolver, Envelopes envelopes, Duration kmsWait, ProxyMetrics metrics) {
@@ -61,6 +67,9 @@ public final class Replies {
      */
     public RequestDecision getMore(Request request, CollectionContext ctx) {
         Long id = cursorId(request.msg().bodyBytes(), GET_MORE);
+        if (id != null && held.holds(id)) {
+            return RequestDecision.answer(new OpMsg(0, heldBatch(request.msg().body(), id, ctx.ns())));
+        }
         ReplyPlan plan = id == null ? null : cursors.get(id);
         if (plan == null || plan.shape() != null && !plan.shape().policy.namespace().equals(ctx.ns())) {
             throw Refusal.command(ctx.ns(), "getMore of a cursor this proxy did not open on " + ctx.ns()
@@ -70,15 +79,47 @@ public final class Replies {
         return RequestDecision.PASS;
     }
 
-    /** killCursors: the cursors its body names are forgotten. */
-    public void forgetCursors(BsonDocument body) {
-        if (body.isArray("cursors")) {
-            for (BsonValue id : body.getArray("cursors")) {
-                if (id.isInt64() || id.isInt32()) {
-                    cursors.closed(id.asNumber().longValue());
+    /**
+     * The next batch of a cursor the proxy holds, as the server answers a getMore; an unknown
+     * cursor's error if it is not held for this namespace and session.
+     */
+    private BsonDocument heldBatch(BsonDocument getMore, long id, String ns) {
+        BsonValue size = getMore.get("batchSize");
+        int batchSize = size != null && size.isNumber() ? size.asNumber().intValue() : 0;
+        HeldCursors.Batch b = held.next(id, ns, getMore.get("lsid"), batchSize, EvaluatedReplies.BATCH_BYTES);
+        if (b == null) {
+            return new BsonDocument("ok", new BsonDouble(0)).append("errmsg", new BsonString("cursor id " + id
+                    + " not found")).append("code", new BsonInt32(43)).append("codeName", new BsonString("CursorNotFound"));
+        }
+        return EvaluatedReplies.batch("nextBatch", b.documents(), b.cursorId(), ns);
+    }
+
+    /**
+     * killCursors: the cursors its body names are forgotten; answered by the proxy when every one
+     * of them is a cursor it holds itself (else passed on, the server's cursors to kill).
+     */
+    public RequestDecision killCursors(Request request, String ns) {
+        BsonDocument body = request.msg().body();
+        if (!body.isArray("cursors")) {
+            return RequestDecision.PASS;
+        }
+        BsonArray killed = new BsonArray();
+        int named = 0;
+        for (BsonValue id : body.getArray("cursors")) {
+            if (id.isInt64() || id.isInt32()) {
+                named++;
+                cursors.closed(id.asNumber().longValue());
+                if (held.kill(id.asNumber().longValue(), ns)) {
+                    killed.add(new BsonInt64(id.asNumber().longValue()));
                 }
             }
         }
+        if (named == 0 || killed.size() < body.getArray("cursors").size()) {
+            return RequestDecision.PASS;
+        }
+        return RequestDecision.answer(new OpMsg(0, new BsonDocument("cursorsKilled", killed)
+                .append("cursorsNotFound", new BsonArray()).append("cursorsAlive", new BsonArray())
+                .append("cursorsUnknown", new BsonArray()).append("ok", new BsonDouble(1))));
     }
 
     /** The reply to a request that expected it with a {@link ReplyPlan} (any other state: passed). */
@@ -120,7 +161,7 @@ public final class Replies {
     private ReplyDecision evaluated(Reply reply, EvaluatedQuery q) {
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
         try {
-            return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics);
+            return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics, held);
         } catch (Refusal r) {
             q.releaseBatch();
             metrics.replyError(r.error().code());

@@ -1,0 +1,181 @@
+package dev.fleproxy.rewrite.read;
+
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+import org.bson.BsonValue;
+import org.bson.RawBsonDocument;
+
+/**
+ * The answers of evaluated queries that did not fit in their first batch, held by the proxy as its
+ * own cursors and answered from getMore (docs/query-model.md, "Answers in batches"). Proxy-wide,
+ * since a driver may send a getMore on another pooled connection. Bounded, so that a peer opening
+ * cursors and never reading them costs a fixed amount: at most {@link #MAX_CURSORS} cursors and
+ * {@link #MAX_BYTES} of documents at once, each forgotten after {@link #IDLE} without a getMore
+ * (the server's own default cursor timeout), or when killCursors names it.
+ *
+ * <p>A cursor is bound to the namespace and the session (lsid) of the query that opened it: a
+ * getMore from another session, or on another collection, is answered as for an unknown cursor.
+ * Its id is 63 bits from {@link SecureRandom}, so an id cannot be guessed from the ones seen.
+ */
+final class HeldCursors {
+    static final int MAX_CURSORS = 1_000;
+    static final long MAX_BYTES = 256L * 1024 * 1024;
+    static final Duration IDLE = Duration.ofMinutes(10);
+
+    /** One batch of a held answer, and the cursor id to return with it (0: the answer is complete). */
+    record Batch(List<RawBsonDocument> documents, long cursorId) {
+    }
+
+    private static final class Held {
+        final String ns;
+        final BsonValue lsid;
+        final ArrayDeque<RawBsonDocument> rest;
+        long bytes;
+        long lastUsed;
+
+        Held(String ns, BsonValue lsid, ArrayDeque<RawBsonDocument> rest, long bytes, long now) {
+            this.ns = ns;
+            this.lsid = lsid;
+            this.rest = rest;
+            this.bytes = bytes;
+            this.lastUsed = now;
+        }
+    }
+
+    private final SecureRandom random = new SecureRandom();
+    private final LongSupplier nanoClock;
+    private final Map<Long, Held> byId = new HashMap<>();
+    private long bytes;
+
+    HeldCursors() {
+        this(System::nanoTime);
+    }
+
+    /** @param nanoClock the clock idle time is measured on (a test's own) */
+    HeldCursors(LongSupplier nanoClock) {
+        this.nanoClock = nanoClock;
+    }
+
+    /**
+     * Holds the rest of an answer (after its first batch); returns the cursor id to answer with.
+     * Refused (9720013) when the proxy already holds as many cursors or bytes as it may.
+     */
+    synchronized long hold(String ns, BsonValue lsid, ArrayDeque<RawBsonDocument> rest) {
+        long now = nanoClock.getAsLong();
+        forgetIdle(now);
+        long size = 0;
+        for (RawBsonDocument d : rest) {
+            size += d.getByteBuffer().remaining();
+        }
+        if (byId.size() >= MAX_CURSORS || bytes + size > MAX_BYTES) {
+            throw new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, ns + ": the answer to a query the proxy evaluated "
+                    + "does not fit in one batch, and the proxy already holds " + byId.size() + " such cursors ("
+                    + (bytes / (1024 * 1024)) + " MiB; at most " + MAX_CURSORS + " and " + MAX_BYTES / (1024 * 1024)
+                    + " MiB); read or close the open cursors, or narrow the query, add a limit or a projection");
+        }
+        long id;
+        do {
+            id = random.nextLong() & Long.MAX_VALUE;
+        } while (id == 0 || byId.containsKey(id));
+        byId.put(id, new Held(ns, lsid, rest, size, now));
+        bytes += size;
+        return id;
+    }
+
+    /** True if this id is a cursor the proxy holds (idle ones forgotten first). */
+    synchronized boolean holds(long id) {
+        forgetIdle(nanoClock.getAsLong());
+        return byId.containsKey(id);
+    }
+
+    /**
+     * The next batch of a held cursor, for a getMore on {@code ns} in session {@code lsid}; null
+     * if no such cursor is held for them (unknown, idle too long, killed, or another session's).
+     */
+    synchronized Batch next(long id, String ns, BsonValue lsid, int batchSize, int batchBytes) {
+        long now = nanoClock.getAsLong();
+        forgetIdle(now);
+        Held h = byId.get(id);
+        if (h == null || !h.ns.equals(ns) || !Objects.equals(h.lsid, lsid)) {
+            return null;
+        }
+        h.lastUsed = now;
+        List<RawBsonDocument> batch = take(h.rest, batchSize, batchBytes);
+        long taken = 0;
+        for (RawBsonDocument d : batch) {
+            taken += d.getByteBuffer().remaining();
+        }
+        h.bytes -= taken;
+        bytes -= taken;
+        if (h.rest.isEmpty()) {
+            byId.remove(id);
+            return new Batch(batch, 0);
+        }
+        return new Batch(batch, id);
+    }
+
+    /** killCursors of a held cursor on {@code ns}: true if it was held (and is now forgotten). */
+    synchronized boolean kill(long id, String ns) {
+        Held h = byId.get(id);
+        if (h == null || !h.ns.equals(ns)) {
+            return false;
+        }
+        forget(id);
+        return true;
+    }
+
+    synchronized int count() {
+        return byId.size();
+    }
+
+    synchronized long bytes() {
+        return bytes;
+    }
+
+    /**
+     * Takes a batch off the front of {@code documents}: at most {@code batchSize} of them (0 or
+     * less: no limit) and, past the first, no more than {@code batchBytes} in all, as the server
+     * fills a batch.
+     */
+    static List<RawBsonDocument> take(ArrayDeque<RawBsonDocument> documents, int batchSize, int batchBytes) {
+        List<RawBsonDocument> batch = new ArrayList<>();
+        long size = 0;
+        while (!documents.isEmpty() && (batchSize <= 0 || batch.size() < batchSize)) {
+            int next = documents.peekFirst().getByteBuffer().remaining();
+            if (!batch.isEmpty() && size + next > batchBytes) {
+                break;
+            }
+            batch.add(documents.pollFirst());
+            size += next;
+        }
+        return batch;
+    }
+
+    private void forgetIdle(long now) {
+        long idle = IDLE.toNanos();
+        for (Iterator<Map.Entry<Long, Held>> it = byId.entrySet().iterator(); it.hasNext(); ) {
+            Held h = it.next().getValue();
+            if (now - h.lastUsed > idle) {
+                bytes -= h.bytes;
+                it.remove();
+            }
+        }
+    }
+
+    private void forget(long id) {
+        Held h = byId.remove(id);
+        if (h != null) {
+            bytes -= h.bytes;
+        }
+    }
+}

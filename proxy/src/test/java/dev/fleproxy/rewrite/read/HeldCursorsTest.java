@@ -1,0 +1,116 @@
+package dev.fleproxy.rewrite.read;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.bson.BsonBinary;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonString;
+import org.bson.RawBsonDocument;
+import org.bson.codecs.BsonDocumentCodec;
+import org.junit.jupiter.api.Test;
+
+/** The proxy's own cursors over answers it evaluated: batches, bounds, binding, idle time. */
+class HeldCursorsTest {
+    private static final String NS = "app.people";
+    private static final BsonDocument LSID = new BsonDocument("id", new BsonBinary(new byte[16]));
+    private final AtomicLong now = new AtomicLong();
+    private final HeldCursors held = new HeldCursors(now::get);
+
+    private static ArrayDeque<RawBsonDocument> documents(int n, int padding) {
+        ArrayDeque<RawBsonDocument> d = new ArrayDeque<>();
+        for (int i = 0; i < n; i++) {
+            d.add(new RawBsonDocument(new BsonDocument("i", new BsonInt32(i))
+                    .append("pad", new BsonString("x".repeat(padding))), new BsonDocumentCodec()));
+        }
+        return d;
+    }
+
+    @Test
+    void aHeldAnswerIsReadInBatchesInOrderAndThenClosed() {
+        long id = held.hold(NS, LSID, documents(5, 0));
+        assertTrue(id > 0);
+        HeldCursors.Batch b1 = held.next(id, NS, LSID, 2, Integer.MAX_VALUE);
+        assertEquals(List.of(0, 1), b1.documents().stream().map(d -> d.getInt32("i").getValue()).toList());
+        assertEquals(id, b1.cursorId());
+        HeldCursors.Batch b2 = held.next(id, NS, LSID, 0, Integer.MAX_VALUE); // 0: as many as fit
+        assertEquals(3, b2.documents().size());
+        assertEquals(0, b2.cursorId());
+        assertFalse(held.holds(id));
+        assertEquals(0, held.bytes());
+    }
+
+    @Test
+    void aBatchStopsAtItsBytesButHoldsOneDocumentAtLeast() {
+        ArrayDeque<RawBsonDocument> d = documents(3, 1000);
+        int one = d.peekFirst().getByteBuffer().remaining();
+        assertEquals(2, HeldCursors.take(d, 0, 2 * one + 1).size());
+        assertEquals(1, HeldCursors.take(d, 0, 10).size());
+    }
+
+    @Test
+    void anotherSessionOrCollectionDoesNotReadIt() {
+        long id = held.hold(NS, LSID, documents(3, 0));
+        BsonDocument other = new BsonDocument("id", new BsonBinary(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                13, 14, 15, 16}));
+        assertNull(held.next(id, NS, other, 1, Integer.MAX_VALUE));
+        assertNull(held.next(id, NS, null, 1, Integer.MAX_VALUE));
+        assertNull(held.next(id, "app.other", LSID, 1, Integer.MAX_VALUE));
+        assertFalse(held.kill(id, "app.other"));
+        assertEquals(1, held.next(id, NS, LSID, 1, Integer.MAX_VALUE).documents().size());
+    }
+
+    @Test
+    void killCursorsAndIdleTimeForgetIt() {
+        long killed = held.hold(NS, null, documents(3, 0));
+        long idle = held.hold(NS, null, documents(3, 0));
+        assertTrue(held.kill(killed, NS));
+        assertFalse(held.holds(killed));
+        now.addAndGet(HeldCursors.IDLE.toNanos() + 1);
+        assertNull(held.next(idle, NS, null, 1, Integer.MAX_VALUE));
+        assertEquals(0, held.count());
+        assertEquals(0, held.bytes());
+    }
+
+    @Test
+    void idsAreDistinctAndPositive() {
+        long a = held.hold(NS, null, documents(1, 0));
+        long b = held.hold(NS, null, documents(1, 0));
+        assertNotEquals(a, b);
+        assertTrue(a > 0 && b > 0);
+    }
+
+    @Test
+    void pastItsCursorCountTheProxyRefusesToHoldMore() {
+        for (int i = 0; i < HeldCursors.MAX_CURSORS; i++) {
+            held.hold(NS, null, documents(1, 0));
+        }
+        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, documents(1, 0)));
+        assertEquals(ProxyError.EVALUATED_RESULT_TOO_LARGE, r.error());
+        now.addAndGet(HeldCursors.IDLE.toNanos() + 1); // the idle ones make room again
+        assertTrue(held.hold(NS, null, documents(1, 0)) > 0);
+    }
+
+    @Test
+    void pastItsBytesTheProxyRefusesToHoldMore() {
+        int docs = (int) (HeldCursors.MAX_BYTES / (1024 * 1024 + 30)) + 1;
+        ArrayDeque<RawBsonDocument> big = new ArrayDeque<>();
+        RawBsonDocument mib = documents(1, 1024 * 1024).peekFirst();
+        for (int i = 0; i < docs; i++) {
+            big.add(mib); // the same bytes, counted as many times as they are held
+        }
+        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, big));
+        assertTrue(r.getMessage().contains("256 MiB"), r.getMessage());
+        assertEquals(0, held.count());
+    }
+}
