@@ -92,7 +92,8 @@ test-rewrap-20k: build venv
 test-differential: build venv
 	FLE_DIFF_EXAMPLES=10000 $(VENV)/bin/python -m pytest -q -x proxy/tests/test_differential_queries.py
 
-## bench-evaluated: proxy CPU per candidate of queries the proxy evaluates, 100/1,000/10,000 candidates (~2 min)
+## bench-evaluated: proxy CPU per candidate of queries the proxy evaluates, 100/1,000/10,000 candidates (~1 min;
+## make bench-overhead appends the same section to its report)
 bench-evaluated: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_evaluated_cost.py
 

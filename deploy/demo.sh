@@ -114,6 +114,7 @@ collections:                  # every field but _id encrypted, one collection pe
   bench.lea:  { key: $(key LEA-256), fields: "*" }                        # LEA_GCM
   bench.seed: { key: $(key SEED-128), fields: "*" }                       # SEED_CBC_HMAC
   bench.tdes: { key: 93a7f87f-458c-31be-ad16-d5dfa2fc1bae, fields: "*" }   # 3DES, TDES_CBC_HMAC
+  bench.evaluated: { key: 89d6d529-a2fe-31dd-ae60-3cb35458dcc0, fields: { x: {} } }  # queries the proxy evaluates
 YAML
 java -jar "$JAR" proxy --config "$RUN/proxy.yaml" >"$RUN/proxy.log" 2>&1 &
 PROXY_PID=$!
@@ -241,6 +242,7 @@ if [ "$JOB" = overhead ]; then
     echo "demo: $transport: relay on 127.0.0.1:$relay_port (pid $relay_pid), proxy on 127.0.0.1:$port (pid $proxy_pid)"
     uri="mongodb://127.0.0.1:$port"
     common="pid=$proxy_pid,transport=$transport"
+    if [ "$transport" = epoll ]; then epoll_uri=$uri epoll_pid=$proxy_pid; fi
     read_probe="" both_probe=""
     if [ "$transport" = epoll ] && [ "$everything" = 1 ]; then read_probe=",alloc=read" both_probe=",alloc=both"; fi
     targets+=(--target "kind=relay,uri=mongodb://127.0.0.1:$relay_port,pid=$relay_pid,transport=$transport$read_probe"
@@ -282,6 +284,11 @@ if [ "$JOB" = overhead ]; then
     --crypto-results results/crypto/results.csv ${tls_args[@]+"${tls_args[@]}"} \
     --note "Embedded backend (mongo-java-server, in memory), KMS, a relay and a proxy per transport (one policy) and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-overhead\`)." \
     ${tls_note[@]+"${tls_note[@]}"}
+  if [ -n "${epoll_pid:-}" ]; then
+    echo "demo: what a query the proxy evaluates costs, per candidate (proxy on epoll)"
+    "$PYTHON" -m deploy.bench.evaluated_cost --uri "$epoll_uri" --pid "$epoll_pid" --collection bench.evaluated \
+      --append "$OUT/overhead.md" --rounds "${DEMO_EVALUATED_ROUNDS:-5}"
+  fi
   echo "demo: wrote $OUT/overhead.md and $OUT/overhead.csv"
   exit 0
 fi

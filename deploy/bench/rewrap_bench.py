@@ -32,8 +32,8 @@ import threading
 import time
 
 from . import markdown, stats
+from .procstat import cpu_seconds
 
-TICK = os.sysconf("SC_CLK_TCK")
 # + _N per repeat: moved alone, moved under load, the application's (the load's) collection
 ALONE, LIVE, APP = "rewrap_alone", "rewrap_live", "rewrap_app"
 
@@ -59,13 +59,6 @@ def parse_args(argv):
     p.add_argument("--out", required=True)
     p.add_argument("--command", default="make bench-rewrap")
     return p.parse_args(argv)
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (fields 14 and 15 of /proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 class Policy:

@@ -9,7 +9,9 @@ import dev.fleproxy.rewrite.evaluate.PipelineEvaluator;
 import dev.fleproxy.rewrite.paths.ReadShape;
 import dev.fleproxy.wire.Frame;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -65,6 +67,11 @@ final class EvaluatedQuery {
     /** getMore's part of the request: $db, collection, and the session fields (lsid, txnNumber, autocommit). */
     private final BsonDocument getMoreTemplate;
     private final List<BsonDocument> candidates = new ArrayList<>();
+    /**
+     * The bytes each candidate was read as, by its decoded document, when the answer returns
+     * candidates as they are (a find without projection): answered without encoding them again.
+     */
+    private final Map<BsonDocument, RawBsonDocument> asRead = new IdentityHashMap<>();
     /** The read of the next batch under way, and its reply once it came (owned until read). */
     CompletionStage<Frame> call;
     Frame batch;
@@ -88,7 +95,11 @@ final class EvaluatedQuery {
         bytes += size;
         for (BsonValue d : documents) {
             // decoded once: a raw document decodes again on every get, and each is read many times
-            candidates.add(d instanceof RawBsonDocument raw ? raw.decode(CODEC) : d.asDocument());
+            BsonDocument decoded = d instanceof RawBsonDocument raw ? raw.decode(CODEC) : d.asDocument();
+            candidates.add(decoded);
+            if (d instanceof RawBsonDocument raw && answersAsRead()) {
+                asRead.put(decoded, raw);
+            }
         }
         return candidates.size() <= budget && bytes <= MAX_CANDIDATE_BYTES;
     }
@@ -133,9 +144,16 @@ final class EvaluatedQuery {
         List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
         List<BsonDocument> projected = new ArrayList<>(window.size());
         for (BsonDocument d : window) {
-            projected.add(steps.projection() == null ? d : steps.projection().apply(d));
+            BsonDocument read = asRead.get(d);
+            projected.add(steps.projection() != null ? steps.projection().apply(d) : read != null ? read : d);
         }
         return projected;
+    }
+
+    /** True if the answer is candidates as they were read: a find without projection. */
+    private boolean answersAsRead() {
+        return steps.projection() == null && !steps.answer().count() && steps.answer().distinct() == null
+                && steps.answer().pipeline() == null;
     }
 
     /** The answer of a count or a distinct, as the server would have given it on plaintext. */

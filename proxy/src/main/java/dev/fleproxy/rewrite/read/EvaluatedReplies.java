@@ -115,7 +115,7 @@ final class EvaluatedReplies {
                                             HeldCursors held) {
         ArrayDeque<RawBsonDocument> encoded = new ArrayDeque<>(documents.size());
         for (BsonDocument d : documents) {
-            encoded.add(new RawBsonDocument(d, CODEC));
+            encoded.add(d instanceof RawBsonDocument raw ? raw : new RawBsonDocument(d, CODEC));
         }
         int size = q.firstBatch.size();
         List<RawBsonDocument> first = size == 0 ? List.of() : HeldCursors.take(encoded, size, BATCH_BYTES);

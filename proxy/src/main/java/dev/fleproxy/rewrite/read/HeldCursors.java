@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongSupplier;
 import org.bson.BsonValue;
+import org.bson.ByteBuf;
 import org.bson.RawBsonDocument;
 
 /**
@@ -70,13 +71,23 @@ final class HeldCursors {
      * Holds the rest of an answer (after its first batch); returns the cursor id to answer with.
      * Refused (9720013) when the proxy already holds as many cursors or bytes as it may.
      */
-    synchronized long hold(String ns, BsonValue lsid, ArrayDeque<RawBsonDocument> rest) {
-        long now = nanoClock.getAsLong();
-        forgetIdle(now);
+    long hold(String ns, BsonValue lsid, ArrayDeque<RawBsonDocument> rest) {
+        // each document in bytes of its own: one read as a slice of a larger reply would keep all of it
+        ArrayDeque<RawBsonDocument> own = new ArrayDeque<>(rest.size());
         long size = 0;
         for (RawBsonDocument d : rest) {
-            size += d.getByteBuffer().remaining();
+            ByteBuf b = d.getByteBuffer();
+            byte[] bytes = new byte[b.remaining()];
+            b.get(bytes);
+            own.add(new RawBsonDocument(bytes));
+            size += bytes.length;
         }
+        return holdOwn(ns, lsid, own, size);
+    }
+
+    private synchronized long holdOwn(String ns, BsonValue lsid, ArrayDeque<RawBsonDocument> rest, long size) {
+        long now = nanoClock.getAsLong();
+        forgetIdle(now);
         if (byId.size() >= MAX_CURSORS || bytes + size > MAX_BYTES) {
             throw new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, ns + ": the answer to a query the proxy evaluated "
                     + "does not fit in one batch, and the proxy already holds " + byId.size() + " such cursors ("
