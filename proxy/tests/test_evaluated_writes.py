@@ -116,7 +116,7 @@ def test_an_increment_of_a_string_fails_as_the_server_fails_it(twins):
 
 
 @pytest.mark.parametrize("call", [
-    lambda c: c.update_one({"x": {"$gt": 100}}, {"$set": {"a": 1}}, upsert=True),
+    lambda c: c.update_one({"x": {"$gt": 100}, "a": 1, "a.b": 2}, {"$set": {"c": 1}}, upsert=True),
     lambda c: c.update_many({"x": {"$gt": 1}}, {"$set": {"a": 1}}, array_filters=[{"e.k": 1}]),
 ])
 def test_what_the_proxy_cannot_carry_out_exactly_is_refused_untouched(twins, call):
@@ -126,6 +126,35 @@ def test_what_the_proxy_cannot_carry_out_exactly_is_refused_untouched(twins, cal
         call(via)
     assert e.value.code in (9720010, 9720011), e.value.details
     assert docs(via) == before
+
+
+@pytest.mark.parametrize("op,flt,update", [
+    ("update_one", {"_id": 50, "x": {"$gt": 100}}, {"$set": {"a": 1}}),  # matches none: inserted
+    ("update_one", {"_id": 3, "x": {"$gt": 1}}, {"$set": {"a": 1}}),  # matches: updated, not inserted
+    ("update_one", {"_id": 51, "tag": SECRET + "-new", "x": {"$lt": 0}}, {"$inc": {"x": 5}}),
+    ("update_many", {"_id": 52, "d": 3, "n": {"$in": [7, 8]}, "x": {"$gt": 1000}}, {"$set": {"y": 1}, "$inc": {"n": 1}}),
+    ("update_one", {"$and": [{"_id": 53}, {"x": 5}], "tag": {"$regex": "^zz"}}, {"$inc": {"x": 1}, "$setOnInsert": {"new": True}}),
+    ("update_one", {"_id": 54, "x": {"$gt": 100}}, {"$max": {"x": 7}}),
+    ("replace_one", {"_id": 55, "x": {"$gt": 100}}, {"r": 1}),
+])
+def test_upserts_insert_what_the_server_inserts_on_plaintext(twins, relay, op, flt, update):
+    via, plain = twins
+    relay.clear()
+    got, want = getattr(via, op)(flt, update, upsert=True), getattr(plain, op)(flt, update, upsert=True)
+    assert (got.matched_count, got.modified_count, got.upserted_id) == \
+        (want.matched_count, want.modified_count, want.upserted_id)
+    assert docs(via) == docs(plain)
+    assert SECRET.encode() not in relay.captured()  # the new document's encrypted fields went sealed
+
+
+def test_an_upsert_of_an_existing_id_fails_as_the_server_fails_it(twins):
+    via, plain = twins
+    with pytest.raises(WriteError) as got:
+        via.update_one({"_id": 3, "x": {"$gt": 100}}, {"$set": {"a": 1}}, upsert=True)
+    with pytest.raises(WriteError) as want:
+        plain.update_one({"_id": 3, "x": {"$gt": 100}}, {"$set": {"a": 1}}, upsert=True)
+    assert got.value.code == want.value.code == 11000
+    assert docs(via) == docs(plain)
 
 
 @pytest.mark.parametrize("flt,sort,update,after,projection", [
@@ -142,6 +171,23 @@ def test_find_one_and_update_answers_and_writes_as_the_server_does(twins, flt, s
               return_document=ReturnDocument.AFTER if after else ReturnDocument.BEFORE)
     assert via.find_one_and_update(flt, update, **kw) == plain.find_one_and_update(flt, update, **kw)
     assert docs(via) == docs(plain)
+
+
+@pytest.mark.parametrize("flt,update,after,projection", [
+    ({"_id": 60, "x": {"$gt": 100}, "tag": SECRET + "-f"}, {"$inc": {"x": 2}}, True, None),
+    ({"_id": 61, "x": {"$gt": 100}}, {"$set": {"a": 1}}, False, None),
+    ({"_id": 62, "x": 9, "n": {"$lt": 0}}, {"$mul": {"x": 3}}, True, {"x": 1}),
+    ({"_id": 2, "x": {"$lt": 5}}, {"$set": {"a": 1}}, True, None),  # matches: an update, not an insert
+])
+def test_find_one_and_update_upserts_as_the_server_does(twins, relay, flt, update, after, projection):
+    from pymongo import ReturnDocument
+    via, plain = twins
+    relay.clear()
+    kw = dict(projection=projection, upsert=True,
+              return_document=ReturnDocument.AFTER if after else ReturnDocument.BEFORE)
+    assert via.find_one_and_update(flt, update, **kw) == plain.find_one_and_update(flt, update, **kw)
+    assert docs(via) == docs(plain)
+    assert SECRET.encode() not in relay.captured()
 
 
 @pytest.mark.parametrize("flt,sort", [({"x": {"$lt": 6}}, [("x", -1)]), ({"tag": {"$regex": "^t"}}, None)])

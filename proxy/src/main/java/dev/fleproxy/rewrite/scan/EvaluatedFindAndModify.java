@@ -49,6 +49,8 @@ final class EvaluatedFindAndModify implements WriteInSteps {
     private Candidates.Candidate chosen;
     private int conflicts;
     private BsonDocument answer;
+    /** Nothing matched and the command upserts: the write under way inserts. */
+    private boolean upserting;
 
     EvaluatedFindAndModify(CollectionContext ctx, WriteStatement statement, DocumentSort sort, DocumentProjection fields,
                            boolean remove, boolean returnNew, BsonDocument readCommon, BsonDocument writeCommon,
@@ -75,7 +77,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             try {
                 OpMsgView view = OpMsgView.of(reply);
                 ReplyDecryptor decryptor = new ReplyDecryptor(keys, ctx.paths.readShape(), ctx.paths.readShape().root, false);
-                if (chosen == null) {
+                if (chosen == null && !upserting) {
                     Candidates found = Candidates.read(view, decryptor, keys, ctx.policy.maxScanDocuments());
                     if (keys.hasPending()) {
                         return RequestDecision.await(keys.fetchPending(), kmsWait); // the call is kept, read again
@@ -90,7 +92,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
                     }
                     chosen = choose(found.documents());
                     if (chosen == null) {
-                        return answer(result(false, BsonNull.VALUE));
+                        return statement.upsert() != null ? upsert(request) : answer(result(false, BsonNull.VALUE));
                     }
                 } else {
                     RequestDecision next = written(view, decryptor, keys, kmsWait);
@@ -107,11 +109,38 @@ final class EvaluatedFindAndModify implements WriteInSteps {
         if (answer != null) {
             return answer(answer);
         }
-        if (chosen == null) {
+        if (chosen == null && !upserting) {
             call = request.calls().command(Candidates.find(ctx, statement.split().server(), List.of(), readCommon));
             return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
         }
         return write(request);
+    }
+
+    /**
+     * Nothing matched an upsert: the server is sent a findAndModify upsert of the query's
+     * equalities under a condition no document meets ({@link UpsertSeed}), the update computed on them.
+     */
+    private RequestDecision upsert(Request request) {
+        BsonDocument stored = encryption.update(new BsonDocument("$set", statement.upsert())).getDocument("$set");
+        BsonDocument plainUpdate;
+        try {
+            plainUpdate = statement.updateFor(UpsertSeed.document(statement.upsert()));
+        } catch (UpdateArithmetic.Failure f) {
+            return answer(failure(f));
+        }
+        BsonDocument u = plainUpdate.isEmpty() ? new BsonDocument("$setOnInsert", stored) : encryption.update(plainUpdate);
+        BsonDocument cmd = new BsonDocument("findAndModify", new BsonString(ctx.policy.collection()))
+                .append("query", UpsertSeed.serverFilter(stored)).append("update", u).append("upsert", BsonBoolean.TRUE)
+                .append("new", BsonBoolean.valueOf(returnNew));
+        cmd.putAll(writeCommon);
+        upserting = true;
+        call = request.calls().command(cmd);
+        return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
+    }
+
+    private static BsonDocument failure(UpdateArithmetic.Failure f) {
+        return new BsonDocument("ok", new BsonInt32(0)).append("errmsg", new BsonString(f.getMessage()))
+                .append("code", new BsonInt32(f.code)).append("codeName", new BsonString(f.codeName));
     }
 
     /** The first matching candidate, by the sort when there is one (ties keep the server's order). */
@@ -143,8 +172,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             try {
                 plainUpdate = statement.updateFor(chosen.plain());
             } catch (UpdateArithmetic.Failure f) {
-                return answer(new BsonDocument("ok", new BsonInt32(0)).append("errmsg", new BsonString(f.getMessage()))
-                        .append("code", new BsonInt32(f.code)).append("codeName", new BsonString(f.codeName)));
+                return answer(failure(f));
             }
             if (plainUpdate.isEmpty()) { // nothing changes: the document as read is both images
                 return answer(result(true, project(chosen.plain())));
@@ -179,6 +207,12 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             }
         }
         BsonValue value = out.get("value");
+        if (upserting) { // inserted: the server's lastErrorObject (upserted: the new _id), the new document if asked
+            answer = new BsonDocument("lastErrorObject", out.getDocument("lastErrorObject", new BsonDocument()))
+                    .append("value", value == null || value.isNull() ? BsonNull.VALUE : project(document(value)))
+                    .append("ok", new BsonInt32(1));
+            return null;
+        }
         if (value == null || value.isNull()) {
             chosen = null; // changed since it was read: read again
             if (++conflicts > EvaluatedWrite.MAX_CONFLICTS) {
@@ -187,9 +221,12 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             }
             return null;
         }
-        BsonDocument doc = value instanceof RawBsonDocument raw ? raw.decode(CODEC) : value.asDocument();
-        answer = result(!remove, project(doc));
+        answer = result(!remove, project(document(value)));
         return null;
+    }
+
+    private static BsonDocument document(BsonValue value) {
+        return value instanceof RawBsonDocument raw ? raw.decode(CODEC) : value.asDocument();
     }
 
     private BsonValue project(BsonDocument doc) {

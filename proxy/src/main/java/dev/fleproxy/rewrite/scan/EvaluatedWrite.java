@@ -35,7 +35,8 @@ final class EvaluatedWrite implements WriteInSteps {
     static final int MAX_CONFLICTS = 100;
     static final Duration CALL_WAIT = Duration.ofMinutes(2);
 
-    private enum Step { READ, WRITE }
+    /** Read the candidates, write the matches one by one, or (an upsert that matched none) insert. */
+    private enum Step { READ, WRITE, UPSERT }
 
     private final boolean update;
     private final CollectionContext ctx;
@@ -55,6 +56,7 @@ final class EvaluatedWrite implements WriteInSteps {
     private long n;
     private long nModified;
     private final BsonArray writeErrors = new BsonArray();
+    private final BsonArray upserted = new BsonArray();
 
     EvaluatedWrite(boolean update, CollectionContext ctx, List<WriteStatement> statements, BsonDocument readCommon,
                    BsonDocument writeCommon, boolean ordered, WriteEncryption encryption) {
@@ -114,6 +116,15 @@ final class EvaluatedWrite implements WriteInSteps {
             } else {
                 nextStatement();
             }
+            return null;
+        }
+        if (step == Step.UPSERT) {
+            n += body.getNumber("n").intValue();
+            if (body.isArray("upserted") && !body.getArray("upserted").isEmpty()) {
+                upserted.add(new BsonDocument("index", new BsonInt32(index))
+                        .append("_id", body.getArray("upserted").get(0).asDocument().get("_id")));
+            }
+            nextStatement();
             return null;
         }
         if (body.getNumber("n").intValue() == 1) {
@@ -180,19 +191,55 @@ final class EvaluatedWrite implements WriteInSteps {
                     }
                     call = request.calls().command(command);
                 } catch (UpdateArithmetic.Failure f) {
-                    writeErrors.add(new BsonDocument("index", new BsonInt32(index)).append("code", new BsonInt32(f.code))
-                            .append("codeName", new BsonString(f.codeName)).append("errmsg", new BsonString(f.getMessage())));
-                    if (ordered) {
+                    if (failed(f)) {
                         break;
                     }
-                    nextStatement();
                     continue;
                 }
+                return RequestDecision.awaitUpstream(call, CALL_WAIT);
+            }
+            if (st.upsert() != null && written.isEmpty()) {
+                try {
+                    call = request.calls().command(upsertOne(st));
+                } catch (UpdateArithmetic.Failure f) {
+                    if (failed(f)) {
+                        break;
+                    }
+                    continue;
+                }
+                step = Step.UPSERT;
                 return RequestDecision.awaitUpstream(call, CALL_WAIT);
             }
             nextStatement();
         }
         return answer(request, result());
+    }
+
+    /** A statement's arithmetic failed as the server's would (code 14): its write error; true if the command stops. */
+    private boolean failed(UpdateArithmetic.Failure f) {
+        writeErrors.add(new BsonDocument("index", new BsonInt32(index)).append("code", new BsonInt32(f.code))
+                .append("codeName", new BsonString(f.codeName)).append("errmsg", new BsonString(f.getMessage())));
+        if (ordered) {
+            return true;
+        }
+        nextStatement();
+        return false;
+    }
+
+    /**
+     * An upsert that matched nothing: sent to the server as an upsert of its filter's equalities
+     * (values as stored) under a condition no document meets, with the update computed on them.
+     */
+    private BsonDocument upsertOne(WriteStatement st) {
+        BsonDocument stored = encryption.update(new BsonDocument("$set", st.upsert())).getDocument("$set");
+        BsonDocument plainUpdate = st.updateFor(UpsertSeed.document(st.upsert()));
+        // nothing to change in the new document (a $max equal to its seed): it is the seed alone
+        BsonDocument u = plainUpdate.isEmpty() ? new BsonDocument("$setOnInsert", stored) : encryption.update(plainUpdate);
+        BsonDocument cmd = new BsonDocument("update", new BsonString(ctx.policy.collection()))
+                .append("updates", new BsonArray(List.of(new BsonDocument("q", UpsertSeed.serverFilter(stored))
+                        .append("u", u).append("upsert", org.bson.BsonBoolean.TRUE))));
+        cmd.putAll(writeCommon);
+        return cmd;
     }
 
     private void nextStatement() {
@@ -227,6 +274,9 @@ final class EvaluatedWrite implements WriteInSteps {
         BsonDocument out = new BsonDocument("n", new BsonInt32((int) n));
         if (update) {
             out.append("nModified", new BsonInt32((int) nModified));
+        }
+        if (!upserted.isEmpty()) {
+            out.append("upserted", upserted);
         }
         if (!writeErrors.isEmpty()) {
             out.append("writeErrors", writeErrors);

@@ -27,15 +27,16 @@ import org.bson.BsonValue;
  * computes on an encrypted field ($inc, $mul, $min, $max): carried out by the proxy as reads and
  * compare-and-swap writes on the client's own connection ({@link EvaluatedWrite};
  * docs/query-model.md, "Writes evaluated by the proxy"). What it cannot carry out exactly as the
- * server would is refused as before: upserts, arrayFilters, a statement's sort, a collation, let,
- * and writes inside a transaction.
+ * server would is refused as before: arrayFilters, a statement's sort, a collation, let, and
+ * writes inside a transaction. An upsert that matches nothing is sent to the server as an upsert
+ * built from its filter's equalities ({@link UpsertSeed}).
  */
 public final class EvaluatedWrites {
     /** Fields of the client's command that every read the proxy sends for it carries. */
     private static final Set<String> READ_FIELDS = Set.of("$db", "lsid", "$clusterTime", "$readPreference");
     /** …and the writes it sends, in addition. (txnNumber is not: each write it sends is a new one.) */
     private static final Set<String> WRITE_FIELDS = Set.of("writeConcern", "bypassDocumentValidation", "comment");
-    /** Statement fields the proxy carries out; any other (upsert: true, arrayFilters, sort, collation, hint) is refused. */
+    /** Statement fields the proxy carries out; any other (arrayFilters, sort, collation, hint) is refused. */
     private static final Set<String> UPDATE_FIELDS = Set.of("q", "u", "multi", "upsert");
     private static final Set<String> DELETE_FIELDS = Set.of("q", "limit");
 
@@ -136,8 +137,8 @@ public final class EvaluatedWrites {
 
     static WriteStatement statement(BsonDocument st, boolean update, CollectionContext ctx, Refusal serverCannot) {
         for (String field : st.keySet()) {
-            boolean upsertFalse = field.equals("upsert") && st.get("upsert").isBoolean() && !st.getBoolean("upsert").getValue();
-            if (!(update ? UPDATE_FIELDS : DELETE_FIELDS).contains(field) || field.equals("upsert") && !upsertFalse) {
+            if (!(update ? UPDATE_FIELDS : DELETE_FIELDS).contains(field)
+                    || field.equals("upsert") && !st.get("upsert").isBoolean()) {
                 throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy carries out such a "
                         + "write itself, but not with '" + field + "' in a statement");
             }
@@ -162,7 +163,9 @@ public final class EvaluatedWrites {
         if (u == null || !u.isDocument()) {
             throw serverCannot; // a pipeline update: the server path's refusal stands
         }
-        return new WriteStatement(split, multi, u.asDocument(), WriteStatement.computed(u, ctx));
+        boolean upsert = st.containsKey("upsert") && st.getBoolean("upsert").getValue();
+        return new WriteStatement(split, multi, u.asDocument(), WriteStatement.computed(u, ctx),
+                upsert ? UpsertSeed.equalities(q.asDocument(), ctx.ns()) : null);
     }
 
     /**
@@ -177,7 +180,11 @@ public final class EvaluatedWrites {
         }
         if (st.update() != null) {
             try {
-                encrypted(st.updateFor(new BsonDocument()), ctx, spec, body);
+                BsonDocument seed = st.upsert() == null ? new BsonDocument() : UpsertSeed.document(st.upsert());
+                encrypted(st.updateFor(seed), ctx, spec, body);
+                if (st.upsert() != null) {
+                    encrypted(new BsonDocument("$set", st.upsert()), ctx, spec, body); // its equalities, as stored
+                }
             } catch (dev.fleproxy.rewrite.evaluate.UpdateArithmetic.Failure perDocument) {
                 // a type the server would refuse per document (a non-numeric $inc): answered as it would
             }

@@ -7,13 +7,14 @@ import dev.fleproxy.rewrite.evaluate.DocumentSort;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import java.util.Set;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
 /**
  * A findAndModify made into a statement the proxy carries out ({@link EvaluatedFindAndModify}):
  * its query, sort and fields read on plaintext; what it cannot carry out exactly as the server
- * would (upsert, arrayFilters, a collation, hint, let, a pipeline update) refused as the server
+ * would (arrayFilters, a collation, hint, let, a pipeline update) refused as the server
  * path refused it.
  */
 final class FindAndModifyPlan {
@@ -31,13 +32,15 @@ final class FindAndModifyPlan {
                 throw cannot(serverCannot, "'" + refused + "'");
             }
         }
-        if (isTrue(body.get("upsert"))) {
-            throw cannot(serverCannot, "upsert");
-        }
         boolean remove = isTrue(body.get("remove"));
+        boolean upsert = isTrue(body.get("upsert"));
+        if (remove && upsert) {
+            throw Refusal.command(ctx.ns(), "a findAndModify with both remove and upsert");
+        }
         BsonDocument statement = new BsonDocument("q", body.get("query", new BsonDocument()));
         if (!remove) {
             statement.put("u", body.get("update", new BsonDocument()));
+            statement.put("upsert", BsonBoolean.valueOf(upsert));
         }
         WriteStatement st = EvaluatedWrites.statement(statement, !remove, ctx, serverCannot);
         DocumentSort sort;
@@ -55,7 +58,11 @@ final class FindAndModifyPlan {
         }
         if (!remove) {
             try {
-                encryption.update(st.updateFor(new BsonDocument())); // the update's other operators, as the server path checks them
+                // the update's other operators, as the server path checks them; an upsert's equalities as stored
+                encryption.update(st.updateFor(st.upsert() == null ? new BsonDocument() : UpsertSeed.document(st.upsert())));
+                if (st.upsert() != null) {
+                    encryption.update(new BsonDocument("$set", st.upsert()));
+                }
             } catch (dev.fleproxy.rewrite.evaluate.UpdateArithmetic.Failure perDocument) {
                 // a type the server refuses per document: answered as it would
             }

@@ -20,8 +20,14 @@ import org.bson.BsonValue;
  * @param multi    every matching document (update's multi, delete's limit 0), or the first only
  * @param update   the update as the client wrote it (null for a delete)
  * @param computed the arithmetic on encrypted paths: operator → (path → argument)
+ * @param upsert   the equalities of its filter when it upserts ({@link UpsertSeed}), else null
  */
-record WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map<String, BsonDocument> computed) {
+record WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map<String, BsonDocument> computed,
+                      BsonDocument upsert) {
+
+    WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map<String, BsonDocument> computed) {
+        this(split, multi, update, computed, null);
+    }
 
     /** The update to send for one document: the computed operators become a $set of their results. */
     BsonDocument updateFor(BsonDocument plain) {
