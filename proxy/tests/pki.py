@@ -30,7 +30,7 @@ class Pki:
         self.ca_file = self.dir / f"{name.replace(' ', '-')}.pem"
         self.ca_file.write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
 
-    def issue(self, file: str, cn: str, names=(), client=False, expired=False):
+    def issue(self, file: str, cn: str, names=(), client=False, expired=False, uris=()):
         """Writes FILE.pem, FILE.key and FILE.both.pem (certificate + key, as pymongo and mongosh take them)."""
         key = ec.generate_private_key(ec.SECP256R1())
         start, end = ((NOW - datetime.timedelta(days=10), NOW - datetime.timedelta(days=3)) if expired
@@ -41,8 +41,8 @@ class Pki:
              .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
              .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH if client
                                                    else ExtendedKeyUsageOID.SERVER_AUTH]), critical=False))
-        if names:
-            alt = []
+        if names or uris:
+            alt = [x509.UniformResourceIdentifier(u) for u in uris]
             for n in names:
                 try:
                     alt.append(x509.IPAddress(ipaddress.ip_address(n)))

@@ -149,6 +149,30 @@ public final class ConfigSchema {
                     + "evaluate (a range or sort on an encrypted field); past it the request is refused (9720012)");
     public static final Setting FIELD_DETERMINISTIC = optional("collections.*.fields.*.deterministic", "boolean", "false",
             "equal values encrypt equally, so equality queries work (and equality shows)");
+    public static final Setting FIELD_REVEAL = optional("collections.*.fields.*.reveal", "list of identities", "",
+            "who sees the plaintext; everyone else gets mask (absent: everyone sees it)");
+    public static final Setting FIELD_MASK = optional("collections.*.fields.*.mask", "redact|partial|pseudonym|deny",
+            "deny", "what identities not in reveal get: null, the last keep characters, a keyed HMAC, or a refusal (9720040)");
+    public static final Setting FIELD_KEEP = integer("collections.*.fields.*.keep", 4, 0, 64,
+            "partial: how many trailing characters stay");
+    public static final Setting FIELD_DENY = optional("collections.*.fields.*.deny", "list of identities", "",
+            "identities refused (9720040) where the others not in reveal get mask");
+    public static final Setting FIELD_QUERY = optional("collections.*.fields.*.query", "list of identities", "",
+            "who may use it in filters, sorts and stages the proxy evaluates (absent: reveal's list, or everyone)");
+    public static final Setting FIELD_WRITE = optional("collections.*.fields.*.write", "list of identities", "",
+            "who may insert or update it (absent: everyone)");
+
+    public static final Setting IDENTITIES = optional("identities", "mapping", "",
+            "name -> what a connection must have verified to be it (all attributes given); the first that "
+                    + "matches, else anonymous; reloaded");
+    public static final Setting IDENTITY_SUBJECT = optional("identities.*.subject", "distinguished name", "",
+            "the client certificate's subject (tls.clientAuth optional or required)");
+    public static final Setting IDENTITY_DNS = optional("identities.*.dns", "string", "",
+            "a DNS name among the client certificate's subject alternative names");
+    public static final Setting IDENTITY_URI = optional("identities.*.uri", "string", "",
+            "a URI among the client certificate's subject alternative names (a SPIFFE id)");
+    public static final Setting IDENTITY_USER = optional("identities.*.user", "name@db", "",
+            "the MongoDB user the server confirmed a SCRAM conversation for on this connection");
 
     /** Every setting, in the order of the file's documentation. */
     public static List<Setting> all() {
@@ -177,7 +201,7 @@ public final class ConfigSchema {
             lines.add(indent + "    " + tail + s.doc());
         }
         lines.add("");
-        lines.add("SIGHUP, or any change to the file, reloads collections: and envelopeSubtype:");
+        lines.add("SIGHUP, or any change to the file, reloads collections:, identities: and envelopeSubtype:");
         lines.add("without dropping connections; a bad file keeps the previous policy and logs why.");
         return lines.toArray(new String[0]);
     }

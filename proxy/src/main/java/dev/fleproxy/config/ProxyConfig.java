@@ -127,7 +127,7 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
             throw new ConfigException(m.where("transport") + " must be one of auto, epoll, io_uring, nio, not " + transport);
         }
         KmipConfig kmip = m.has("kmip") ? KmipConfig.parse(m.child("kmip")) : null;
-        PolicySection policy = new PolicySection(m.raw("collections"), m.raw("envelopeSubtype"), source);
+        PolicySection policy = new PolicySection(m.raw("collections"), m.raw("envelopeSubtype"), m.raw("identities"), source);
         if (policy.present() && kmip == null) {
             throw new ConfigException(source + ": collections: needs a kmip: section (the keys come from the KMS)");
         }

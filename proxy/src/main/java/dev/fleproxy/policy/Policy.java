@@ -10,9 +10,34 @@ public final class Policy {
     public static final Policy EMPTY = new Policy(Map.of());
 
     private final Map<String, CollectionPolicy> byNamespace;
+    private final Identities identities;
+    /** True if some field has reveal, query or write rules: without any, no request needs its identity. */
+    private final boolean accessRules;
 
     public Policy(Map<String, CollectionPolicy> byNamespace) {
+        this(byNamespace, Identities.NONE);
+    }
+
+    public Policy(Map<String, CollectionPolicy> byNamespace, Identities identities) {
         this.byNamespace = Map.copyOf(byNamespace);
+        this.identities = identities;
+        this.accessRules = byNamespace.values().stream()
+                .anyMatch(c -> c.fields().values().stream().anyMatch(r -> !r.access().open()));
+    }
+
+    /** True if some field has reveal, query or write rules. */
+    public boolean hasAccessRules() {
+        return accessRules;
+    }
+
+    /** The same collections with these identities. */
+    public Policy withIdentities(Identities named) {
+        return new Policy(byNamespace, named);
+    }
+
+    /** The named identities field rules refer to. */
+    public Identities identities() {
+        return identities;
     }
 
     /** The collection's policy, or null if it is not encrypted. */

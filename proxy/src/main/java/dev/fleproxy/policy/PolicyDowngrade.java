@@ -17,7 +17,8 @@ import java.util.function.Predicate;
  * listed path); {@code fields: "*"} narrowed to a list; a key dropped from key ∪ previousKeys (its
  * envelopes could no longer be opened); plaintextReads going from deny to allow. A field changing
  * between deterministic and randomized counts too: its stored envelopes are of the old variant, so
- * equality queries, rewritten for the new one, would stop matching them.
+ * equality queries, rewritten for the new one, would stop matching them. So does access granted
+ * more widely ({@link AccessDowngrade}).
  *
  * <p>Not lowering, applied: new collections, fields, previous keys; a field list widened to
  * {@code "*"} (unless a deterministic field thereby becomes randomized); a new key with the old
@@ -55,7 +56,7 @@ public final class PolicyDowngrade {
                 lowered.add("collection " + ns);
                 continue;
             }
-            fields(cur, nxt, lowered);
+            fields(cur, nxt, current.identities(), next.identities(), lowered);
             Set<UUID> opening = nxt.openingKeys();
             for (UUID id : cur.openingKeys()) {
                 if (!opening.contains(id) && !unopenable.test(id)) {
@@ -69,7 +70,8 @@ public final class PolicyDowngrade {
         return lowered;
     }
 
-    private static void fields(CollectionPolicy cur, CollectionPolicy nxt, List<String> lowered) {
+    private static void fields(CollectionPolicy cur, CollectionPolicy nxt, Identities before, Identities after,
+                               List<String> lowered) {
         String ns = cur.namespace();
         if (cur.allFields()) {
             if (!nxt.allFields()) {
@@ -86,6 +88,9 @@ public final class PolicyDowngrade {
             } else if (now.deterministic() != was.deterministic()) {
                 lowered.add((was.deterministic() ? "deterministic" : "randomized") + " field " + ns + "." + path
                         + " becomes " + (now.deterministic() ? "deterministic" : "randomized"));
+            }
+            if (now != null) {
+                AccessDowngrade.of(ns + "." + path, was.access(), now.access(), before, after, lowered);
             }
         }
     }

@@ -183,7 +183,7 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
     private static Policy withNewCollections(Policy current, Policy next) {
         Map<String, CollectionPolicy> merged = new LinkedHashMap<>(current.collections());
         next.collections().forEach(merged::putIfAbsent);
-        return merged.size() == current.collections().size() ? current : new Policy(merged);
+        return merged.size() == current.collections().size() ? current : new Policy(merged, current.identities());
     }
 
     /** The key check of the latest policy put in force by a reload: done when its keys are checked (tests). */

@@ -36,13 +36,17 @@ import java.util.UUID;
  */
 public final class PolicyParser {
     private static final Set<String> COLLECTION_KEYS = ConfigSchema.keysOf("collections.*");
+    private static final Set<String> FIELD_KEYS = ConfigSchema.keysOf("collections.*.fields.*");
 
     private PolicyParser() {
     }
 
     /** The policy a config file's {@code collections:} and {@code envelopeSubtype:} describe. */
     public static Policy parse(PolicySection section) {
-        return parse(section.collections(), section.envelopeSubtype(), section.source());
+        Identities identities = IdentitiesParser.parse(section.identities(), section.source());
+        Policy p = parse(section.collections(), section.envelopeSubtype(), section.source());
+        FieldAccessParser.checkNames(p, identities, section.source());
+        return p.withIdentities(identities);
     }
 
     public static Policy parse(Object collections, Object globalSubtype, String source) {
@@ -195,10 +199,12 @@ public final class PolicyParser {
             }
         }
         boolean det = false;
+        FieldAccess access = FieldAccess.OPEN;
         if (opts instanceof Map<?, ?> om) {
             for (Object k : om.keySet()) {
-                if (!"deterministic".equals(String.valueOf(k))) {
-                    throw new ConfigException(where + ".fields." + path + ": unknown option " + k + " (only deterministic)");
+                if (!FIELD_KEYS.contains(String.valueOf(k))) {
+                    throw new ConfigException(where + ".fields." + path + ": unknown option " + k + "; known options "
+                            + "are " + FIELD_KEYS);
                 }
             }
             Object d = om.get("deterministic");
@@ -206,10 +212,12 @@ public final class PolicyParser {
                 throw new ConfigException(where + ".fields." + path + ".deterministic must be true or false");
             }
             det = Boolean.TRUE.equals(d);
+            access = FieldAccessParser.parse(om, where + ".fields." + path);
         } else if (opts != null) {
-            throw new ConfigException(where + ".fields." + path + " must be {} or { deterministic: true }");
+            throw new ConfigException(where + ".fields." + path + " must be {} or a mapping of its options "
+                    + "(deterministic, reveal, mask, keep, query, write)");
         }
-        rules.put(path, new FieldRule(path, det));
+        rules.put(path, new FieldRule(path, det, access));
     }
 
     /** "a" and "a.b" cannot both be encrypted: a.b would be inside a's envelope. */

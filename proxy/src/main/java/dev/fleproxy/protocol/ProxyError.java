@@ -32,7 +32,15 @@ public enum ProxyError {
     /** A stored envelope failed authentication (tampered, or encrypted under another key). */
     DECRYPTION_FAILED(9720021, "FleProxyDecryptionFailed"),
     /** A document or message would exceed the server's size limit once encrypted. */
-    TOO_LARGE_AFTER_ENCRYPTION(9720030, "FleProxyTooLargeAfterEncryption");
+    TOO_LARGE_AFTER_ENCRYPTION(9720030, "FleProxyTooLargeAfterEncryption"),
+    /**
+     * The connection's identity may not do this with a policy field: see it (mask: deny), use it
+     * in a filter, sort or evaluated stage (query), or write it (write). Names namespace, field and
+     * identity, never a value.
+     */
+    FIELD_ACCESS_DENIED(9720040, "FleProxyFieldAccessDenied"),
+    /** An authentication the proxy cannot carry: MONGODB-X509 (the proxy terminates the client's TLS). */
+    AUTHENTICATION_NOT_SUPPORTED(9720041, "FleProxyAuthenticationNotSupported");
 
     public static final String PRODUCT = "mongo-fle-proxy";
 

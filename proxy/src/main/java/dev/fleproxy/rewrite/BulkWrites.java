@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.bson.BsonDocument;
+import org.bson.BsonValue;
 
 /** MongoDB 8.0's bulkWrite, whose operations name their namespaces: see {@link #decide}. */
 final class BulkWrites {
@@ -52,6 +53,18 @@ final class BulkWrites {
             Arguments.examine(spec, request.msg(), ctx);
         }
         EncryptionFilter.refuseBadNames(request, named);
+        if (p.hasAccessRules()) {
+            String identity = request.peer().identity(p.identities());
+            for (BsonDocument op : MessageDocuments.of(msg, "ops")) {
+                for (String kind : List.of("insert", "update", "delete")) {
+                    BsonValue i = op.get(kind);
+                    if (i != null && i.isNumber() && i.asNumber().intValue() >= 0 && i.asNumber().intValue() < byIndex.size()
+                            && byIndex.get(i.asNumber().intValue()) != null) {
+                        FieldUse.checkOperation(op, byIndex.get(i.asNumber().intValue()).policy, identity);
+                    }
+                }
+            }
+        }
         encrypted.values().forEach(ctx -> keys.need(ctx.policy.keyId()));
         if (keys.hasPending()) {
             return RequestDecision.await(keys.fetchPending(), kmsWait);

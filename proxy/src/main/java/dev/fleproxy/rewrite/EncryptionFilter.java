@@ -19,6 +19,7 @@ import dev.fleproxy.rewrite.paths.ReadShape;
 import dev.fleproxy.rewrite.pipeline.PipelineSchema;
 import dev.fleproxy.rewrite.query.Arguments;
 import dev.fleproxy.rewrite.read.EvaluatedReads;
+import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.ReadCommands;
 import dev.fleproxy.rewrite.read.Replies;
 import dev.fleproxy.rewrite.read.ReplyPlan;
@@ -76,7 +77,7 @@ public final class EncryptionFilter implements MessageFilter {
         this.resolver = resolver;
         this.kmsWait = kmsWait;
         this.contexts = new CollectionContexts(policy);
-        this.replies = new Replies(resolver, envelopes, kmsWait, metrics);
+        this.replies = new Replies(resolver, envelopes, kmsWait, metrics, policy);
     }
 
     @Override
@@ -205,6 +206,9 @@ public final class EncryptionFilter implements MessageFilter {
         if (spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
             throw Refusal.command(cp.namespace(), spec.name() + " is not supported on an encrypted collection");
         }
+        if (p.hasAccessRules()) {
+            FieldUse.check(spec, request.msg().toOpMsg(), cp, request.peer().identity(p.identities()));
+        }
         CollectionContext ctx = contexts.of(cp, keys);
         if (EvaluatedReads.evaluates(spec)) {
             try {
@@ -220,7 +224,9 @@ public final class EncryptionFilter implements MessageFilter {
                 if (!EvaluatedWrites.addresses(serverCannot)) {
                     throw serverCannot;
                 }
-                return carriedOut(request, spec, ctx, keys, serverCannot);
+                FieldMasks masks = p.hasAccessRules()
+                        ? FieldMasks.of(cp, request.peer().identity(p.identities()), keys) : FieldMasks.NONE;
+                return carriedOut(request, spec, ctx, keys, serverCannot, masks);
             }
         }
         return examinedAndRewritten(request, spec, ctx, p, db, keys);
@@ -267,12 +273,12 @@ public final class EncryptionFilter implements MessageFilter {
      * $inc of an encrypted field): carried out by the proxy in steps ({@link EvaluatedWrites}).
      */
     private RequestDecision carriedOut(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
-                                       Refusal serverCannot) {
+                                       Refusal serverCannot, FieldMasks masks) {
         RequestDecision waitForKey = examinedWithKey(request, spec, ctx, keys, EvaluatedWrites.readByProxy(spec));
         if (waitForKey != null) {
             return waitForKey;
         }
-        return EvaluatedWrites.start(request, spec, ctx, keys, kmsWait, serverCannot);
+        return EvaluatedWrites.start(request, spec, ctx, keys, kmsWait, serverCannot, masks);
     }
 
     /**

@@ -16,6 +16,7 @@ import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyHolder;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.rewrite.EncryptionFilter;
+import dev.fleproxy.server.AuthenticationWatch;
 import dev.fleproxy.server.HandshakeFilter;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.ProxyServer;
@@ -102,6 +103,7 @@ public final class ProxyRuntime implements AutoCloseable {
                                                ProxyMetrics metrics) {
         List<MessageFilter> filters = new ArrayList<>();
         filters.add(new HandshakeFilter(() -> !holder.get().isEmpty()));
+        filters.add(new AuthenticationWatch()); // the user the server confirms, for identities: (and no X.509 through TLS it cannot see)
         if (resolver != null) {
             filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics));
         }

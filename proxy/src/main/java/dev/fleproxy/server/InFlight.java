@@ -14,6 +14,7 @@ abstract class InFlight {
     private final ByteBufAllocator alloc;
     Frame frame;
     private final UpstreamCalls calls;
+    private final Peer peer;
     private long parkedSinceNanos;
     private boolean waitedOut;
 
@@ -21,11 +22,17 @@ abstract class InFlight {
     static final UpstreamCalls NO_CALLS = body -> java.util.concurrent.CompletableFuture.failedFuture(
             new IllegalStateException("no upstream connection to call"));
 
-    InFlight(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls) {
+    InFlight(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls, Peer peer) {
         this.received = frame;
         this.frame = frame;
         this.alloc = alloc;
         this.calls = calls;
+        this.peer = peer;
+    }
+
+    /** What the proxy has verified about the client connection this message belongs to. */
+    public Peer peer() {
+        return peer;
     }
 
     /** Commands the filter may send on this message's upstream connection before it decides. */

@@ -44,6 +44,8 @@ final class ProxySession {
     private final SessionObserver observer;
     private final PendingReplies pending = new PendingReplies();
     private final SessionCalls calls = new SessionCalls(this);
+    /** What the proxy verified about the client: its certificate, the user the server confirmed. */
+    private final Peer peer;
     private final RequestLane requests;
     private final ReplyLane replies;
     /** The upstream connection once it is usable (connected, its TLS verified); null before. */
@@ -70,11 +72,16 @@ final class ProxySession {
         this.listener = listener;
         this.badInput = badInput;
         this.observer = observer;
+        this.peer = Peer.of(client);
         this.requests = new RequestLane(this, filters);
         this.replies = new ReplyLane(this);
         Flow clientToUpstream = new Flow(client, this::writeFailed);
         clientToUpstream.hold(); // not read until the upstream is ready (or known unreachable); see upstreamReady
         requests.flow(clientToUpstream);
+    }
+
+    Peer peer() {
+        return peer;
     }
 
     /** Called when the client connection is accepted: connect upstream, then start reading. */

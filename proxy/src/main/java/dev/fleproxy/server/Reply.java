@@ -16,11 +16,16 @@ public final class Reply extends InFlight {
     private List<PendingReplies.Expectation> expectations = List.of();
 
     public Reply(Frame frame, ByteBufAllocator alloc) {
-        this(frame, alloc, NO_CALLS);
+        this(frame, alloc, NO_CALLS, Peer.NONE);
     }
 
-    Reply(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls) {
-        super(frame, alloc, calls);
+    /** A reply on a connection whose peer is this one (tests of identities). */
+    public Reply(Frame frame, ByteBufAllocator alloc, Peer peer) {
+        this(frame, alloc, NO_CALLS, peer);
+    }
+
+    Reply(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls, Peer peer) {
+        super(frame, alloc, calls, peer);
     }
 
     /** The OP_MSG, read on first use (structure and checksum verified); null for other opcodes. */

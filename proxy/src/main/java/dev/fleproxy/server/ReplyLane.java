@@ -28,7 +28,7 @@ final class ReplyLane extends Lane<Reply> {
     @Override
     void handle(Frame frame) {
         refuseCompressed(frame);
-        Reply reply = adopt(frame, f -> new Reply(f, session.client().alloc(), session.calls()).expectedBy(session.pending().take(f)));
+        Reply reply = adopt(frame, f -> new Reply(f, session.client().alloc(), session.calls(), session.peer()).expectedBy(session.pending().take(f)));
         session.observer().read(reply);
         continueFrom(reply, 0);
     }

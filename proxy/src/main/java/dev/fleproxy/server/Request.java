@@ -28,11 +28,16 @@ public final class Request extends InFlight {
 
     /** Reads the frame (an OP_MSG's structure and checksum are verified here, once). */
     public Request(Frame frame, ByteBufAllocator alloc) {
-        this(frame, alloc, NO_CALLS);
+        this(frame, alloc, NO_CALLS, Peer.NONE);
     }
 
-    Request(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls) {
-        super(frame, alloc, calls);
+    /** A request of a connection whose peer is this one (tests of identities). */
+    public Request(Frame frame, ByteBufAllocator alloc, Peer peer) {
+        this(frame, alloc, NO_CALLS, peer);
+    }
+
+    Request(Frame frame, ByteBufAllocator alloc, UpstreamCalls calls, Peer peer) {
+        super(frame, alloc, calls, peer);
         read();
     }
 

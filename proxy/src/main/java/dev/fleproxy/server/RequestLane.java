@@ -44,7 +44,7 @@ final class RequestLane extends Lane<Request> {
             return;
         }
         refuseCompressed(frame);
-        Request request = adopt(frame, f -> new Request(f, session.client().alloc(), session.calls()));
+        Request request = adopt(frame, f -> new Request(f, session.client().alloc(), session.calls(), session.peer()));
         session.observer().read(request);
         continueFrom(request, 0);
     }

@@ -133,21 +133,41 @@ final class EvaluatedQuery {
     }
 
     /** The documents of a find's or an aggregate's answer, in order; null if the answer is a count or distinct values. */
-    List<BsonDocument> documents() {
+    List<BsonDocument> documents(FieldMasks masks) {
         if (steps.answer().count() || steps.answer().distinct() != null) {
             return null;
         }
-        List<BsonDocument> matched = matched();
+        List<BsonDocument> matched = masked(matched(), masks);
+        List<BsonDocument> out;
         if (steps.answer().pipeline() != null) {
-            return steps.answer().pipeline().run(matched);
+            out = steps.answer().pipeline().run(matched);
+        } else {
+            List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
+            out = new ArrayList<>(window.size());
+            for (BsonDocument d : window) {
+                BsonDocument read = asRead.get(d);
+                out.add(steps.projection() != null ? steps.projection().apply(d) : read != null ? read : d);
+            }
         }
-        List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
-        List<BsonDocument> projected = new ArrayList<>(window.size());
-        for (BsonDocument d : window) {
-            BsonDocument read = asRead.get(d);
-            projected.add(steps.projection() != null ? steps.projection().apply(d) : read != null ? read : d);
+        if (masks.any()) {
+            masks.refuseDenied(out);
         }
-        return projected;
+        return out;
+    }
+
+    /**
+     * The matched candidates as the connection's identity may see them: its filter and sort ran on
+     * the plaintext (the query rule let it), everything after runs on the masked documents.
+     */
+    private static List<BsonDocument> masked(List<BsonDocument> matched, FieldMasks masks) {
+        if (!masks.any()) {
+            return matched;
+        }
+        List<BsonDocument> out = new ArrayList<>(matched.size());
+        for (BsonDocument d : matched) {
+            out.add(masks.applyTo(d));
+        }
+        return out;
     }
 
     /** True if the answer is candidates as they were read: a find without projection. */
@@ -157,11 +177,14 @@ final class EvaluatedQuery {
     }
 
     /** The answer of a count or a distinct, as the server would have given it on plaintext. */
-    BsonDocument answer() {
+    BsonDocument answer(FieldMasks masks) {
         List<BsonDocument> matched = matched();
         if (steps.answer().distinct() != null) {
-            return new BsonDocument("values", new BsonArray(steps.answer().distinct().of(matched)))
-                    .append("ok", new BsonInt32(1));
+            BsonArray values = new BsonArray(steps.answer().distinct().of(masked(matched, masks)));
+            if (masks.any()) {
+                masks.refuseDenied(values);
+            }
+            return new BsonDocument("values", values).append("ok", new BsonInt32(1));
         }
         List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
         return new BsonDocument("n", new BsonInt32(window.size())).append("ok", new BsonInt32(1));

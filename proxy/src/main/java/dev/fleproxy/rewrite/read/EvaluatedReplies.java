@@ -49,7 +49,7 @@ final class EvaluatedReplies {
      * reply included) in the reply's place. {@code keys} is this attempt's key lookup.
      */
     static ReplyDecision onReply(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
-                                 ProxyMetrics metrics, HeldCursors held) {
+                                 ProxyMetrics metrics, HeldCursors held, FieldMasks masks) {
         if (q.call != null) {
             CompletableFuture<Frame> read = q.call.toCompletableFuture();
             if (!read.isDone()) {
@@ -92,13 +92,13 @@ final class EvaluatedReplies {
             return ReplyDecision.awaitUpstream(q.call, READ_WAIT);
         }
         metrics.evaluated(q.ns(), true, q.examined());
-        List<BsonDocument> answer = q.documents();
-        return answer == null ? answer(reply, q) : firstBatch(reply, q, answer, held);
+        List<BsonDocument> answer = q.documents(masks);
+        return answer == null ? answer(reply, q, masks) : firstBatch(reply, q, answer, held);
     }
 
     /** A count's or a distinct's answer: one document, refused if over what a reply may hold. */
-    private static ReplyDecision answer(Reply reply, EvaluatedQuery q) {
-        Frame out = reply.encode(new OpMsg(0, q.answer()));
+    private static ReplyDecision answer(Reply reply, EvaluatedQuery q, FieldMasks masks) {
+        Frame out = reply.encode(new OpMsg(0, q.answer(masks)));
         if (out.length() > BATCH_BYTES + ENVELOPE_ROOM) {
             out.release();
             return refuse(reply, q, new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, q.ns() + ": the answer to a "

@@ -4,6 +4,7 @@ import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.keys.KeyResolver;
 import dev.fleproxy.metrics.ProxyMetrics;
+import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
@@ -52,8 +53,13 @@ public final class Replies {
     /** The answers of evaluated queries the proxy holds as its own cursors. */
     private final HeldCursors held = new HeldCursors();
 
+    /** The policy in force: its identities, for the masks of the fields a connection may not see. */
+    private final java.util.function.Supplier<Policy> policy;
+
     /** @param metrics where replies replaced with errors are counted */
-    public Replies(KeyResolver resolver, Envelopes envelopes, Duration kmsWait, ProxyMetrics metrics) {
+    public Replies(KeyResolver resolver, Envelopes envelopes, Duration kmsWait, ProxyMetrics metrics,
+                   java.util.function.Supplier<Policy> policy) {
+        this.policy = policy;
         this.resolver = resolver;
         this.envelopes = envelopes;
         this.kmsWait = kmsWait;
@@ -143,8 +149,8 @@ public final class Replies {
         }
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
         try {
-            Frame decrypted = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct())
-                    .decrypt(reply.msg(), reply.alloc(), keys);
+            Frame decrypted = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct(),
+                    masks(reply, plan.shape().policy, keys)).decrypt(reply.msg(), reply.alloc(), keys);
             if (keys.hasPending()) {
                 return ReplyDecision.await(keys.fetchPending(), kmsWait);
             }
@@ -158,10 +164,16 @@ public final class Replies {
         }
     }
 
+    /** What this reply's connection gets instead of the fields of this collection it may not see. */
+    private FieldMasks masks(Reply reply, dev.fleproxy.policy.CollectionPolicy cp, CollectionKeys keys) {
+        Policy p = policy.get();
+        return p.hasAccessRules() ? FieldMasks.of(cp, reply.peer().identity(p.identities()), keys) : FieldMasks.NONE;
+    }
+
     private ReplyDecision evaluated(Reply reply, EvaluatedQuery q) {
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
         try {
-            return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics, held);
+            return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics, held, masks(reply, q.shape.policy, keys));
         } catch (Refusal r) {
             q.releaseBatch();
             metrics.replyError(r.error().code());

@@ -51,9 +51,18 @@ public final class ReplyDecryptor {
     private final ReadShape.Node documents;
     private final boolean distinct;
     private final FieldContext topLevel;
+    /** What the connection's identity gets instead of the fields it may not see. */
+    private final FieldMasks masks;
     private byte[] buf;
 
+    /** Decrypts to plaintext throughout: for what the proxy itself evaluates before it answers. */
     public ReplyDecryptor(CollectionKeys keys, ReadShape shape, ReadShape.Node documents, boolean distinct) {
+        this(keys, shape, documents, distinct, FieldMasks.NONE);
+    }
+
+    public ReplyDecryptor(CollectionKeys keys, ReadShape shape, ReadShape.Node documents, boolean distinct,
+                          FieldMasks masks) {
+        this.masks = masks;
         this.policy = shape.policy;
         this.ns = policy.namespace();
         this.envelopes = keys.about(ns).envelopes().opener(keys);
@@ -279,6 +288,12 @@ public final class ReplyDecryptor {
         } catch (BSONException e) {
             throw new Refusal(ProxyError.DECRYPTION_FAILED, ns + ": field '" + fieldName(node, c)
                     + "' decrypted to no valid BSON value");
+        }
+        if (node != null && masks.masks(node.field())) {
+            FieldMasks.Masked m = masks.apply(node.field(), p.bsonType(), p.value());
+            OpMsgWriter.elementHeader(out, m.type(), c);
+            out.writeBytes(m.value());
+            return true;
         }
         OpMsgWriter.elementHeader(out, p.bsonType(), c);
         out.writeBytes(p.value());

@@ -7,6 +7,7 @@ import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
 import dev.fleproxy.rewrite.evaluate.UpdateArithmetic;
 import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.ReplyDecryptor;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
@@ -45,6 +46,8 @@ final class EvaluatedFindAndModify implements WriteInSteps {
     private final BsonDocument readCommon;
     private final BsonDocument writeCommon;
     private final EvaluatedWrite.WriteEncryption encryption;
+    /** What the connection's identity gets instead of the fields it may not see, in the document returned. */
+    private final FieldMasks masks;
     private CompletionStage<Frame> call;
     private Candidates.Candidate chosen;
     private int conflicts;
@@ -54,7 +57,8 @@ final class EvaluatedFindAndModify implements WriteInSteps {
 
     EvaluatedFindAndModify(CollectionContext ctx, WriteStatement statement, DocumentSort sort, DocumentProjection fields,
                            boolean remove, boolean returnNew, BsonDocument readCommon, BsonDocument writeCommon,
-                           EvaluatedWrite.WriteEncryption encryption) {
+                           EvaluatedWrite.WriteEncryption encryption, FieldMasks masks) {
+        this.masks = masks;
         this.ctx = ctx;
         this.statement = statement;
         this.sort = sort;
@@ -230,7 +234,12 @@ final class EvaluatedFindAndModify implements WriteInSteps {
     }
 
     private BsonValue project(BsonDocument doc) {
-        return fields == null ? doc : fields.apply(doc);
+        BsonDocument seen = masks.any() ? masks.applyTo(doc) : doc;
+        BsonDocument out = fields == null ? seen : fields.apply(seen);
+        if (masks.any()) {
+            masks.refuseDenied(java.util.List.of(out));
+        }
+        return out;
     }
 
     private BsonDocument result(boolean updatedExisting, BsonValue value) {

@@ -6,6 +6,7 @@ import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.FilterSplit;
 import dev.fleproxy.rewrite.write.MessageDocuments;
 import dev.fleproxy.rewrite.write.WriteCommands;
@@ -73,7 +74,7 @@ public final class EvaluatedWrites {
      * never a constant).
      */
     public static RequestDecision start(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
-                                        Duration kmsWait, Refusal serverCannot) {
+                                        Duration kmsWait, Refusal serverCannot, FieldMasks masks) {
         boolean update = spec.rewriter() == CommandSpec.Rewriter.UPDATE;
         OpMsg msg = request.msg().toOpMsg();
         BsonDocument body = msg.body();
@@ -83,7 +84,7 @@ public final class EvaluatedWrites {
         }
         if (spec.rewriter() == CommandSpec.Rewriter.FIND_AND_MODIFY) {
             WriteInSteps w = FindAndModifyPlan.of(body, ctx, spec, serverCannot, commonFields(body, READ_FIELDS),
-                    commonFields(body, WRITE_FIELDS), u -> encrypted(u, ctx, spec, body));
+                    commonFields(body, WRITE_FIELDS), u -> encrypted(u, ctx, spec, body), masks);
             request.attach(w);
             return w.step(request, keys, kmsWait);
         }

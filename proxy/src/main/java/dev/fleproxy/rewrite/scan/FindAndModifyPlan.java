@@ -6,6 +6,7 @@ import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.read.FieldMasks;
 import java.util.Set;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -26,7 +27,8 @@ final class FindAndModifyPlan {
     }
 
     static WriteInSteps of(BsonDocument body, CollectionContext ctx, CommandSpec spec, Refusal serverCannot,
-                           BsonDocument readCommon, BsonDocument writeCommon, EvaluatedWrite.WriteEncryption encryption) {
+                           BsonDocument readCommon, BsonDocument writeCommon, EvaluatedWrite.WriteEncryption encryption,
+                           FieldMasks masks) {
         for (String refused : REFUSED) {
             if (body.containsKey(refused)) {
                 throw cannot(serverCannot, "'" + refused + "'");
@@ -68,7 +70,7 @@ final class FindAndModifyPlan {
             }
         }
         return new EvaluatedFindAndModify(ctx, st, sort, fields, remove, isTrue(body.get("new")), readCommon,
-                writeCommon, encryption);
+                writeCommon, encryption, masks);
     }
 
     private static boolean isTrue(BsonValue v) {

@@ -1,0 +1,172 @@
+package dev.fleproxy.rewrite;
+
+import dev.fleproxy.policy.CollectionPolicy;
+import dev.fleproxy.policy.FieldAccess;
+import dev.fleproxy.policy.FieldRule;
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.write.MessageDocuments;
+import dev.fleproxy.wire.OpMsg;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BiPredicate;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+
+/**
+ * The query and write rules of policy fields (docs/access.md): a command whose filters, sorts or
+ * pipeline name a field the connection's identity may not query, or whose documents or update
+ * name one it may not write, is refused (9720040) before anything is forwarded. Read
+ * conservatively: every field path a filter, sort or pipeline names counts (a path above a field,
+ * inside it, or a "$path" reference in an expression), so what is refused may be more than what
+ * would reveal, never less.
+ */
+final class FieldUse {
+    private FieldUse() {
+    }
+
+    /** Refuses the command if it uses a field of {@code cp} that {@code identity} may not query or write. */
+    static void check(CommandSpec spec, OpMsg msg, CollectionPolicy cp, String identity) {
+        if (spec.rewriter() == null) {
+            return;
+        }
+        BsonDocument body = msg.body();
+        switch (spec.rewriter()) {
+            case FIND -> query(cp, identity, body.get("filter"), body.get("sort"), body.get("min"), body.get("max"));
+            case COUNT -> query(cp, identity, body.get("query"));
+            case DISTINCT -> query(cp, identity, body.get("query"), keyPath(body.get("key")));
+            case AGGREGATE -> query(cp, identity, body.get("pipeline"));
+            case FIND_AND_MODIFY -> {
+                query(cp, identity, body.get("query"), body.get("sort"));
+                write(cp, identity, body.get("update"));
+                deniedInReturnedDocument(cp, identity, body.get("fields"));
+            }
+            case UPDATE -> MessageDocuments.of(msg, "updates").forEach(st -> {
+                query(cp, identity, st.get("q"));
+                write(cp, identity, st.get("u"));
+            });
+            case DELETE -> MessageDocuments.of(msg, "deletes").forEach(st -> query(cp, identity, st.get("q")));
+            case INSERT -> MessageDocuments.of(msg, "documents").forEach(d -> write(cp, identity, d));
+            default -> {
+            }
+        }
+    }
+
+    /** A bulkWrite operation on this collection: its filter queried, its document or update written. */
+    static void checkOperation(BsonDocument op, CollectionPolicy cp, String identity) {
+        query(cp, identity, op.get("filter"));
+        write(cp, identity, op.get("document"), op.get("updateMods"));
+    }
+
+    /**
+     * findAndModify writes before it returns: a field whose mask for this identity is deny must be
+     * left out by its {@code fields} up front, or the write would be done and its answer refused.
+     */
+    private static void deniedInReturnedDocument(CollectionPolicy cp, String identity, BsonValue fields) {
+        for (FieldRule r : cp.fields().values()) {
+            if (r.access().maskFor(identity) != FieldAccess.Mask.DENY) {
+                continue;
+            }
+            if (!leftOut(r.path(), fields)) {
+                throw new Refusal(ProxyError.FIELD_ACCESS_DENIED, cp.namespace() + ": field '" + r.path()
+                        + "' may not be returned to identity '" + identity + "' (mask: deny), and a findAndModify "
+                        + "writes before it returns; leave it out with fields: {" + r.path() + ": 0}");
+            }
+        }
+    }
+
+    /** True if this projection certainly leaves the path out of the document it returns. */
+    private static boolean leftOut(String path, BsonValue fields) {
+        if (fields == null || !fields.isDocument() || fields.asDocument().isEmpty()) {
+            return false;
+        }
+        boolean inclusion = false;
+        for (Map.Entry<String, BsonValue> e : fields.asDocument().entrySet()) {
+            BsonValue v = e.getValue();
+            boolean excludes = v.isBoolean() ? !v.asBoolean().getValue() : v.isNumber() && v.asNumber().doubleValue() == 0;
+            if (excludes && (path.equals(e.getKey()) || path.startsWith(e.getKey() + "."))) {
+                return true;
+            }
+            if (!excludes && !e.getKey().equals("_id")) {
+                inclusion = true;
+                if (path.equals(e.getKey()) || path.startsWith(e.getKey() + ".") || e.getKey().startsWith(path + ".")) {
+                    return false;
+                }
+            }
+        }
+        return inclusion;
+    }
+
+    private static BsonValue keyPath(BsonValue key) {
+        return key != null && key.isString() ? new BsonDocument(key.asString().getValue(), new org.bson.BsonInt32(1)) : null;
+    }
+
+    private static void query(CollectionPolicy cp, String identity, BsonValue... parts) {
+        refuseUses(cp, identity, parts, true, FieldAccess::mayQuery, "used in a filter, sort or pipeline by");
+    }
+
+    /** Written values are data: only the names of documents and updates count, no "$path" in a string. */
+    private static void write(CollectionPolicy cp, String identity, BsonValue... parts) {
+        refuseUses(cp, identity, parts, false, FieldAccess::mayWrite, "written by");
+    }
+
+    private static void refuseUses(CollectionPolicy cp, String identity, BsonValue[] parts, boolean references,
+                                   BiPredicate<FieldAccess, String> allowed, String what) {
+        Set<String> paths = new LinkedHashSet<>();
+        for (BsonValue part : parts) {
+            if (part != null) {
+                collect(part, "", paths, references, 0);
+            }
+        }
+        for (FieldRule r : cp.fields().values()) {
+            if (allowed.test(r.access(), identity)) {
+                continue;
+            }
+            for (String p : paths) {
+                if (p.equals(r.path()) || p.startsWith(r.path() + ".") || r.path().startsWith(p + ".")) {
+                    throw new Refusal(ProxyError.FIELD_ACCESS_DENIED, cp.namespace() + ": field '" + r.path()
+                            + "' may not be " + what + " identity '" + identity + "'");
+                }
+            }
+        }
+    }
+
+    /**
+     * Every field path a value names: the names of its documents (joined through names that are
+     * not operators; array indexes left out) and "$path" references in strings.
+     */
+    private static void collect(BsonValue v, String prefix, Set<String> out, boolean references, int depth) {
+        if (depth > 200) {
+            throw new Refusal(ProxyError.UNSUPPORTED_COMMAND, "a command nested too deeply to examine");
+        }
+        if (references && v.isString() && v.asString().getValue().startsWith("$")
+                && !v.asString().getValue().startsWith("$$")) {
+            out.add(withoutIndexes(v.asString().getValue().substring(1)));
+        } else if (v.isArray()) {
+            for (BsonValue e : v.asArray()) {
+                collect(e, prefix, out, references, depth + 1);
+            }
+        } else if (v.isDocument()) {
+            for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
+                String name = e.getKey();
+                String path = name.startsWith("$") ? prefix : prefix.isEmpty() ? name : prefix + "." + name;
+                if (!name.startsWith("$")) {
+                    out.add(withoutIndexes(path));
+                }
+                collect(e.getValue(), path, out, references, depth + 1);
+            }
+        }
+    }
+
+    private static String withoutIndexes(String path) {
+        StringBuilder b = new StringBuilder();
+        for (String segment : path.split("\\.")) {
+            if (!segment.isEmpty() && !segment.chars().allMatch(Character::isDigit)) {
+                b.append(b.length() == 0 ? "" : ".").append(segment);
+            }
+        }
+        return b.toString();
+    }
+}
