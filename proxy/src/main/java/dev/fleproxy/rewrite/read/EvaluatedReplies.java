@@ -93,7 +93,7 @@ final class EvaluatedReplies {
         }
         metrics.evaluated(q.ns(), true, q.examined());
         List<BsonDocument> answer = q.documents(masks);
-        return answer == null ? answer(reply, q, masks) : firstBatch(reply, q, answer, held);
+        return answer == null ? answer(reply, q, masks) : firstBatch(reply, q, answer, held, masks);
     }
 
     /** A count's or a distinct's answer: one document, refused if over what a reply may hold. */
@@ -112,14 +112,14 @@ final class EvaluatedReplies {
      * batchSize, 16 MiB at most); the rest, if any, held by the proxy as its own cursor.
      */
     private static ReplyDecision firstBatch(Reply reply, EvaluatedQuery q, List<BsonDocument> documents,
-                                            HeldCursors held) {
+                                            HeldCursors held, FieldMasks masks) {
         ArrayDeque<RawBsonDocument> encoded = new ArrayDeque<>(documents.size());
         for (BsonDocument d : documents) {
             encoded.add(d instanceof RawBsonDocument raw ? raw : new RawBsonDocument(d, CODEC));
         }
         int size = q.firstBatch.size();
         List<RawBsonDocument> first = size == 0 ? List.of() : HeldCursors.take(encoded, size, BATCH_BYTES);
-        long id = encoded.isEmpty() || q.firstBatch.single() ? 0 : held.hold(q.ns(), q.lsid(), encoded);
+        long id = encoded.isEmpty() || q.firstBatch.single() ? 0 : held.hold(q.ns(), q.lsid(), masks.identity(), encoded);
         return ReplyDecision.replace(reply.encode(new OpMsg(0, batch("firstBatch", first, id, q.ns()))));
     }
 

@@ -76,7 +76,7 @@ public final class FieldMasks {
                 out.keep.put(r.path(), r.access().keep());
             }
         }
-        return out == null ? NONE : out;
+        return out == null ? new FieldMasks(p, identity, Map.of(), null) : out; // none masked; the identity kept
     }
 
     public boolean any() {

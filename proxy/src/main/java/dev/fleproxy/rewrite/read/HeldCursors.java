@@ -24,8 +24,9 @@ import org.bson.RawBsonDocument;
  * {@link #MAX_BYTES} of documents at once, each forgotten after {@link #IDLE} without a getMore
  * (the server's own default cursor timeout), or when killCursors names it.
  *
- * <p>A cursor is bound to the namespace and the session (lsid) of the query that opened it: a
- * getMore from another session, or on another collection, is answered as for an unknown cursor.
+ * <p>A cursor is bound to the namespace, the session (lsid) and the identity of the query that
+ * opened it (its documents are masked for that identity already): a getMore from another session
+ * or identity, or on another collection, is answered as for an unknown cursor.
  * Its id is 63 bits from {@link SecureRandom}, so an id cannot be guessed from the ones seen.
  */
 final class HeldCursors {
@@ -40,13 +41,15 @@ final class HeldCursors {
     private static final class Held {
         final String ns;
         final BsonValue lsid;
+        final String identity;
         final ArrayDeque<RawBsonDocument> rest;
         long bytes;
         long lastUsed;
 
-        Held(String ns, BsonValue lsid, ArrayDeque<RawBsonDocument> rest, long bytes, long now) {
+        Held(String ns, BsonValue lsid, String identity, ArrayDeque<RawBsonDocument> rest, long bytes, long now) {
             this.ns = ns;
             this.lsid = lsid;
+            this.identity = identity;
             this.rest = rest;
             this.bytes = bytes;
             this.lastUsed = now;
@@ -71,7 +74,7 @@ final class HeldCursors {
      * Holds the rest of an answer (after its first batch); returns the cursor id to answer with.
      * Refused (9720013) when the proxy already holds as many cursors or bytes as it may.
      */
-    long hold(String ns, BsonValue lsid, ArrayDeque<RawBsonDocument> rest) {
+    long hold(String ns, BsonValue lsid, String identity, ArrayDeque<RawBsonDocument> rest) {
         // each document in bytes of its own: one read as a slice of a larger reply would keep all of it
         ArrayDeque<RawBsonDocument> own = new ArrayDeque<>(rest.size());
         long size = 0;
@@ -82,10 +85,11 @@ final class HeldCursors {
             own.add(new RawBsonDocument(bytes));
             size += bytes.length;
         }
-        return holdOwn(ns, lsid, own, size);
+        return holdOwn(ns, lsid, identity, own, size);
     }
 
-    private synchronized long holdOwn(String ns, BsonValue lsid, ArrayDeque<RawBsonDocument> rest, long size) {
+    private synchronized long holdOwn(String ns, BsonValue lsid, String identity, ArrayDeque<RawBsonDocument> rest,
+                                      long size) {
         long now = nanoClock.getAsLong();
         forgetIdle(now);
         if (byId.size() >= MAX_CURSORS || bytes + size > MAX_BYTES) {
@@ -98,7 +102,7 @@ final class HeldCursors {
         do {
             id = random.nextLong() & Long.MAX_VALUE;
         } while (id == 0 || byId.containsKey(id));
-        byId.put(id, new Held(ns, lsid, rest, size, now));
+        byId.put(id, new Held(ns, lsid, identity, rest, size, now));
         bytes += size;
         return id;
     }
@@ -113,11 +117,11 @@ final class HeldCursors {
      * The next batch of a held cursor, for a getMore on {@code ns} in session {@code lsid}; null
      * if no such cursor is held for them (unknown, idle too long, killed, or another session's).
      */
-    synchronized Batch next(long id, String ns, BsonValue lsid, int batchSize, int batchBytes) {
+    synchronized Batch next(long id, String ns, BsonValue lsid, String identity, int batchSize, int batchBytes) {
         long now = nanoClock.getAsLong();
         forgetIdle(now);
         Held h = byId.get(id);
-        if (h == null || !h.ns.equals(ns) || !Objects.equals(h.lsid, lsid)) {
+        if (h == null || !h.ns.equals(ns) || !Objects.equals(h.lsid, lsid) || !Objects.equals(h.identity, identity)) {
             return null;
         }
         h.lastUsed = now;

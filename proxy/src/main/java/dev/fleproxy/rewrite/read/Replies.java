@@ -74,7 +74,9 @@ public final class Replies {
     public RequestDecision getMore(Request request, CollectionContext ctx) {
         Long id = cursorId(request.msg().bodyBytes(), GET_MORE);
         if (id != null && held.holds(id)) {
-            return RequestDecision.answer(new OpMsg(0, heldBatch(request.msg().body(), id, ctx.ns())));
+            Policy p = policy.get();
+            String identity = p.hasAccessRules() ? request.peer().identity(p.identities()) : null;
+            return RequestDecision.answer(new OpMsg(0, heldBatch(request.msg().body(), id, ctx.ns(), identity)));
         }
         ReplyPlan plan = id == null ? null : cursors.get(id);
         if (plan == null || plan.shape() != null && !plan.shape().policy.namespace().equals(ctx.ns())) {
@@ -89,10 +91,10 @@ public final class Replies {
      * The next batch of a cursor the proxy holds, as the server answers a getMore; an unknown
      * cursor's error if it is not held for this namespace and session.
      */
-    private BsonDocument heldBatch(BsonDocument getMore, long id, String ns) {
+    private BsonDocument heldBatch(BsonDocument getMore, long id, String ns, String identity) {
         BsonValue size = getMore.get("batchSize");
         int batchSize = size != null && size.isNumber() ? size.asNumber().intValue() : 0;
-        HeldCursors.Batch b = held.next(id, ns, getMore.get("lsid"), batchSize, EvaluatedReplies.BATCH_BYTES);
+        HeldCursors.Batch b = held.next(id, ns, getMore.get("lsid"), identity, batchSize, EvaluatedReplies.BATCH_BYTES);
         if (b == null) {
             return new BsonDocument("ok", new BsonDouble(0)).append("errmsg", new BsonString("cursor id " + id
                     + " not found")).append("code", new BsonInt32(43)).append("codeName", new BsonString("CursorNotFound"));

@@ -38,12 +38,12 @@ class HeldCursorsTest {
 
     @Test
     void aHeldAnswerIsReadInBatchesInOrderAndThenClosed() {
-        long id = held.hold(NS, LSID, documents(5, 0));
+        long id = held.hold(NS, LSID, "app", documents(5, 0));
         assertTrue(id > 0);
-        HeldCursors.Batch b1 = held.next(id, NS, LSID, 2, Integer.MAX_VALUE);
+        HeldCursors.Batch b1 = held.next(id, NS, LSID, "app", 2, Integer.MAX_VALUE);
         assertEquals(List.of(0, 1), b1.documents().stream().map(d -> d.getInt32("i").getValue()).toList());
         assertEquals(id, b1.cursorId());
-        HeldCursors.Batch b2 = held.next(id, NS, LSID, 0, Integer.MAX_VALUE); // 0: as many as fit
+        HeldCursors.Batch b2 = held.next(id, NS, LSID, "app", 0, Integer.MAX_VALUE); // 0: as many as fit
         assertEquals(3, b2.documents().size());
         assertEquals(0, b2.cursorId());
         assertFalse(held.holds(id));
@@ -59,33 +59,34 @@ class HeldCursorsTest {
     }
 
     @Test
-    void anotherSessionOrCollectionDoesNotReadIt() {
-        long id = held.hold(NS, LSID, documents(3, 0));
+    void anotherSessionIdentityOrCollectionDoesNotReadIt() {
+        long id = held.hold(NS, LSID, "app", documents(3, 0));
         BsonDocument other = new BsonDocument("id", new BsonBinary(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
                 13, 14, 15, 16}));
-        assertNull(held.next(id, NS, other, 1, Integer.MAX_VALUE));
-        assertNull(held.next(id, NS, null, 1, Integer.MAX_VALUE));
-        assertNull(held.next(id, "app.other", LSID, 1, Integer.MAX_VALUE));
+        assertNull(held.next(id, NS, other, "app", 1, Integer.MAX_VALUE));
+        assertNull(held.next(id, NS, null, "app", 1, Integer.MAX_VALUE));
+        assertNull(held.next(id, "app.other", LSID, "app", 1, Integer.MAX_VALUE));
+        assertNull(held.next(id, NS, LSID, "support", 1, Integer.MAX_VALUE), "another identity: its masks differ");
         assertFalse(held.kill(id, "app.other"));
-        assertEquals(1, held.next(id, NS, LSID, 1, Integer.MAX_VALUE).documents().size());
+        assertEquals(1, held.next(id, NS, LSID, "app", 1, Integer.MAX_VALUE).documents().size());
     }
 
     @Test
     void killCursorsAndIdleTimeForgetIt() {
-        long killed = held.hold(NS, null, documents(3, 0));
-        long idle = held.hold(NS, null, documents(3, 0));
+        long killed = held.hold(NS, null, null, documents(3, 0));
+        long idle = held.hold(NS, null, null, documents(3, 0));
         assertTrue(held.kill(killed, NS));
         assertFalse(held.holds(killed));
         now.addAndGet(HeldCursors.IDLE.toNanos() + 1);
-        assertNull(held.next(idle, NS, null, 1, Integer.MAX_VALUE));
+        assertNull(held.next(idle, NS, null, null, 1, Integer.MAX_VALUE));
         assertEquals(0, held.count());
         assertEquals(0, held.bytes());
     }
 
     @Test
     void idsAreDistinctAndPositive() {
-        long a = held.hold(NS, null, documents(1, 0));
-        long b = held.hold(NS, null, documents(1, 0));
+        long a = held.hold(NS, null, null, documents(1, 0));
+        long b = held.hold(NS, null, null, documents(1, 0));
         assertNotEquals(a, b);
         assertTrue(a > 0 && b > 0);
     }
@@ -93,12 +94,12 @@ class HeldCursorsTest {
     @Test
     void pastItsCursorCountTheProxyRefusesToHoldMore() {
         for (int i = 0; i < HeldCursors.MAX_CURSORS; i++) {
-            held.hold(NS, null, documents(1, 0));
+            held.hold(NS, null, null, documents(1, 0));
         }
-        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, documents(1, 0)));
+        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, null, documents(1, 0)));
         assertEquals(ProxyError.EVALUATED_RESULT_TOO_LARGE, r.error());
         now.addAndGet(HeldCursors.IDLE.toNanos() + 1); // the idle ones make room again
-        assertTrue(held.hold(NS, null, documents(1, 0)) > 0);
+        assertTrue(held.hold(NS, null, null, documents(1, 0)) > 0);
     }
 
     @Test
@@ -109,7 +110,7 @@ class HeldCursorsTest {
         for (int i = 0; i < docs; i++) {
             big.add(mib); // the same bytes, counted as many times as they are held
         }
-        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, big));
+        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, null, big));
         assertTrue(r.getMessage().contains("256 MiB"), r.getMessage());
         assertEquals(0, held.count());
     }
