@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
         versionProvider = VersionProvider.class,
         description = "mongo-fle-proxy: a MongoDB wire-protocol proxy with per-collection field encryption.",
         subcommands = {ProxyCommand.class, BackendCommand.class, KeysCommand.class, RewrapCommand.class, CheckCommand.class,
+                AuditCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

@@ -162,6 +162,20 @@ public final class ConfigSchema {
     public static final Setting FIELD_WRITE = optional("collections.*.fields.*.write", "list of identities", "",
             "who may insert or update it (absent: everyone)");
 
+    public static final Setting AUDIT = optional("audit", "mapping", "",
+            "the audit trail: a line per request on an encrypted collection, chained by HMAC (docs/access.md)");
+    public static final Setting AUDIT_FILE = required("audit.file", "file", "where lines go; rotated to FILE.000001, …");
+    public static final Setting AUDIT_KEY = required("audit.key", "UUID", "the KMIP key the chain's MAC key is derived from");
+    public static final Setting AUDIT_ROTATE_BYTES = add(new Setting("audit.rotateBytes", "integer", "104857600", 4096,
+            Long.MAX_VALUE, "a new file past this size"));
+    public static final Setting AUDIT_ROTATE_SECONDS = integer("audit.rotateSeconds", 86_400, 0, INT_MAX,
+            "a new file past this age; 0 = by size only");
+    public static final Setting AUDIT_QUEUE = integer("audit.queue", 10_000, 1, 1_000_000,
+            "lines waiting for the writer at most");
+    public static final Setting AUDIT_ON_FULL = optional("audit.onFull", "refuse|drop", "refuse",
+            "when the queue is full: refuse requests (9720042) or drop lines (counted)");
+    public static final Setting AUDIT_STDOUT = optional("audit.stdout", "boolean", "false", "every line on standard output too");
+
     public static final Setting IDENTITIES = optional("identities", "mapping", "",
             "name -> what a connection must have verified to be it (all attributes given); the first that "
                     + "matches, else anonymous; reloaded");

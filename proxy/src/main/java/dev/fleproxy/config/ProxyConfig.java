@@ -32,7 +32,7 @@ import org.yaml.snakeyaml.error.YAMLException;
  * Unknown keys are an error, so a typo never silently leaves a setting at its default.
  */
 public record ProxyConfig(Listener listener, Upstream upstream, String transport, KmipConfig kmip,
-                          PolicySection policySection, HostPort admin) {
+                          PolicySection policySection, HostPort admin, AuditConfig audit) {
     public static final int DEFAULT_CONNECT_TIMEOUT_MS = ConfigSchema.UPSTREAM_CONNECT_TIMEOUT_MS.intDefault();
     /** The names {@code transport:} accepts (server.Transport maps them). */
     public static final Set<String> TRANSPORTS = Set.of("auto", "nio", "epoll", "io_uring");
@@ -48,6 +48,11 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
     public record Upstream(HostPort address, int connectTimeoutMs, UpstreamTls tls) {
     }
 
+    public ProxyConfig(Listener listener, Upstream upstream, String transport, KmipConfig kmip,
+                       PolicySection policySection, HostPort admin) {
+        this(listener, upstream, transport, kmip, policySection, admin, null);
+    }
+
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
         this(listen, upstream, upstreamConnectTimeoutMs, "auto", null, PolicySection.NONE);
     }
@@ -60,25 +65,25 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
 
     /** The same settings on another transport (benchmarks and tests compare them). */
     public ProxyConfig withTransport(String name) {
-        return new ProxyConfig(listener, upstream, name, kmip, policySection, admin);
+        return new ProxyConfig(listener, upstream, name, kmip, policySection, admin, audit);
     }
 
     /** The same settings with other limits (tests). */
     public ProxyConfig withLimits(Limits l) {
         return new ProxyConfig(new Listener(listener.address(), listener.tls(), listener.allowPlaintext(), l), upstream,
-                transport, kmip, policySection, admin);
+                transport, kmip, policySection, admin, audit);
     }
 
     /** The same settings with TLS on either side (tests). */
     public ProxyConfig withTls(ListenerTls listenerTls, UpstreamTls upstreamTls) {
         return new ProxyConfig(new Listener(listener.address(), listenerTls, listener.allowPlaintext(), listener.limits()),
                 new Upstream(upstream.address(), upstream.connectTimeoutMs(), upstreamTls), transport, kmip, policySection,
-                admin);
+                admin, audit);
     }
 
     /** The same settings with the admin listener at this address (tests). */
     public ProxyConfig withAdmin(HostPort a) {
-        return new ProxyConfig(listener, upstream, transport, kmip, policySection, a);
+        return new ProxyConfig(listener, upstream, transport, kmip, policySection, a, audit);
     }
 
     public static ProxyConfig load(Path file) {
@@ -142,8 +147,12 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
             throw new ConfigException(source + ": admin: " + admin + " uses the data port of listen: " + listen
                     + "; give the admin listener a port of its own (e.g. 9464)");
         }
+        AuditConfig audit = m.has("audit") ? AuditConfig.parse(m.child("audit")) : null;
+        if (audit != null && kmip == null) {
+            throw new ConfigException(source + ": audit: needs a kmip: section (its key comes from the KMS)");
+        }
         return new ProxyConfig(new Listener(listen, tls, Boolean.TRUE.equals(plain), Limits.parse(m)),
-                new Upstream(upstream, timeout, upstreamTls), transport, kmip, policy, admin);
+                new Upstream(upstream, timeout, upstreamTls), transport, kmip, policy, admin, audit);
     }
 
     /** One line: the file, the line of the second occurrence, the key, and where its mapping starts. */

@@ -40,7 +40,9 @@ public enum ProxyError {
      */
     FIELD_ACCESS_DENIED(9720040, "FleProxyFieldAccessDenied"),
     /** An authentication the proxy cannot carry: MONGODB-X509 (the proxy terminates the client's TLS). */
-    AUTHENTICATION_NOT_SUPPORTED(9720041, "FleProxyAuthenticationNotSupported");
+    AUTHENTICATION_NOT_SUPPORTED(9720041, "FleProxyAuthenticationNotSupported"),
+    /** The audit trail cannot take the request's line (its queue is full, or its file cannot be written). */
+    AUDIT_UNAVAILABLE(9720042, "FleProxyAuditUnavailable");
 
     public static final String PRODUCT = "mongo-fle-proxy";
 

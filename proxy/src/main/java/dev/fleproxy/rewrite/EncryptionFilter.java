@@ -1,5 +1,7 @@
 package dev.fleproxy.rewrite;
 
+import dev.fleproxy.audit.AuditEvent;
+import dev.fleproxy.audit.AuditLog;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.keys.KeyResolver;
@@ -65,6 +67,8 @@ public final class EncryptionFilter implements MessageFilter {
     private final CollectionContexts contexts;
     /** The replies to reads, and the cursors they open. */
     private final Replies replies;
+    /** The audit trail, or null without one. */
+    private final AuditLog audit;
 
     /** @param kmsWait how long a message may wait for keys (its await decisions carry it; refusals name it) */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait) {
@@ -73,6 +77,13 @@ public final class EncryptionFilter implements MessageFilter {
 
     /** @param metrics where replies replaced with errors are counted */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics) {
+        this(policy, resolver, kmsWait, metrics, null);
+    }
+
+    /** @param audit the audit trail every request on an encrypted collection is written to (null: none) */
+    public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics,
+                            AuditLog audit) {
+        this.audit = audit;
         this.policy = policy;
         this.resolver = resolver;
         this.kmsWait = kmsWait;
@@ -86,6 +97,10 @@ public final class EncryptionFilter implements MessageFilter {
         if (p.isEmpty()) {
             return RequestDecision.PASS;
         }
+        return audit == null ? decide(request, p) : Auditing.after(request, decide(request, p), audit);
+    }
+
+    private RequestDecision decide(Request request, Policy p) {
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, request.waitedOut(), kmsWait);
         try {
             RequestDecision carriedOut = EvaluatedWrites.resume(request, keys, kmsWait);
@@ -159,7 +174,7 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.PASS; // a database without encrypted collections
         }
         if (spec.scope() == CommandSpec.Scope.NAMESPACES) {
-            return BulkWrites.decide(request, spec, p, keys, contexts, kmsWait);
+            return BulkWrites.decide(request, spec, p, keys, contexts, kmsWait, audit);
         }
         String targetArg = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : cmd;
         String name = m.bodyString(targetArg);
@@ -203,6 +218,9 @@ public final class EncryptionFilter implements MessageFilter {
     private RequestDecision onEncrypted(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, String db,
                                         CollectionKeys keys) {
         request.policyCollection(cp.namespace());
+        if (audit != null) {
+            Auditing.begin(request, spec, cp, p, audit);
+        }
         if (spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
             throw Refusal.command(cp.namespace(), spec.name() + " is not supported on an encrypted collection");
         }
@@ -383,6 +401,10 @@ public final class EncryptionFilter implements MessageFilter {
 
     @Override
     public ReplyDecision onReply(Reply reply, Object state) {
+        if (state instanceof AuditEvent e) {
+            Auditing.onReply(reply, e, audit);
+            return ReplyDecision.PASS;
+        }
         return replies.onReply(reply, state);
     }
 }

@@ -1,6 +1,7 @@
 package dev.fleproxy.runtime;
 
 import dev.fleproxy.admin.AdminServer;
+import dev.fleproxy.audit.AuditLog;
 import dev.fleproxy.admin.PrometheusLint;
 import dev.fleproxy.admin.ProxyGauges;
 import dev.fleproxy.config.ConfigException;
@@ -41,10 +42,13 @@ public final class ProxyRuntime implements AutoCloseable {
     private final PolicyHolder policy;
     private final KeyResolver resolver;
     private final KmipClient kmip;
+    /** The audit trail, or null without {@code audit:}. */
+    private final AuditLog audit;
     private AdminServer admin;
     private ProxyGauges gauges;
 
-    private ProxyRuntime(ProxyServer server, PolicyHolder policy, KeyResolver resolver, KmipClient kmip) {
+    private ProxyRuntime(ProxyServer server, PolicyHolder policy, KeyResolver resolver, KmipClient kmip, AuditLog audit) {
+        this.audit = audit;
         this.server = server;
         this.policy = policy;
         this.resolver = resolver;
@@ -83,11 +87,13 @@ public final class ProxyRuntime implements AutoCloseable {
             // SIGHUP's handler is in place before the port opens: whoever sees the port may send one
             // (without a handler the JVM's default is to exit)
             holder.watch();
-            ProxyServer server = ProxyServer.start(config, filters(config, holder, resolver, metrics), metrics);
+            opened.audit = AuditTrail.open(config.audit(), resolver, configFile);
+            ProxyServer server = ProxyServer.start(config, filters(config, holder, resolver, metrics, opened.audit),
+                    metrics);
             if (!startPolicy.isEmpty()) {
                 log.info("encrypting {} collection(s): {}", startPolicy.collections().size(), startPolicy);
             }
-            ProxyRuntime runtime = new ProxyRuntime(server, holder, resolver, opened.kmip);
+            ProxyRuntime runtime = new ProxyRuntime(server, holder, resolver, opened.kmip, opened.audit);
             if (registry != null) {
                 runtime.startAdmin(configFile, config, registry, metrics);
             }
@@ -100,12 +106,12 @@ public final class ProxyRuntime implements AutoCloseable {
 
     /** The handshake filter, then (with a KMS) the encryption filter. */
     private static List<MessageFilter> filters(ProxyConfig config, PolicyHolder holder, KeyResolver resolver,
-                                               ProxyMetrics metrics) {
+                                               ProxyMetrics metrics, AuditLog audit) {
         List<MessageFilter> filters = new ArrayList<>();
         filters.add(new HandshakeFilter(() -> !holder.get().isEmpty()));
         filters.add(new AuthenticationWatch()); // the user the server confirms, for identities: (and no X.509 through TLS it cannot see)
         if (resolver != null) {
-            filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics));
+            filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics, audit));
         }
         return filters;
     }
@@ -125,8 +131,12 @@ public final class ProxyRuntime implements AutoCloseable {
         KmipClient kmip;
         KeyResolver resolver;
         PolicyHolder policy;
+        AuditLog audit;
 
         void close() {
+            if (audit != null) {
+                audit.close();
+            }
             if (policy != null) {
                 policy.close();
             }
@@ -165,6 +175,9 @@ public final class ProxyRuntime implements AutoCloseable {
             gauges.close();
         }
         server.close();
+        if (audit != null) {
+            audit.close(); // after the server: the lines of the last requests are written
+        }
         policy.close();
         if (resolver != null) {
             resolver.close();

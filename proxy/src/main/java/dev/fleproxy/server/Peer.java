@@ -22,9 +22,11 @@ import javax.security.auth.x500.X500Principal;
  */
 public final class Peer {
     /** A message made outside a session (tests, benchmarks): nothing verified, anonymous. */
-    public static final Peer NONE = new Peer(() -> PeerFacts.NONE);
+    public static final Peer NONE = new Peer(() -> PeerFacts.NONE, 0, "(none)");
 
     private final Supplier<PeerFacts> certificate;
+    private final long connection;
+    private final String address;
     private PeerFacts facts;
     private String user;
     private Identities resolvedFor;
@@ -32,13 +34,25 @@ public final class Peer {
     private Object conversation;
     private String identity;
 
-    Peer(Supplier<PeerFacts> certificate) {
+    Peer(Supplier<PeerFacts> certificate, long connection, String address) {
         this.certificate = certificate;
+        this.connection = connection;
+        this.address = address;
     }
 
     /** The peer of a client connection: its certificate as the TLS handshake verified it, if any. */
-    static Peer of(Channel client) {
-        return new Peer(() -> certificateFacts(client));
+    static Peer of(Channel client, long connection) {
+        return new Peer(() -> certificateFacts(client), connection, String.valueOf(client.remoteAddress()));
+    }
+
+    /** The connection's number, as its log lines name it (conn#N). */
+    public long connection() {
+        return connection;
+    }
+
+    /** The client's address as the connection saw it. */
+    public String address() {
+        return address;
     }
 
     public PeerFacts facts() {

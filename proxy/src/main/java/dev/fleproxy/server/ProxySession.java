@@ -67,12 +67,13 @@ final class ProxySession {
     ProxySession(Channel client, UpstreamRoute route, List<MessageFilter> filters, SessionListener listener,
                  BadInputLog badInput, SessionObserver observer) {
         this.client = client;
-        this.who = "conn#" + IDS.incrementAndGet() + " from " + client.remoteAddress();
+        long id = IDS.incrementAndGet();
+        this.who = "conn#" + id + " from " + client.remoteAddress();
         this.route = route;
         this.listener = listener;
         this.badInput = badInput;
         this.observer = observer;
-        this.peer = Peer.of(client);
+        this.peer = Peer.of(client, id);
         this.requests = new RequestLane(this, filters);
         this.replies = new ReplyLane(this);
         Flow clientToUpstream = new Flow(client, this::writeFailed);

@@ -25,6 +25,8 @@ public final class Request extends InFlight {
 
     /** What the filter working on it keeps between its turns (a command it carries out in steps). */
     private Object attachment;
+    /** Its line in the audit trail while it is being handled (null: not audited). */
+    private dev.fleproxy.audit.AuditEvent audit;
 
     /** Reads the frame (an OP_MSG's structure and checksum are verified here, once). */
     public Request(Frame frame, ByteBufAllocator alloc) {
@@ -51,6 +53,15 @@ public final class Request extends InFlight {
 
     public void attach(Object state) {
         attachment = state;
+    }
+
+    /** The audit trail's event of this request, once a filter began one; null before or without a trail. */
+    public dev.fleproxy.audit.AuditEvent audit() {
+        return audit;
+    }
+
+    public void audit(dev.fleproxy.audit.AuditEvent event) {
+        audit = event;
     }
 
     private void read() {

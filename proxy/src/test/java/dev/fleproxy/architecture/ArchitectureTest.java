@@ -25,7 +25,7 @@ class ArchitectureTest {
             List.of("rewrite", "rewrap"),           // what encryption does to commands, replies, stored data
             List.of("admin"),                       // health, readiness, /metrics: reads the layers below
             List.of("server"),                      // connections, framing, parking, the filter seam
-            List.of("metrics"),                     // what the data path records
+            List.of("metrics", "audit"),            // what the data path records: metrics, the audit trail
             List.of("keys"),                        // policy bound to ciphers; the KMS-backed key cache
             List.of("policy", "tls"),               // the policy as data; TLS contexts
             List.of("protocol", "config"),          // MongoDB commands and errors; the config file

@@ -1,0 +1,203 @@
+package dev.fleproxy.audit;
+
+import dev.fleproxy.crypto.ChainMac;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The audit trail (docs/access.md, "The audit trail"): events from the event loops go through a
+ * queue to one writer thread, which numbers them, chains each line's MAC to the previous one
+ * ({@link ChainMac}) and appends it to the file; past {@code rotateBytes} or {@code rotateEvery}
+ * the file is renamed FILE.000001, FILE.000002, … and a new one begun, the chain going on. At
+ * start the chain continues from the last line of the newest file. Bounded: with {@code
+ * OnFull.REFUSE} a request is refused up front while {@code capacity} events wait ({@link
+ * #admits}), so no access goes unrecorded (requests admitted just before may exceed it by what
+ * is in flight); with {@code DROP} an event past the capacity is dropped and counted.
+ */
+public final class AuditLog implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AuditLog.class);
+
+    public enum OnFull { REFUSE, DROP }
+
+    private final Path file;
+    private final ChainMac mac;
+    private final long rotateBytes;
+    private final long rotateNanos;
+    private final int capacity;
+    private final OnFull onFull;
+    private final boolean stdout;
+    private final LongSupplier nanoClock;
+    private final LinkedBlockingQueue<AuditEvent> queue = new LinkedBlockingQueue<>();
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong written = new AtomicLong();
+    private final Thread writer;
+    private volatile boolean closing;
+    private byte[] previous;
+    private long seq;
+    private BufferedWriter out;
+    private long bytes;
+    private long openedAt;
+    private int nextRotated;
+
+    public AuditLog(Path file, ChainMac mac, long rotateBytes, Duration rotateEvery, int capacity, OnFull onFull,
+                    boolean stdout) {
+        this(file, mac, rotateBytes, rotateEvery, capacity, onFull, stdout, System::nanoTime);
+    }
+
+    AuditLog(Path file, ChainMac mac, long rotateBytes, Duration rotateEvery, int capacity, OnFull onFull,
+             boolean stdout, LongSupplier nanoClock) {
+        this.file = file.toAbsolutePath();
+        this.mac = mac;
+        this.rotateBytes = rotateBytes;
+        this.rotateNanos = rotateEvery.isZero() ? Long.MAX_VALUE : rotateEvery.toNanos();
+        this.capacity = capacity;
+        this.onFull = onFull;
+        this.stdout = stdout;
+        this.nanoClock = nanoClock;
+        resume();
+        this.writer = new Thread(this::run, "audit-writer");
+        writer.setDaemon(true);
+        writer.start();
+    }
+
+    /**
+     * Whether a request may go ahead: false with onFull: refuse while the queue is full, and
+     * always once the file could not be written (a trail with a hole is no trail).
+     */
+    public boolean admits() {
+        return !failed && (onFull == OnFull.DROP || waiting.get() < capacity);
+    }
+
+    /** Queues the event (once); with onFull: drop, an event past the capacity is dropped and counted. */
+    public void write(AuditEvent e) {
+        if (!e.emitOnce()) {
+            return;
+        }
+        if (onFull == OnFull.DROP && waiting.get() >= capacity) {
+            dropped.incrementAndGet();
+            return;
+        }
+        waiting.incrementAndGet();
+        queue.add(e);
+    }
+
+    public long dropped() {
+        return dropped.get();
+    }
+
+    public long written() {
+        return written.get();
+    }
+
+    /** The chain's state from the newest file, so that it goes on across restarts. */
+    private void resume() {
+        previous = new byte[ChainMac.LENGTH];
+        try {
+            Files.createDirectories(file.getParent());
+            List<Path> rotated = AuditFiles.rotated(file);
+            nextRotated = rotated.isEmpty() ? 1 : AuditFiles.number(rotated.get(rotated.size() - 1), file) + 1;
+            Path newest = Files.exists(file) && Files.size(file) > 0 ? file
+                    : rotated.isEmpty() ? null : rotated.get(rotated.size() - 1);
+            if (newest != null) {
+                AuditLine.Parsed last = AuditFiles.lastLine(newest);
+                if (last == null) {
+                    throw new IllegalStateException(newest + " does not end in an audit line; the chain cannot go on "
+                            + "from it (move it aside after checking it with audit verify)");
+                }
+                previous = last.mac();
+                seq = last.seq();
+            }
+            open();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the audit trail " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void open() throws IOException {
+        out = Files.newBufferedWriter(file, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        bytes = Files.size(file);
+        openedAt = nanoClock.getAsLong();
+    }
+
+    private void run() {
+        try {
+            while (!closing || !queue.isEmpty()) {
+                AuditEvent e = queue.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+                if (e == null) {
+                    continue;
+                }
+                append(e);
+                if (queue.isEmpty()) {
+                    out.flush();
+                }
+            }
+            out.flush();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            log.error("the audit trail {} cannot be written: {}; requests are refused from now on", file, e.getMessage());
+            failed = true;
+        }
+    }
+
+    private volatile boolean failed;
+
+    /** True once the file could not be written: every request is refused then (a trail with a hole is no trail). */
+    public boolean failed() {
+        return failed;
+    }
+
+    private void append(AuditEvent e) throws IOException {
+        if (bytes >= rotateBytes || nanoClock.getAsLong() - openedAt >= rotateNanos && bytes > 0) {
+            rotate();
+        }
+        String object = "{\"seq\":" + (seq + 1) + "," + e.members() + "}";
+        byte[] m = mac.next(previous, object.getBytes(StandardCharsets.UTF_8));
+        String line = AuditLine.seal(object, m);
+        out.write(line);
+        out.write('\n');
+        if (stdout) {
+            System.out.println(line);
+        }
+        seq++;
+        previous = m;
+        bytes += line.length() + 1L;
+        waiting.decrementAndGet();
+        written.incrementAndGet();
+    }
+
+    private void rotate() throws IOException {
+        out.close();
+        Files.move(file, AuditFiles.rotatedName(file, nextRotated++));
+        open();
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        try {
+            writer.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            out.close();
+        } catch (IOException e) {
+            log.warn("closing the audit trail {}: {}", file, e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,51 @@
+package dev.fleproxy.crypto;
+
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.util.Arrays;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The MAC of the audit trail's chain (docs/access.md, "The audit trail"): HMAC-SHA-256 under
+ * HKDF-SHA-256(IKM = the audit key from the KMS, salt empty, info "mongo-fle-proxy/audit/v1",
+ * L = 32), over the previous line's MAC (32 zero bytes before the first line) and the line's own
+ * bytes. One instance per thread.
+ */
+public final class ChainMac {
+    public static final int LENGTH = 32;
+    private static final byte[] INFO = "mongo-fle-proxy/audit/v1".getBytes(StandardCharsets.US_ASCII);
+
+    private final Mac mac;
+
+    private ChainMac(Mac mac) {
+        this.mac = mac;
+    }
+
+    public static ChainMac of(DataKey auditKey) {
+        byte[] material = auditKey.material();
+        byte[] key = Hkdf.sha256(material, new byte[0], INFO, 32);
+        Arrays.fill(material, (byte) 0);
+        try {
+            Mac m = Mac.getInstance("HmacSHA256");
+            m.init(new SecretKeySpec(key, "HmacSHA256"));
+            return new ChainMac(m);
+        } catch (GeneralSecurityException e) {
+            throw new CryptoException("HMAC-SHA-256 is not available: " + e.getMessage());
+        } finally {
+            Arrays.fill(key, (byte) 0);
+        }
+    }
+
+    /** The MAC of a line that follows a line whose MAC was {@code previous}. */
+    public byte[] next(byte[] previous, byte[] line) {
+        mac.update(previous);
+        return mac.doFinal(line);
+    }
+
+    /** Compared in constant time. */
+    public static boolean same(byte[] a, byte[] b) {
+        return MessageDigest.isEqual(a, b);
+    }
+}

@@ -1,0 +1,104 @@
+package dev.fleproxy.rewrite;
+
+import dev.fleproxy.audit.AuditEvent;
+import dev.fleproxy.audit.AuditLog;
+import dev.fleproxy.policy.CollectionPolicy;
+import dev.fleproxy.policy.FieldAccess;
+import dev.fleproxy.policy.FieldRule;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.server.Reply;
+import dev.fleproxy.server.Request;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.OpCode;
+import dev.fleproxy.wire.OpMsg;
+import java.time.Instant;
+import java.util.Locale;
+import org.bson.BsonDocument;
+
+/**
+ * The audit trail's side of the filter (docs/access.md, "The audit trail"): an event begun for each
+ * request on an encrypted collection, its fields listed with what the connection's identity gets
+ * of each (revealed, masked, refused; written for a write), and written once the outcome is known:
+ * when the proxy answers the request itself, or when the server's reply to it has passed.
+ */
+final class Auditing {
+    private Auditing() {
+    }
+
+    /** The request's event (begun once, on its first turn); refused when the trail cannot take it. */
+    static void begin(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, AuditLog log) {
+        if (request.audit() != null) {
+            return;
+        }
+        if (!log.admits()) {
+            throw new Refusal(ProxyError.AUDIT_UNAVAILABLE, cp.namespace() + ": the audit trail cannot keep up (or "
+                    + "cannot be written), and audit.onFull is refuse: no request on an encrypted collection goes "
+                    + "unrecorded; try again");
+        }
+        String identity = request.peer().identity(p.identities());
+        AuditEvent e = new AuditEvent(Instant.now(), request.peer().connection(), identity, request.peer().address(),
+                spec.name(), cp.namespace());
+        boolean writes = spec.rewriter() == CommandSpec.Rewriter.INSERT || spec.rewriter() == CommandSpec.Rewriter.UPDATE;
+        for (FieldRule r : cp.fields().values()) {
+            e.field(r.path(), writes ? "written" : outcome(r.access(), identity));
+        }
+        if (cp.allFields()) {
+            e.field("*", writes ? "written" : "revealed");
+        }
+        request.audit(e);
+    }
+
+    private static String outcome(FieldAccess a, String identity) {
+        FieldAccess.Mask m = a.maskFor(identity);
+        return m == null ? "revealed" : m == FieldAccess.Mask.DENY ? "refused" : "masked:" + m.name().toLowerCase(Locale.ROOT);
+    }
+
+    /** After the filter decided: the event written if the proxy answers, or followed to the server's reply. */
+    static RequestDecision after(Request request, RequestDecision d, AuditLog log) {
+        AuditEvent e = request.audit();
+        if (e == null || log == null) {
+            return d;
+        }
+        if (d instanceof RequestDecision.Refuse r && r.reply() instanceof OpMsg m) {
+            log.write(outcome(e, m.body()));
+        } else if (d instanceof RequestDecision.Answer a && a.reply() instanceof OpMsg m) {
+            log.write(outcome(e, m.body()));
+        } else if (d instanceof RequestDecision.Close) {
+            log.write(e.code(-1));
+        } else if (d instanceof RequestDecision.Pass || d instanceof RequestDecision.Replace) {
+            request.expectReply(e);
+        }
+        return d;
+    }
+
+    /** The server's reply (after the reads' decryption and masks): the outcome, then the line. */
+    static void onReply(Reply reply, AuditEvent e, AuditLog log) {
+        if (reply.opCode() == OpCode.OP_MSG) {
+            log.write(outcome(e, reply.msg().body()));
+        }
+    }
+
+    /** The code (0, an error's, the first write error's) and how many documents the answer held. */
+    private static AuditEvent outcome(AuditEvent e, BsonDocument body) {
+        boolean ok = body.isNumber("ok") && body.getNumber("ok").doubleValue() == 1.0;
+        int code = !ok ? (body.isNumber("code") ? body.getNumber("code").intValue() : -1)
+                : body.isArray("writeErrors") && !body.getArray("writeErrors").isEmpty()
+                && body.getArray("writeErrors").get(0).isDocument()
+                && body.getArray("writeErrors").get(0).asDocument().isNumber("code")
+                ? body.getArray("writeErrors").get(0).asDocument().getNumber("code").intValue() : 0;
+        e.code(code);
+        if (ok && body.isDocument("cursor")) {
+            BsonDocument c = body.getDocument("cursor");
+            e.documents(c.isArray("firstBatch") ? c.getArray("firstBatch").size()
+                    : c.isArray("nextBatch") ? c.getArray("nextBatch").size() : 0);
+        } else if (ok && body.containsKey("value")) {
+            e.documents(body.get("value").isNull() ? 0 : 1);
+        } else if (ok && body.isNumber("n")) {
+            e.documents(body.getNumber("n").longValue());
+        }
+        return e;
+    }
+}

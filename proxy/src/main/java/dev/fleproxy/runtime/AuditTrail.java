@@ -1,0 +1,41 @@
+package dev.fleproxy.runtime;
+
+import dev.fleproxy.audit.AuditLog;
+import dev.fleproxy.config.AuditConfig;
+import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.crypto.ChainMac;
+import dev.fleproxy.keys.KeyAccessException;
+import dev.fleproxy.keys.KeyResolver;
+import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Opens the audit trail at start: its key fetched from the KMS (the start fails without it: a
+ * proxy told to audit does not serve unaudited), the chain resumed from the newest file.
+ */
+final class AuditTrail {
+    private static final Logger log = LoggerFactory.getLogger(AuditTrail.class);
+
+    private AuditTrail() {
+    }
+
+    static AuditLog open(AuditConfig c, KeyResolver resolver, Path configFile) {
+        if (c == null) {
+            return null;
+        }
+        ChainMac mac;
+        try {
+            mac = ChainMac.of(resolver.resolve(c.key()).key());
+        } catch (KeyAccessException e) {
+            throw new ConfigException(configFile + ": audit.key " + c.key() + " cannot be fetched from the KMS ("
+                    + e.getMessage() + "); the proxy does not serve without its audit trail");
+        }
+        AuditLog audit = new AuditLog(c.file(), mac, c.rotateBytes(), c.rotateEvery(), c.queue(),
+                c.dropWhenFull() ? AuditLog.OnFull.DROP : AuditLog.OnFull.REFUSE, c.stdout());
+        log.info("audit trail: {} (rotated past {} bytes{}; when {} lines wait: {})", c.file(), c.rotateBytes(),
+                c.rotateEvery().isZero() ? "" : " or " + c.rotateEvery().toSeconds() + " s", c.queue(),
+                c.dropWhenFull() ? "drop, counted" : "refuse requests");
+        return audit;
+    }
+}
