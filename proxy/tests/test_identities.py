@@ -35,7 +35,7 @@ class IdentityProxy(EncryptingProxy):
 
     def __init__(self, tmp, upstream_port, kms, collections, ca, name):
         self.ca = ca
-        super().__init__(tmp, upstream_port, kms, collections, name=name)
+        super().__init__(tmp, upstream_port, kms, collections, name=name, admin=True)
 
     def write(self, collections):
         super().write(collections)
@@ -176,3 +176,13 @@ def test_x509_authentication_is_refused_with_a_clear_error(people, pki):
         c.admin.command("ping")
     assert e.value.code == 9720041 and "X509" in str(e.value)
     c.close()
+
+
+def test_requests_and_fields_are_counted_by_identity(people, pki):
+    import urllib.request
+    with as_user(people, pki, "app", "app-secret", tlsCertificateKeyFile=str(pki.dir / "support.both.pem")) as sup:
+        sup.acc.people.find_one({"_id": 1}, {"ssn": 0})
+    text = urllib.request.urlopen(f"http://127.0.0.1:{people.admin_port}/metrics", timeout=10).read().decode()
+    assert 'fleproxy_identity_requests_total{identity="support"}' in text
+    assert 'fleproxy_identity_fields_total{identity="support",outcome="masked:partial"}' in text
+    assert 'fleproxy_identity_fields_total{identity="payments",outcome="revealed"}' in text

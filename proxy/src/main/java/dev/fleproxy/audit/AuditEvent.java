@@ -52,6 +52,11 @@ public final class AuditEvent {
         return identity;
     }
 
+    /** What happened to each field, in order (for the metrics by identity). */
+    public java.util.Collection<String> outcomes() {
+        return fields.values();
+    }
+
     /** True the first time only: an event is written once (an exhaust stream's later replies add nothing). */
     boolean emitOnce() {
         boolean first = !emitted;

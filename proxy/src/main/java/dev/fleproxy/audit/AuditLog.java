@@ -82,17 +82,21 @@ public final class AuditLog implements AutoCloseable {
         return !failed && (onFull == OnFull.DROP || waiting.get() < capacity);
     }
 
-    /** Queues the event (once); with onFull: drop, an event past the capacity is dropped and counted. */
-    public void write(AuditEvent e) {
+    /**
+     * Queues the event (once); with onFull: drop, an event past the capacity is dropped and
+     * counted. False if it was dropped.
+     */
+    public boolean write(AuditEvent e) {
         if (!e.emitOnce()) {
-            return;
+            return true;
         }
         if (onFull == OnFull.DROP && waiting.get() >= capacity) {
             dropped.incrementAndGet();
-            return;
+            return false;
         }
         waiting.incrementAndGet();
         queue.add(e);
+        return true;
     }
 
     public long dropped() {

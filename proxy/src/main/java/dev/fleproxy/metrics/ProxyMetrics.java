@@ -56,6 +56,7 @@ public final class ProxyMetrics {
     private final Map<String, Counter> refusals = new ConcurrentHashMap<>();
     private final Map<String, Counter> closes = new ConcurrentHashMap<>();
     private final Map<String, Counter> replyErrors = new ConcurrentHashMap<>();
+    private final Map<String, Counter> identities = new java.util.concurrent.ConcurrentHashMap<>();
     private final Map<String, Counter> evaluated = new ConcurrentHashMap<>();
     private final Counter accepted;
 
@@ -160,6 +161,34 @@ public final class ProxyMetrics {
             evaluated.computeIfAbsent(collection, k -> Counter.builder("fleproxy.evaluated.candidates")
                     .description("documents the proxy decrypted and examined for queries it evaluated")
                     .tag("collection", collection).register(registry)).increment(candidates);
+        }
+    }
+
+    /**
+     * A request on an encrypted collection by a connection of this identity, and what it got of
+     * each policy field (revealed, masked, refused, written). Identity labels come from the
+     * policy's names and "anonymous" only, so a client cannot grow the label set.
+     */
+    public void identity(String identity, java.util.Collection<String> fieldOutcomes) {
+        if (registry != null) {
+            identities.computeIfAbsent(identity, k -> Counter.builder("fleproxy.identity.requests")
+                    .description("requests on encrypted collections, by the connection's identity")
+                    .tag("identity", identity).register(registry)).increment();
+            for (String outcome : fieldOutcomes) {
+                identities.computeIfAbsent(identity + "\0" + outcome, k -> Counter.builder("fleproxy.identity.fields")
+                        .description("policy fields a request could read or write, by identity and what it got")
+                        .tag("identity", identity).tag("outcome", outcome).register(registry)).increment();
+            }
+        }
+    }
+
+    /** Lines of the audit trail handed to its writer, or dropped because its queue was full (onFull: drop). */
+    public void audit(boolean written) {
+        if (registry != null) {
+            String outcome = written ? "queued" : "dropped";
+            identities.computeIfAbsent("\0audit\0" + outcome, k -> Counter.builder("fleproxy.audit.lines")
+                    .description("audit trail lines queued for the writer, or dropped (onFull: drop)")
+                    .tag("outcome", outcome).register(registry)).increment();
         }
     }
 

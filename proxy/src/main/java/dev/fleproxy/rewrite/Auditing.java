@@ -2,6 +2,7 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.audit.AuditEvent;
 import dev.fleproxy.audit.AuditLog;
+import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldAccess;
 import dev.fleproxy.policy.FieldRule;
@@ -28,12 +29,21 @@ final class Auditing {
     private Auditing() {
     }
 
-    /** The request's event (begun once, on its first turn); refused when the trail cannot take it. */
-    static void begin(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, AuditLog log) {
+    /** True if requests on encrypted collections are followed: an audit trail, or identities to count by. */
+    static boolean follows(Policy p, AuditLog log) {
+        return log != null || !p.identities().byName().isEmpty();
+    }
+
+    /**
+     * The request's event (begun once, on its first turn), counted by identity; refused when the
+     * trail cannot take it.
+     */
+    static void begin(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, AuditLog log,
+                      ProxyMetrics metrics) {
         if (request.audit() != null) {
             return;
         }
-        if (!log.admits()) {
+        if (log != null && !log.admits()) {
             throw new Refusal(ProxyError.AUDIT_UNAVAILABLE, cp.namespace() + ": the audit trail cannot keep up (or "
                     + "cannot be written), and audit.onFull is refuse: no request on an encrypted collection goes "
                     + "unrecorded; try again");
@@ -49,6 +59,7 @@ final class Auditing {
             e.field("*", writes ? "written" : "revealed");
         }
         request.audit(e);
+        metrics.identity(identity, e.outcomes());
     }
 
     private static String outcome(FieldAccess a, String identity) {
@@ -57,17 +68,17 @@ final class Auditing {
     }
 
     /** After the filter decided: the event written if the proxy answers, or followed to the server's reply. */
-    static RequestDecision after(Request request, RequestDecision d, AuditLog log) {
+    static RequestDecision after(Request request, RequestDecision d, AuditLog log, ProxyMetrics metrics) {
         AuditEvent e = request.audit();
         if (e == null || log == null) {
             return d;
         }
         if (d instanceof RequestDecision.Refuse r && r.reply() instanceof OpMsg m) {
-            log.write(outcome(e, m.body()));
+            metrics.audit(log.write(outcome(e, m.body())));
         } else if (d instanceof RequestDecision.Answer a && a.reply() instanceof OpMsg m) {
-            log.write(outcome(e, m.body()));
+            metrics.audit(log.write(outcome(e, m.body())));
         } else if (d instanceof RequestDecision.Close) {
-            log.write(e.code(-1));
+            metrics.audit(log.write(e.code(-1)));
         } else if (d instanceof RequestDecision.Pass || d instanceof RequestDecision.Replace) {
             request.expectReply(e);
         }
@@ -75,9 +86,9 @@ final class Auditing {
     }
 
     /** The server's reply (after the reads' decryption and masks): the outcome, then the line. */
-    static void onReply(Reply reply, AuditEvent e, AuditLog log) {
+    static void onReply(Reply reply, AuditEvent e, AuditLog log, ProxyMetrics metrics) {
         if (reply.opCode() == OpCode.OP_MSG) {
-            log.write(outcome(e, reply.msg().body()));
+            metrics.audit(log.write(outcome(e, reply.msg().body())));
         }
     }
 

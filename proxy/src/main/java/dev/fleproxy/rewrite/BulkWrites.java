@@ -31,7 +31,8 @@ final class BulkWrites {
      * and namespace entry on one of them field by field.
      */
     static RequestDecision decide(Request request, CommandSpec spec, Policy p, CollectionKeys keys,
-                                  CollectionContexts contexts, Duration kmsWait, dev.fleproxy.audit.AuditLog audit) {
+                                  CollectionContexts contexts, Duration kmsWait, dev.fleproxy.audit.AuditLog audit,
+                                  dev.fleproxy.metrics.ProxyMetrics metrics) {
         OpMsg msg = request.msg().toOpMsg();
         List<BsonDocument> nsInfo = MessageDocuments.of(msg, "nsInfo");
         List<CollectionContext> byIndex = new ArrayList<>(nsInfo.size());
@@ -49,8 +50,8 @@ final class BulkWrites {
         }
         String named = encrypted.keySet().iterator().next();
         request.policyCollection(named);
-        if (audit != null) {
-            Auditing.begin(request, spec, encrypted.get(named).policy, p, audit); // under its first encrypted namespace
+        if (Auditing.follows(p, audit)) {
+            Auditing.begin(request, spec, encrypted.get(named).policy, p, audit, metrics); // under its first encrypted namespace
         }
         for (CollectionContext ctx : encrypted.values()) {
             Arguments.examine(spec, request.msg(), ctx);

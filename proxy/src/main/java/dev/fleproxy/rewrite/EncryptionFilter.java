@@ -69,6 +69,7 @@ public final class EncryptionFilter implements MessageFilter {
     private final Replies replies;
     /** The audit trail, or null without one. */
     private final AuditLog audit;
+    private final ProxyMetrics metrics;
 
     /** @param kmsWait how long a message may wait for keys (its await decisions carry it; refusals name it) */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait) {
@@ -84,6 +85,7 @@ public final class EncryptionFilter implements MessageFilter {
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics,
                             AuditLog audit) {
         this.audit = audit;
+        this.metrics = metrics;
         this.policy = policy;
         this.resolver = resolver;
         this.kmsWait = kmsWait;
@@ -97,7 +99,7 @@ public final class EncryptionFilter implements MessageFilter {
         if (p.isEmpty()) {
             return RequestDecision.PASS;
         }
-        return audit == null ? decide(request, p) : Auditing.after(request, decide(request, p), audit);
+        return audit == null ? decide(request, p) : Auditing.after(request, decide(request, p), audit, metrics);
     }
 
     private RequestDecision decide(Request request, Policy p) {
@@ -174,7 +176,7 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.PASS; // a database without encrypted collections
         }
         if (spec.scope() == CommandSpec.Scope.NAMESPACES) {
-            return BulkWrites.decide(request, spec, p, keys, contexts, kmsWait, audit);
+            return BulkWrites.decide(request, spec, p, keys, contexts, kmsWait, audit, metrics);
         }
         String targetArg = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : cmd;
         String name = m.bodyString(targetArg);
@@ -218,8 +220,8 @@ public final class EncryptionFilter implements MessageFilter {
     private RequestDecision onEncrypted(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, String db,
                                         CollectionKeys keys) {
         request.policyCollection(cp.namespace());
-        if (audit != null) {
-            Auditing.begin(request, spec, cp, p, audit);
+        if (Auditing.follows(p, audit)) {
+            Auditing.begin(request, spec, cp, p, audit, metrics);
         }
         if (spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
             throw Refusal.command(cp.namespace(), spec.name() + " is not supported on an encrypted collection");
@@ -402,7 +404,7 @@ public final class EncryptionFilter implements MessageFilter {
     @Override
     public ReplyDecision onReply(Reply reply, Object state) {
         if (state instanceof AuditEvent e) {
-            Auditing.onReply(reply, e, audit);
+            Auditing.onReply(reply, e, audit, metrics);
             return ReplyDecision.PASS;
         }
         return replies.onReply(reply, state);
