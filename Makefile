@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential bench-evaluated demo venv clean bench-crypto bench-overhead bench-metrics bench-rewrap test-rewrap-20k mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential bench-evaluated demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -114,6 +114,15 @@ bench-overhead: build bench-jar venv
 bench-metrics: build bench-jar venv
 	DEMO_JOB=overhead-metrics DEMO_ROUNDS=$${DEMO_ROUNDS:-0} DEMO_SIDE_BY_SIDE_ROUNDS=$${DEMO_SIDE_BY_SIDE_ROUNDS:-4} \
 	  DEMO_SECONDS=$${DEMO_SECONDS:-4} DEMO_WARMUP=$${DEMO_WARMUP:-90} deploy/demo.sh
+
+## bench-audit: what identities and the audit trail cost, by the method of bench-metrics: pairs of
+## fresh proxies on epoll, one without and its twin with `identities:` and `audit:` (every request on
+## an encrypted collection written to the chained trail), loaded side by side:
+## results/embedded/audit-overhead/metrics-cost.md (~7 min with the defaults here)
+bench-audit: build bench-jar venv
+	DEMO_JOB=overhead-metrics DEMO_METRICS_TWIN=audit DEMO_METRICS_PAIRS=$${DEMO_METRICS_PAIRS:-3} \
+	  DEMO_ROUNDS=$${DEMO_ROUNDS:-0} DEMO_SIDE_BY_SIDE_ROUNDS=$${DEMO_SIDE_BY_SIDE_ROUNDS:-4} \
+	  DEMO_SECONDS=$${DEMO_SECONDS:-4} DEMO_WARMUP=$${DEMO_WARMUP:-60} deploy/demo.sh
 
 ## bench-rewrap: documents re-encrypted per second (3DES -> AES) alone and under a YCSB workload A
 ## on the same collection, and that workload's throughput before, during and after:

@@ -152,17 +152,26 @@ if [ "$JOB" = overhead-metrics ]; then
   # the same time, and deploy/bench/metrics_cost.py judges all pairs' rounds together (the JIT
   # compilers' CPU apart: fle-bench reads it per phase). DEMO_METRICS_CONTROL=1 runs the same with the twin also
   # without `admin:` (an A/A run: what the method reads when there is nothing to find).
+  # DEMO_METRICS_TWIN=audit (make bench-audit) gives the twin `identities:` and `audit:` instead of
+  # `admin:`: the same method judges what identities and the audit trail cost.
   PAIRS=${DEMO_METRICS_PAIRS:-6}
   SCRAPE=${DEMO_METRICS_SCRAPE_SECONDS:-5}  # how often the twin's /metrics is fetched; 0: never (the data path alone)
   control=${DEMO_METRICS_CONTROL:-0}
+  TWIN=${DEMO_METRICS_TWIN:-metrics}
   OUT=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead}
+  if [ "$TWIN" = audit ]; then SCRAPE=0 OUT=${DEMO_METRICS_OUT:-results/embedded/audit-overhead}; fi
   [ "$control" = 1 ] && OUT=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead-control}
   rm -rf "$OUT"
   mkdir -p "$OUT"
   sed -e "/^upstream: /a transport: epoll" -e '/^admin: /d' "$RUN/proxy.yaml" >"$RUN/proxy-off.yaml"
   start_twin() { # start_twin NAME PORT [ADMIN_PORT]: a proxy of proxy-off.yaml on PORT; prints its pid
     { sed -e "s/^listen: .*/listen: 127.0.0.1:$2/" "$RUN/proxy-off.yaml"
-      [ -z "${3:-}" ] || echo "admin: 127.0.0.1:$3"; } >"$RUN/proxy-$1.yaml"
+      if [ -n "${3:-}" ] && [ "$TWIN" = audit ]; then
+        printf 'identities:\n  bench: { user: "bench@admin" }\naudit:\n  file: %s\n  key: %s\n' \
+          "$RUN/audit-$1/audit.log" 89d6d529-a2fe-31dd-ae60-3cb35458dcc0
+      elif [ -n "${3:-}" ]; then
+        echo "admin: 127.0.0.1:$3"
+      fi; } >"$RUN/proxy-$1.yaml"
     java -jar "$JAR" proxy --config "$RUN/proxy-$1.yaml" >"$RUN/proxy-$1.log" 2>&1 &
     echo $!
   }
@@ -179,14 +188,14 @@ if [ "$JOB" = overhead-metrics ]; then
     pids+=($off_pid $on_pid)
     wait_started "$off_pid" "$off_port" && wait_started "$on_pid" "$on_port" \
       || { echo "demo: pair $k did not start: $(tail -q -n 1 "$RUN/proxy-off-$k.log" "$RUN/proxy-on-$k.log")" >&2; exit 1; }
-    if [ "$control" != 1 ]; then
+    if [ "$control" != 1 ] && [ "$TWIN" != audit ]; then
       wait_port "$admin_port"
       if [ "$SCRAPE" != 0 ]; then
         scrape_every "$SCRAPE" "$admin_port" "$on_pid" "$WARMUP" &
         pids+=($!)
       fi
     fi
-    echo "demo: pair $k of $PAIRS: proxy without metrics (pid $off_pid), twin $([ "$control" = 1 ] && echo "also without (A/A control)" || echo "with the admin listener") (pid $on_pid)"
+    echo "demo: pair $k of $PAIRS: proxy without $TWIN (pid $off_pid), twin $([ "$control" = 1 ] && echo "also without (A/A control)" || ([ "$TWIN" = audit ] && echo "with identities and the audit trail") || echo "with the admin listener") (pid $on_pid)"
     off="uri=mongodb://127.0.0.1:$off_port,pid=$off_pid,transport=epoll"
     on="uri=mongodb://127.0.0.1:$on_port,pid=$on_pid,transport=epoll,metrics=true"
     # collections of their own: the twins run at the same time
@@ -195,7 +204,7 @@ if [ "$JOB" = overhead-metrics ]; then
       --target "kind=proxy-plain,$on,collection=${mine[0]}" --target "kind=encrypted,$on,suite=AES_GCM,collection=${mine[1]}" \
       --threads "$THREADS" --seconds "$SECONDS_PER_PHASE" --rounds "$ROUNDS" --side-by-side-rounds "$SIDE_ROUNDS" \
       --warmup "$WARMUP" --no-alloc --out "$OUT/pair-$k" --crypto-results results/crypto/results.csv \
-      --note "Pair $k of $PAIRS$([ "$control" = 1 ] && echo ", A/A control: the twin marked metrics=true runs without \`admin:\` too"): embedded backend, KMS, two proxies on epoll and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-metrics\`)."
+      --note "Pair $k of $PAIRS$([ "$control" = 1 ] && echo ", A/A control: the twin marked metrics=true runs without \`admin:\` too")$([ "$TWIN" = audit ] && echo ", the twin marked metrics=true runs with \`identities:\` and \`audit:\` (no admin listener)"): embedded backend, KMS, two proxies on epoll and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-$TWIN\`)."
     kill "$off_pid" "$on_pid" 2>/dev/null || true
     for _ in $(seq 1 100); do   # gone before the next pair starts (they are not this shell's children)
       kill -0 "$off_pid" 2>/dev/null || kill -0 "$on_pid" 2>/dev/null || break
@@ -203,7 +212,7 @@ if [ "$JOB" = overhead-metrics ]; then
     done
   done
   "$PYTHON" -m deploy.bench.metrics_cost --out "$OUT/metrics-cost.md" $([ "$control" = 1 ] && echo --control) \
-    --scrape-seconds "$SCRAPE" --command "make bench-metrics (DEMO_METRICS_PAIRS=$PAIRS DEMO_METRICS_SCRAPE_SECONDS=$SCRAPE DEMO_SIDE_BY_SIDE_ROUNDS=$SIDE_ROUNDS DEMO_SECONDS=$SECONDS_PER_PHASE DEMO_THREADS=$THREADS DEMO_METRICS_CONTROL=$control)" \
+    --feature "$TWIN" --scrape-seconds "$SCRAPE" --command "make bench-$TWIN (DEMO_METRICS_PAIRS=$PAIRS DEMO_METRICS_SCRAPE_SECONDS=$SCRAPE DEMO_SIDE_BY_SIDE_ROUNDS=$SIDE_ROUNDS DEMO_SECONDS=$SECONDS_PER_PHASE DEMO_THREADS=$THREADS DEMO_METRICS_CONTROL=$control)" \
     "$OUT"/pair-*/overhead.csv
   echo "demo: wrote $OUT/metrics-cost.md (and each pair's overhead.md in $OUT/pair-N/)"
   exit 0
