@@ -10,7 +10,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -40,7 +41,13 @@ public final class AuditLog implements AutoCloseable {
     private final OnFull onFull;
     private final boolean stdout;
     private final LongSupplier nanoClock;
-    private final LinkedBlockingQueue<AuditEvent> queue = new LinkedBlockingQueue<>();
+    /**
+     * Lines waiting for the writer. Not a blocking queue: the writer drains it and then sleeps a
+     * moment ({@link #IDLE_NANOS}), so adding a line never wakes a thread (a wake-up per request
+     * cost more CPU than the line itself).
+     */
+    private final ConcurrentLinkedQueue<AuditEvent> queue = new ConcurrentLinkedQueue<>();
+    private static final long IDLE_NANOS = 2_000_000;
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicLong written = new AtomicLong();
@@ -139,19 +146,21 @@ public final class AuditLog implements AutoCloseable {
 
     private void run() {
         try {
+            boolean dirty = false;
             while (!closing || !queue.isEmpty()) {
-                AuditEvent e = queue.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
-                if (e == null) {
+                AuditEvent e = queue.poll();
+                if (e != null) {
+                    append(e);
+                    dirty = true;
                     continue;
                 }
-                append(e);
-                if (queue.isEmpty()) {
-                    out.flush();
+                if (dirty) {
+                    out.flush(); // the queue is drained: what was written reaches the file
+                    dirty = false;
                 }
+                LockSupport.parkNanos(IDLE_NANOS);
             }
             out.flush();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         } catch (IOException e) {
             log.error("the audit trail {} cannot be written: {}; requests are refused from now on", file, e.getMessage());
             failed = true;
