@@ -264,6 +264,16 @@ def seeds_differently(flt) -> bool:
     return any(seeds_differently(v) for v in flt.values())
 
 
+def same_number(got: dict, want: dict, field: str) -> dict:
+    """got with field taken from want where both hold numbers equal by value."""
+    a, b = got.get(field), want.get(field)
+    numbers = (int, float, Int64, Decimal128)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool) \
+            and (a.to_decimal() if isinstance(a, Decimal128) else a) == (b.to_decimal() if isinstance(b, Decimal128) else b):
+        return dict(got, **{field: b})
+    return got
+
+
 def generated(_id):
     """An upsert's new _id, when the server made it (an ObjectId), differs between the twins."""
     return "(generated)" if isinstance(_id, ObjectId) else _id
@@ -293,6 +303,10 @@ def test_the_proxy_writes_as_the_backend_does_on_plaintext(twins, flt, update, m
         # a $set of a randomized field writes a new envelope even when the value is the same: the
         # server counts it modified (documented under "Semantics worth knowing")
         got, want = (got[0][:2], got[1]), (want[0][:2], want[1])
+        # and a number equal by value but of another type (7 over 7.0) is written, as MongoDB writes
+        # it (its no-op test is binary); the backend keeps the old one (docs/query-model.md)
+        field = next(iter(update["$set"]))
+        got = (got[0], [same_number(g, w, field) for g, w in zip(got[1], want[1])] if got[1] else got[1])
     assert got[0] == want[0], (flt, update, multi, upsert)
     assert got[1] == want[1], first_difference(("ok", got[1]), ("ok", want[1]))
 

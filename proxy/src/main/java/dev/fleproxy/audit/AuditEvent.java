@@ -67,6 +67,12 @@ public final class AuditEvent {
     /** The members of its JSON object, after "seq" (which the log numbers). */
     String members() {
         StringBuilder b = new StringBuilder(160);
+        appendMembers(b);
+        return b.toString();
+    }
+
+    /** Appends the members of its JSON object, after "seq" (the writer reuses one builder). */
+    void appendMembers(StringBuilder b) {
         b.append("\"t\":").append(AuditLine.quote(at.toString()))
                 .append(",\"conn\":").append(connection)
                 .append(",\"identity\":").append(AuditLine.quote(identity))
@@ -83,6 +89,6 @@ public final class AuditEvent {
         if (documents >= 0) {
             b.append(",\"docs\":").append(documents);
         }
-        return b.append(",\"code\":").append(code).toString();
+        b.append(",\"code\":").append(code);
     }
 }

@@ -18,11 +18,6 @@ public final class AuditLine {
     public record Parsed(byte[] covered, byte[] mac, long seq) {
     }
 
-    /** The line: the object (ending in '}') with its MAC appended as the last member. */
-    public static String seal(String object, byte[] mac) {
-        return object.substring(0, object.length() - 1) + MAC + HexFormat.of().formatHex(mac) + "\"}";
-    }
-
     public static Parsed parse(String line) {
         int at = line.lastIndexOf(MAC);
         if (at < 0 || !line.startsWith("{\"seq\":") || !line.endsWith("\"}") || line.length() - at - MAC.length() - 2 != 64) {

@@ -1,9 +1,9 @@
 package dev.fleproxy.audit;
 
 import dev.fleproxy.crypto.ChainMac;
-import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,6 +41,7 @@ public final class AuditLog implements AutoCloseable {
     private final OnFull onFull;
     private final boolean stdout;
     private final LongSupplier nanoClock;
+    private final SyslogSink syslog;
     /**
      * Lines waiting for the writer. Not a blocking queue: the writer drains it and then sleeps a
      * moment ({@link #IDLE_NANOS}), so adding a line never wakes a thread (a wake-up per request
@@ -48,25 +49,35 @@ public final class AuditLog implements AutoCloseable {
      */
     private final ConcurrentLinkedQueue<AuditEvent> queue = new ConcurrentLinkedQueue<>();
     private static final long IDLE_NANOS = 2_000_000;
+    private static final java.util.HexFormat HEX = java.util.HexFormat.of();
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicLong dropped = new AtomicLong();
     private final AtomicLong written = new AtomicLong();
+    private final AtomicLong syslogLost = new AtomicLong();
     private final Thread writer;
     private volatile boolean closing;
     private byte[] previous;
     private long seq;
-    private BufferedWriter out;
+    private java.io.OutputStream out;
+    /** The writer thread's line being built, reused. */
+    private final StringBuilder object = new StringBuilder(512);
     private long bytes;
     private long openedAt;
     private int nextRotated;
 
     public AuditLog(Path file, ChainMac mac, long rotateBytes, Duration rotateEvery, int capacity, OnFull onFull,
                     boolean stdout) {
-        this(file, mac, rotateBytes, rotateEvery, capacity, onFull, stdout, System::nanoTime);
+        this(file, mac, rotateBytes, rotateEvery, capacity, onFull, stdout, null, System::nanoTime);
+    }
+
+    /** @param syslog where each line also goes over UDP (RFC 5424), null for nowhere (resolved already) */
+    public AuditLog(Path file, ChainMac mac, long rotateBytes, Duration rotateEvery, int capacity, OnFull onFull,
+                    boolean stdout, InetSocketAddress syslog) {
+        this(file, mac, rotateBytes, rotateEvery, capacity, onFull, stdout, syslog, System::nanoTime);
     }
 
     AuditLog(Path file, ChainMac mac, long rotateBytes, Duration rotateEvery, int capacity, OnFull onFull,
-             boolean stdout, LongSupplier nanoClock) {
+             boolean stdout, InetSocketAddress syslog, LongSupplier nanoClock) {
         this.file = file.toAbsolutePath();
         this.mac = mac;
         this.rotateBytes = rotateBytes;
@@ -75,6 +86,11 @@ public final class AuditLog implements AutoCloseable {
         this.onFull = onFull;
         this.stdout = stdout;
         this.nanoClock = nanoClock;
+        try {
+            this.syslog = syslog == null ? null : new SyslogSink(syslog);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open a UDP socket for audit.syslog: " + e.getMessage(), e);
+        }
         resume();
         this.writer = new Thread(this::run, "audit-writer");
         writer.setDaemon(true);
@@ -139,7 +155,8 @@ public final class AuditLog implements AutoCloseable {
     }
 
     private void open() throws IOException {
-        out = Files.newBufferedWriter(file, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        out = new java.io.BufferedOutputStream(Files.newOutputStream(file, StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND), 64 * 1024);
         bytes = Files.size(file);
         openedAt = nanoClock.getAsLong();
     }
@@ -178,17 +195,32 @@ public final class AuditLog implements AutoCloseable {
         if (bytes >= rotateBytes || nanoClock.getAsLong() - openedAt >= rotateNanos && bytes > 0) {
             rotate();
         }
-        String object = "{\"seq\":" + (seq + 1) + "," + e.members() + "}";
-        byte[] m = mac.next(previous, object.getBytes(StandardCharsets.UTF_8));
-        String line = AuditLine.seal(object, m);
-        out.write(line);
-        out.write('\n');
-        if (stdout) {
-            System.out.println(line);
+        object.setLength(0);
+        object.append("{\"seq\":").append(seq + 1).append(',');
+        e.appendMembers(object);
+        object.append('}');
+        byte[] covered = object.toString().getBytes(StandardCharsets.UTF_8);
+        byte[] m = mac.next(previous, covered);
+        out.write(covered, 0, covered.length - 1); // the object without its '}', then the MAC member
+        byte[] tail = (",\"mac\":\"" + HEX.formatHex(m) + "\"}\n").getBytes(StandardCharsets.US_ASCII);
+        out.write(tail);
+        if (stdout || syslog != null) {
+            String line = new String(covered, 0, covered.length - 1, StandardCharsets.UTF_8)
+                    + new String(tail, 0, tail.length - 1, StandardCharsets.US_ASCII);
+            if (stdout) {
+                System.out.println(line);
+            }
+            if (syslog != null) {
+                try {
+                    syslog.send(line);
+                } catch (IOException lost) {
+                    syslogLost.incrementAndGet(); // UDP: the file is the trail of record
+                }
+            }
         }
         seq++;
         previous = m;
-        bytes += line.length() + 1L;
+        bytes += covered.length - 1L + tail.length;
         waiting.decrementAndGet();
         written.incrementAndGet();
     }
@@ -209,6 +241,9 @@ public final class AuditLog implements AutoCloseable {
         }
         try {
             out.close();
+            if (syslog != null) {
+                syslog.close();
+            }
         } catch (IOException e) {
             log.warn("closing the audit trail {}: {}", file, e.getMessage());
         }

@@ -16,10 +16,11 @@ import java.util.UUID;
  *   queue: 10000                         # optional: lines waiting for the writer at most
  *   onFull: refuse                       # optional: refuse (requests wait for no line) or drop (counted)
  *   stdout: false                        # optional: every line on standard output too
+ *   syslog: 127.0.0.1:514                # optional: every line to syslog over UDP (RFC 5424) too
  * </pre>
  */
 public record AuditConfig(Path file, UUID key, long rotateBytes, Duration rotateEvery, int queue, boolean dropWhenFull,
-                          boolean stdout) {
+                          boolean stdout, HostPort syslog) {
     static AuditConfig parse(YamlMap m) {
         m.allowOnlySection("audit");
         UUID key;
@@ -47,6 +48,7 @@ public record AuditConfig(Path file, UUID key, long rotateBytes, Duration rotate
         }
         return new AuditConfig(m.path("file"), key, rotateBytes,
                 Duration.ofSeconds(m.integer(ConfigSchema.AUDIT_ROTATE_SECONDS)), m.integer(ConfigSchema.AUDIT_QUEUE),
-                onFull.equals("drop"), Boolean.TRUE.equals(stdout));
+                onFull.equals("drop"), Boolean.TRUE.equals(stdout),
+                m.has("syslog") ? HostPort.parse(m.string("syslog"), m.where("syslog")) : null);
     }
 }

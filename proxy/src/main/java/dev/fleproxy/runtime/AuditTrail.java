@@ -31,8 +31,11 @@ final class AuditTrail {
             throw new ConfigException(configFile + ": audit.key " + c.key() + " cannot be fetched from the KMS ("
                     + e.getMessage() + "); the proxy does not serve without its audit trail");
         }
+        // resolved here, at start, never on the writer's way to an event loop
+        java.net.InetSocketAddress syslog = c.syslog() == null ? null
+                : new java.net.InetSocketAddress(c.syslog().host(), c.syslog().port());
         AuditLog audit = new AuditLog(c.file(), mac, c.rotateBytes(), c.rotateEvery(), c.queue(),
-                c.dropWhenFull() ? AuditLog.OnFull.DROP : AuditLog.OnFull.REFUSE, c.stdout());
+                c.dropWhenFull() ? AuditLog.OnFull.DROP : AuditLog.OnFull.REFUSE, c.stdout(), syslog);
         log.info("audit trail: {} (rotated past {} bytes{}; when {} lines wait: {})", c.file(), c.rotateBytes(),
                 c.rotateEvery().isZero() ? "" : " or " + c.rotateEvery().toSeconds() + " s", c.queue(),
                 c.dropWhenFull() ? "drop, counted" : "refuse requests");
