@@ -1,11 +1,8 @@
 package dev.fleproxy.crypto;
 
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.util.Arrays;
 import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The MAC of the audit trail's chain (docs/access.md, "The audit trail"): HMAC-SHA-256 under
@@ -24,18 +21,7 @@ public final class ChainMac {
     }
 
     public static ChainMac of(DataKey auditKey) {
-        byte[] material = auditKey.material();
-        byte[] key = Hkdf.sha256(material, new byte[0], INFO, 32);
-        Arrays.fill(material, (byte) 0);
-        try {
-            Mac m = Mac.getInstance("HmacSHA256");
-            m.init(new SecretKeySpec(key, "HmacSHA256"));
-            return new ChainMac(m);
-        } catch (GeneralSecurityException e) {
-            throw new CryptoException("HMAC-SHA-256 is not available: " + e.getMessage());
-        } finally {
-            Arrays.fill(key, (byte) 0);
-        }
+        return new ChainMac(Hkdf.hmacSha256(auditKey, INFO));
     }
 
     /** The MAC of a line that follows a line whose MAC was {@code previous}. */

@@ -24,6 +24,25 @@ public final class Hkdf {
         return out;
     }
 
+    /**
+     * An HMAC-SHA-256 keyed with HKDF-SHA-256(IKM = the key's material, salt empty, info, L = 32):
+     * the pseudonym and audit-chain MACs. The material and the derived key are wiped after use.
+     */
+    static javax.crypto.Mac hmacSha256(DataKey key, byte[] info) {
+        byte[] material = key.material();
+        byte[] derived = sha256(material, new byte[0], info, SUBKEY_LENGTH);
+        java.util.Arrays.fill(material, (byte) 0);
+        try {
+            javax.crypto.Mac m = javax.crypto.Mac.getInstance("HmacSHA256");
+            m.init(new javax.crypto.spec.SecretKeySpec(derived, "HmacSHA256"));
+            return m;
+        } catch (java.security.GeneralSecurityException e) {
+            throw new CryptoException("HMAC-SHA-256 is not available: " + e.getMessage());
+        } finally {
+            java.util.Arrays.fill(derived, (byte) 0);
+        }
+    }
+
     /** macKey = HKDF-SHA-256(IKM=K, salt=empty, info="mongo-fle-proxy/v{1,2}/mac", L=32). */
     static byte[] macKey(byte[] key, int format) {
         return subkey(key, format == Envelope.FORMAT_V1 ? MAC_INFO_V1 : MAC_INFO_V2);

@@ -1,11 +1,9 @@
 package dev.fleproxy.crypto;
 
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.util.Arrays;
 import java.util.Base64;
 import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The pseudonym mask (docs/access.md): "pn1:" and 24 base64url characters, the first 144 bits of
@@ -28,18 +26,7 @@ public final class Pseudonyms {
     /** The pseudonyms of one field of one collection, under the collection's key. */
     public static Pseudonyms of(DataKey collectionKey, String namespace, String field) {
         byte[] info = (INFO + "\0" + namespace + "\0" + field).getBytes(StandardCharsets.UTF_8);
-        byte[] material = collectionKey.material();
-        byte[] key = Hkdf.sha256(material, new byte[0], info, 32);
-        Arrays.fill(material, (byte) 0);
-        try {
-            Mac m = Mac.getInstance("HmacSHA256");
-            m.init(new SecretKeySpec(key, "HmacSHA256"));
-            return new Pseudonyms(m);
-        } catch (GeneralSecurityException e) {
-            throw new CryptoException("HMAC-SHA-256 is not available: " + e.getMessage());
-        } finally {
-            Arrays.fill(key, (byte) 0);
-        }
+        return new Pseudonyms(Hkdf.hmacSha256(collectionKey, info));
     }
 
     /** The pseudonym of a value of this BSON type with these value bytes. */
