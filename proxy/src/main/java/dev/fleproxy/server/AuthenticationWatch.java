@@ -20,6 +20,10 @@ import org.bson.BsonValue;
  * TLS, so the server would see the proxy's own certificate (or none), never the client's.
  */
 public final class AuthenticationWatch implements MessageFilter {
+    /** The commands this filter reads (and hello, for its speculativeAuthenticate). */
+    private static final java.util.Set<String> WATCHED = java.util.Set.of("saslStart", "saslContinue", "authenticate",
+            "logout");
+
     /** A conversation under way: the user its first message names, in the database it runs in. */
     record Conversation(String user, String db) {
     }
@@ -27,8 +31,8 @@ public final class AuthenticationWatch implements MessageFilter {
     @Override
     public RequestDecision onRequest(Request request) {
         String cmd = request.commandName();
-        if (cmd == null) {
-            return RequestDecision.PASS;
+        if (cmd == null || !WATCHED.contains(cmd) && !CommandTable.isHello(cmd)) {
+            return RequestDecision.PASS; // every other command passes unread: this filter is on every request's path
         }
         BsonDocument body = request.msg() != null ? request.msg().body()
                 : request.query() != null && request.query().isCommand() ? request.query().command() : null;
