@@ -1,41 +1,59 @@
 package dev.fleproxy.audit;
 
-import java.time.Instant;
-import java.util.LinkedHashMap;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
  * What the audit trail records of one request on an encrypted collection: when, which
- * connection and identity from where, the command and namespace, each policy field with what
- * happened to it (revealed, masked, refused, written), how many documents the answer held, and
- * the outcome code (0: ok). Never a value, a key or a query constant. Filled on the connection's
- * event loop, then handed to the {@link AuditLog} once.
+ * connection and identity from where ({@link #who}), the command, the namespace and each policy
+ * field with what happened to it ({@link #what}), how many documents the answer held, and the
+ * outcome code (0: ok). Never a value, a key or a query constant. Filled on the connection's event
+ * loop, then handed to the {@link AuditLog} once.
+ *
+ * <p>Who and what are JSON members encoded once and reused (a connection sends many requests on
+ * one collection), so that an event costs the event loop a time stamp and two references: the
+ * writer thread copies the bytes into the line.
  */
 public final class AuditEvent {
-    private final Instant at;
-    private final long connection;
-    private final String identity;
-    private final String client;
-    private final String command;
-    private final String namespace;
-    private final Map<String, String> fields = new LinkedHashMap<>();
+    private final long epochMilli;
+    private final byte[] who;
+    private final byte[] what;
     private long documents = -1;
     private int code;
     private boolean emitted;
 
-    public AuditEvent(Instant at, long connection, String identity, String client, String command, String namespace) {
-        this.at = at;
-        this.connection = connection;
-        this.identity = identity;
-        this.client = client;
-        this.command = command;
-        this.namespace = namespace;
+    /**
+     * @param epochMilli when the proxy read the request ({@link System#currentTimeMillis})
+     * @param who  {@link #who}'s members
+     * @param what {@link #what}'s members
+     */
+    public AuditEvent(long epochMilli, byte[] who, byte[] what) {
+        this.epochMilli = epochMilli;
+        this.who = who;
+        this.what = what;
     }
 
-    /** What happened to a policy field: revealed, masked (with its mask), refused, written. */
-    public AuditEvent field(String path, String outcome) {
-        fields.merge(path, outcome, (a, b) -> a.equals(b) ? a : a + "+" + b);
-        return this;
+    /** The members {@code "conn":N,"identity":"…","client":"…"} of a connection's lines. */
+    public static byte[] who(long connection, String identity, String client) {
+        return ("\"conn\":" + connection + ",\"identity\":" + AuditLine.quote(identity)
+                + ",\"client\":" + AuditLine.quote(client)).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The members {@code "cmd":"…","ns":"…","fields":{…}} of a command's lines: each policy field,
+     * in order, with what happened to it (revealed, masked:KIND, refused, written).
+     */
+    public static byte[] what(String command, String namespace, Map<String, String> fields) {
+        StringBuilder b = new StringBuilder(64 + 24 * fields.size());
+        b.append("\"cmd\":").append(AuditLine.quote(command))
+                .append(",\"ns\":").append(AuditLine.quote(namespace))
+                .append(",\"fields\":{");
+        boolean first = true;
+        for (Map.Entry<String, String> f : fields.entrySet()) {
+            b.append(first ? "" : ",").append(AuditLine.quote(f.getKey())).append(':').append(AuditLine.quote(f.getValue()));
+            first = false;
+        }
+        return b.append('}').toString().getBytes(StandardCharsets.UTF_8);
     }
 
     public AuditEvent documents(long n) {
@@ -48,15 +66,6 @@ public final class AuditEvent {
         return this;
     }
 
-    public String identity() {
-        return identity;
-    }
-
-    /** What happened to each field, in order (for the metrics by identity). */
-    public java.util.Collection<String> outcomes() {
-        return fields.values();
-    }
-
     /** True the first time only: an event is written once (an exhaust stream's later replies add nothing). */
     boolean emitOnce() {
         boolean first = !emitted;
@@ -64,31 +73,12 @@ public final class AuditEvent {
         return first;
     }
 
-    /** The members of its JSON object, after "seq" (which the log numbers). */
-    String members() {
-        StringBuilder b = new StringBuilder(160);
-        appendMembers(b);
-        return b.toString();
-    }
-
-    /** Appends the members of its JSON object, after "seq" (the writer reuses one builder). */
-    void appendMembers(StringBuilder b) {
-        b.append("\"t\":").append(AuditLine.quote(at.toString()))
-                .append(",\"conn\":").append(connection)
-                .append(",\"identity\":").append(AuditLine.quote(identity))
-                .append(",\"client\":").append(AuditLine.quote(client))
-                .append(",\"cmd\":").append(AuditLine.quote(command))
-                .append(",\"ns\":").append(AuditLine.quote(namespace))
-                .append(",\"fields\":{");
-        boolean first = true;
-        for (Map.Entry<String, String> f : fields.entrySet()) {
-            b.append(first ? "" : ",").append(AuditLine.quote(f.getKey())).append(':').append(AuditLine.quote(f.getValue()));
-            first = false;
-        }
-        b.append('}');
+    /** Appends the members of its JSON object, after "seq" (the writer reuses one buffer). */
+    void appendMembers(LineBuffer b) {
+        b.ascii("\"t\":\"").time(epochMilli).ascii("\",").bytes(who).ascii(",").bytes(what);
         if (documents >= 0) {
-            b.append(",\"docs\":").append(documents);
+            b.ascii(",\"docs\":").number(documents);
         }
-        b.append(",\"code\":").append(code);
+        b.ascii(",\"code\":").number(code);
     }
 }

@@ -30,6 +30,17 @@ public final class ChainMac {
         return mac.doFinal(line);
     }
 
+    /** As {@link #next(byte[], byte[])}, for the first {@code length} bytes of {@code line}, into {@code mac}. */
+    public void next(byte[] previous, byte[] line, int length, byte[] mac) {
+        this.mac.update(previous);
+        this.mac.update(line, 0, length);
+        try {
+            this.mac.doFinal(mac, 0);
+        } catch (javax.crypto.ShortBufferException e) {
+            throw new IllegalArgumentException("a chain MAC needs " + LENGTH + " bytes", e);
+        }
+    }
+
     /** Compared in constant time. */
     public static boolean same(byte[] a, byte[] b) {
         return MessageDigest.isEqual(a, b);

@@ -56,7 +56,7 @@ public final class ProxyMetrics {
     private final Map<String, Counter> refusals = new ConcurrentHashMap<>();
     private final Map<String, Counter> closes = new ConcurrentHashMap<>();
     private final Map<String, Counter> replyErrors = new ConcurrentHashMap<>();
-    private final Map<String, Counter> identities = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Counter> auditLines = new ConcurrentHashMap<>();
     private final Map<String, Counter> evaluated = new ConcurrentHashMap<>();
     private final Counter accepted;
 
@@ -169,24 +169,37 @@ public final class ProxyMetrics {
      * each policy field (revealed, masked, refused, written). Identity labels come from the
      * policy's names and "anonymous" only, so a client cannot grow the label set.
      */
-    public void identity(String identity, java.util.Collection<String> fieldOutcomes) {
+    public void identity(String identity, Map<String, Integer> fieldOutcomes) {
         if (registry != null) {
-            identities.computeIfAbsent(identity, k -> Counter.builder("fleproxy.identity.requests")
-                    .description("requests on encrypted collections, by the connection's identity")
-                    .tag("identity", identity).register(registry)).increment();
-            for (String outcome : fieldOutcomes) {
-                identities.computeIfAbsent(identity + "\0" + outcome, k -> Counter.builder("fleproxy.identity.fields")
+            IdentityCounters c = identityCounters.computeIfAbsent(identity, IdentityCounters::new);
+            c.requests.increment();
+            for (Map.Entry<String, Integer> outcome : fieldOutcomes.entrySet()) {
+                c.fields.computeIfAbsent(outcome.getKey(), o -> Counter.builder("fleproxy.identity.fields")
                         .description("policy fields a request could read or write, by identity and what it got")
-                        .tag("identity", identity).tag("outcome", outcome).register(registry)).increment();
+                        .tag("identity", identity).tag("outcome", o).register(registry)).increment(outcome.getValue());
             }
         }
     }
+
+    /** An identity's counters: its requests, and its fields by outcome. */
+    private final class IdentityCounters {
+        final Counter requests;
+        final Map<String, Counter> fields = new ConcurrentHashMap<>();
+
+        IdentityCounters(String identity) {
+            requests = Counter.builder("fleproxy.identity.requests")
+                    .description("requests on encrypted collections, by the connection's identity")
+                    .tag("identity", identity).register(registry);
+        }
+    }
+
+    private final Map<String, IdentityCounters> identityCounters = new ConcurrentHashMap<>();
 
     /** Lines of the audit trail handed to its writer, or dropped because its queue was full (onFull: drop). */
     public void audit(boolean written) {
         if (registry != null) {
             String outcome = written ? "queued" : "dropped";
-            identities.computeIfAbsent("\0audit\0" + outcome, k -> Counter.builder("fleproxy.audit.lines")
+            auditLines.computeIfAbsent(outcome, k -> Counter.builder("fleproxy.audit.lines")
                     .description("audit trail lines queued for the writer, or dropped (onFull: drop)")
                     .tag("outcome", outcome).register(registry)).increment();
         }

@@ -2,6 +2,7 @@ package dev.fleproxy.rewrite;
 
 import dev.fleproxy.audit.AuditEvent;
 import dev.fleproxy.audit.AuditLog;
+import dev.fleproxy.audit.AuditMemo;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldAccess;
@@ -17,8 +18,9 @@ import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.BsonCursor;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import org.bson.BsonDocument;
 
 /**
@@ -51,17 +53,31 @@ final class Auditing {
                     + "unrecorded; try again");
         }
         String identity = request.peer().identity(p.identities());
-        AuditEvent e = new AuditEvent(Instant.now(), request.peer().connection(), identity, request.peer().address(),
-                spec.name(), cp.namespace());
+        AuditMemo memo = request.peer().auditMemo();
+        AuditMemo.Scope scope = memo.scope(cp, spec, identity);
+        if (scope == null) {
+            scope = memo.remember(cp, spec, identity, scope(spec, cp, identity));
+        }
+        request.audit(new AuditEvent(System.currentTimeMillis(), memo.who(request.peer().connection(), identity,
+                request.peer().address()), scope.what()));
+        metrics.identity(identity, scope.outcomes());
+    }
+
+    /** What a command's lines on this collection say of its fields for this identity (made once per connection). */
+    private static AuditMemo.Scope scope(CommandSpec spec, CollectionPolicy cp, String identity) {
         boolean writes = spec.rewriter() == CommandSpec.Rewriter.INSERT || spec.rewriter() == CommandSpec.Rewriter.UPDATE;
+        Map<String, String> fields = new LinkedHashMap<>();
         for (FieldRule r : cp.fields().values()) {
-            e.field(r.path(), writes ? "written" : outcome(r.access(), identity));
+            fields.merge(r.path(), writes ? "written" : outcome(r.access(), identity), (a, b) -> a.equals(b) ? a : a + "+" + b);
         }
         if (cp.allFields()) {
-            e.field("*", writes ? "written" : "revealed");
+            fields.merge("*", writes ? "written" : "revealed", (a, b) -> a.equals(b) ? a : a + "+" + b);
         }
-        request.audit(e);
-        metrics.identity(identity, e.outcomes());
+        Map<String, Integer> outcomes = new LinkedHashMap<>();
+        for (String o : fields.values()) {
+            outcomes.merge(o, 1, Integer::sum);
+        }
+        return new AuditMemo.Scope(AuditEvent.what(spec.name(), cp.namespace(), fields), Map.copyOf(outcomes));
     }
 
     private static String outcome(FieldAccess a, String identity) {

@@ -33,6 +33,7 @@ public final class Peer {
     /** The SCRAM conversation under way on this connection, if any (AuthenticationWatch's). */
     private Object conversation;
     private String identity;
+    private dev.fleproxy.audit.AuditMemo auditMemo;
 
     Peer(Supplier<PeerFacts> certificate, long connection, String address) {
         this.certificate = certificate;
@@ -69,6 +70,14 @@ public final class Peer {
             resolvedFor = identities;
         }
         return identity;
+    }
+
+    /** What this connection's audit lines repeat, encoded once (made on first use). */
+    public dev.fleproxy.audit.AuditMemo auditMemo() {
+        if (auditMemo == null) {
+            auditMemo = new dev.fleproxy.audit.AuditMemo();
+        }
+        return auditMemo;
     }
 
     /** The server confirmed this user's authentication ("name@db"); null: a failed attempt, or logout. */

@@ -15,7 +15,7 @@ import java.util.List;
  * hands the next filter a fresh reading of the replacement.
  */
 public final class Request extends InFlight {
-    private final List<PendingReplies.Expectation> expectations = new ArrayList<>(1);
+    private final List<PendingReplies.Expectation> expectations = new ArrayList<>(2);
     private OpMsgView msg;
     private OpQuery query;
     private MessageFilter current;

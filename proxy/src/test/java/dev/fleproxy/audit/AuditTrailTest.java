@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,8 +28,8 @@ class AuditTrailTest {
     Path dir;
 
     private static AuditEvent event(int i) {
-        return new AuditEvent(Instant.parse("2026-11-26T06:00:00Z"), i, "support", "/127.0.0.1:5000", "find",
-                "acc.\"people\"").field("ssn", "masked:partial").documents(i % 3);
+        return new AuditEvent(Instant.parse("2026-11-26T06:00:00Z").toEpochMilli(), AuditEvent.who(i, "support", "/127.0.0.1:5000"),
+                AuditEvent.what("find", "acc.\"people\"", Map.of("ssn", "masked:partial"))).documents(i % 3);
     }
 
     private List<Path> write(int events, long rotateBytes) {
@@ -65,7 +66,7 @@ class AuditTrailTest {
         assertTrue(r.ok(), r.problem());
         assertEquals(350, r.lines());
         String first = Files.readAllLines(files.get(0)).get(0);
-        assertTrue(first.startsWith("{\"seq\":1,\"t\":\"2026-11-26T06:00:00Z\",\"conn\":0,\"identity\":\"support\","), first);
+        assertTrue(first.startsWith("{\"seq\":1,\"t\":\"2026-11-26T06:00:00.000Z\",\"conn\":0,\"identity\":\"support\","), first);
         assertTrue(first.contains("\"ns\":\"acc.\\\"people\\\"\",\"fields\":{\"ssn\":\"masked:partial\"},\"docs\":0,\"code\":0,\"mac\":\""),
                 first);
     }
