@@ -75,14 +75,9 @@ public final class ReadShape {
             n.copied = copied;
             n.allFields = allFields;
             for (Node c : children) {
-                n.children.add(c.copyAs(c.name));
+                n.addChild(c.copyAs(c.name));
             }
             return n;
-        }
-
-        public void replaceChild(Node child) {
-            children.removeIf(c -> c.name.equals(child.name));
-            children.add(child);
         }
     }
 
