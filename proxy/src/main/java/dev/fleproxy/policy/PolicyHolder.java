@@ -166,9 +166,10 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
         }
         // In force before any KMS round trip: from here on a new collection's writes are encrypted,
         // or wait for its key and are refused (9720020), never forwarded in plaintext.
+        Policy before = current;
         current = p;
-        log.info("policy reloaded ({}): {} encrypted collection(s) {}{}", why, p.collections().size(), p,
-                p.isEmpty() ? "" : "; checking its keys with the KMS");
+        log.info("policy reloaded ({}): {} encrypted collection(s); {}{}", why, p.collections().size(),
+                PolicyChanges.between(before, p), p.isEmpty() ? "" : "; checking its keys with the KMS");
         if (!p.isEmpty()) {
             keyCheck.start(p, why);
         }

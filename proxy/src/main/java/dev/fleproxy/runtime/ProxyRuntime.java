@@ -91,7 +91,8 @@ public final class ProxyRuntime implements AutoCloseable {
             ProxyServer server = ProxyServer.start(config, filters(config, holder, resolver, metrics, opened.audit),
                     metrics);
             if (!startPolicy.isEmpty()) {
-                log.info("encrypting {} collection(s): {}", startPolicy.collections().size(), startPolicy);
+                log.info("encrypting {} collection(s): {}", startPolicy.collections().size(),
+                        dev.fleproxy.policy.PolicyChanges.names(startPolicy.collections().keySet()));
             }
             ProxyRuntime runtime = new ProxyRuntime(server, holder, resolver, opened.kmip, opened.audit);
             if (registry != null) {
