@@ -51,6 +51,45 @@ class FrameDecoderTest {
         assertFalse(ch.finish());
     }
 
+    /** A message of {@code size} bytes: a header that declares it, then a pattern. */
+    private static byte[] sized(int size, int requestId) {
+        ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(size).putInt(requestId).putInt(0).putInt(2013);
+        for (int i = 16; i < size; i++) {
+            b.put((byte) (i * 31 + requestId));
+        }
+        return b.array();
+    }
+
+    @Test
+    void largeMessagesAreHeldAsTheReadsCameAndDecodeByteForByteAmongSmallOnes() {
+        // two large messages back to back (the second begins in the read that ends the first, whose
+        // frame is still held: the shared cumulation is copied, never written under it), then a small one
+        byte[] big1 = sized(3_000_000, 1);
+        byte[] big2 = sized(FrameDecoder.COMPOSITE_FROM + 17, 2);
+        byte[] small = ping(3);
+        byte[] stream = new byte[big1.length + big2.length + small.length];
+        System.arraycopy(big1, 0, stream, 0, big1.length);
+        System.arraycopy(big2, 0, stream, big1.length, big2.length);
+        System.arraycopy(small, 0, stream, big1.length + big2.length, small.length);
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        java.util.List<Frame> frames = new java.util.ArrayList<>();
+        for (int at = 0; at < stream.length; at += 65_531) {
+            ch.writeInbound(Unpooled.wrappedBuffer(stream, at, Math.min(65_531, stream.length - at)));
+            for (Frame f = ch.readInbound(); f != null; f = ch.readInbound()) {
+                frames.add(f); // held until the end, as a frame in flight would be
+            }
+        }
+        assertEquals(3, frames.size());
+        assertArrayEquals(big1, ByteBufUtil.getBytes(frames.get(0).content()));
+        assertArrayEquals(big2, ByteBufUtil.getBytes(frames.get(1).content()));
+        assertArrayEquals(small, ByteBufUtil.getBytes(frames.get(2).content()));
+        assertEquals(2, frames.get(1).requestId());
+        assertInstanceOf(io.netty.buffer.CompositeByteBuf.class, frames.get(0).content().unwrap(), "held as the reads came");
+        frames.forEach(Frame::release);
+        assertFalse(ch.finish());
+    }
+
     @Test
     void saysHowMuchOfTheMessageBeingAssembledItHolds() {
         byte[] a = ping(1);
