@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential bench-evaluated demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential bench-evaluated bench-scale demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -96,6 +96,11 @@ test-differential: build venv
 ## make bench-overhead appends the same section to its report)
 bench-evaluated: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_evaluated_cost.py
+
+## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size), each with its
+## verdict (flat within its ratio or not): results/embedded/scale.md (~8 min; SCALE_ROUNDS=N)
+bench-scale: build venv
+	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_scale.py
 
 demo: build venv
 	deploy/demo.sh

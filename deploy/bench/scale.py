@@ -1,0 +1,183 @@
+"""How the proxy's cost grows with one dimension at a time (issue 30): the proxy's CPU (utime+stime
+from /proc/PID/stat around each phase) per unit of work, in rounds that alternate what is compared
+(the first round is warm-up), as medians with min–max, and a verdict per dimension: flat within
+its ratio or not. `make bench-scale` runs it against a proxy of its own and writes
+results/embedded/scale.md.
+
+Dimensions measured here:
+- listed paths: documents of F fields, every one encrypted, under a policy that lists the F paths
+  against one with `fields: "*"`; µs per field, inserts and finds. Flat: listed ≤ 1.2 × "*" at
+  every F.
+- message size: inserts of messages from 100 KB to 38 MB, finds of replies from 100 KB to 15 MB
+  (a reply holds 16 MiB at most), through the proxy without policy and with AES-GCM on every
+  field; µs per KB. Flat: the largest per-KB figure of a series ≤ 1.3 × its smallest.
+"""
+from __future__ import annotations
+
+import time
+
+from . import markdown, stats
+from .procstat import cpu_seconds
+
+FIELD_COUNTS = (100, 1_000, 3_000)
+FIELDS_PER_PHASE = 400_000
+INSERT_SIZES_KB = (100, 1_000, 4_000, 16_000, 38_000)
+FIND_SIZES_KB = (100, 1_000, 4_000, 15_000)
+BYTES_PER_PHASE_KB = 400_000
+DOC_KB = 250  # the documents messages are made of: a 250 KB value each
+PATHS_LIMIT = 1.2
+SIZE_LIMIT = 1.3
+
+
+def listed_collection(fields: int) -> str:
+    return f"listed{fields}"
+
+
+def policy_yaml(key: str, db: str = "scale") -> str:
+    """The collections: one listing F paths per F, one with fields "*" for the same documents, and
+    one with fields "*" for the message sizes (its twin without policy, `plain`, is not in it)."""
+    lines = [f'  {db}.star: {{ key: {key}, fields: "*" }}', f'  {db}.aes: {{ key: {key}, fields: "*" }}']
+    for f in FIELD_COUNTS:
+        listed = ", ".join(f"f{i}: {{}}" for i in range(f))
+        lines.append(f"  {db}.{listed_collection(f)}: {{ key: {key}, fields: {{ {listed} }} }}")
+    return "\n".join(lines) + "\n"
+
+
+def _timed(pid: int, work) -> float:
+    c0 = cpu_seconds(pid)
+    work()
+    return cpu_seconds(pid) - c0
+
+
+def _document(i: int, fields: int) -> dict:
+    return {"_id": i, **{f"f{k}": f"value-{k:010d}" for k in range(fields)}}
+
+
+def measure_paths(db, pid: int, rounds: int = 3) -> list[dict]:
+    """Per F: µs of proxy CPU per field for inserts and finds, listed and "*", and their ratios."""
+    rows = []
+    for f in FIELD_COUNTS:
+        docs = max(2, FIELDS_PER_PHASE // f)
+        batch = max(1, min(docs, 2_000_000 // (f * 30)))  # messages of ~2 MB
+        documents = [_document(i, f) for i in range(docs)]
+        per = {(mode, op): [] for mode in ("listed", "star") for op in ("insert", "find")}
+        for r in range(rounds + 1):
+            for mode in (("listed", "star") if r % 2 == 0 else ("star", "listed")):
+                coll = db[listed_collection(f) if mode == "listed" else "star"]
+                coll.drop()
+
+                def insert():
+                    for k in range(0, docs, batch):
+                        coll.insert_many(documents[k:k + batch], ordered=True)
+
+                def find():
+                    got = sum(1 for _ in coll.find({}, batch_size=batch))
+                    if got != docs:
+                        raise RuntimeError(f"{mode} F={f}: {got} documents of {docs}")
+
+                ins, fnd = _timed(pid, insert), _timed(pid, find)
+                if r > 0:
+                    per[(mode, "insert")].append(ins * 1e6 / (docs * f))
+                    per[(mode, "find")].append(fnd * 1e6 / (docs * f))
+        row = {"fields": f, "documents": docs}
+        for op in ("insert", "find"):
+            listed, star = per[("listed", op)], per[("star", op)]
+            row[op] = {"listed": stats.spread(listed), "star": stats.spread(star),
+                       "ratio": stats.spread([a / b for a, b in zip(listed, star) if b > 0])}
+        rows.append(row)
+    return rows
+
+
+def measure_sizes(db, pids: dict, rounds: int = 3) -> dict:
+    """Per series (policy × operation): µs of proxy CPU per KB at each message size."""
+    value = b"\x5a" * (DOC_KB * 1000)
+    out = {}
+    for op, sizes in (("insert", INSERT_SIZES_KB), ("find", FIND_SIZES_KB)):
+        per = {(coll, kb): [] for coll in ("plain", "aes") for kb in sizes}
+        for r in range(rounds + 1):
+            for coll_name in (("plain", "aes") if r % 2 == 0 else ("aes", "plain")):
+                coll = db[coll_name]
+                for kb in sizes:
+                    per_message = max(1, kb // DOC_KB)
+                    doc_value = value if kb >= DOC_KB else value[:kb * 1000]
+                    messages = max(3, BYTES_PER_PHASE_KB // max(kb, 1))
+                    if op == "insert":
+                        coll.drop()
+                        next_id = [0]
+                        held = [0]
+
+                        def work():
+                            for _ in range(messages):
+                                batch = [{"_id": next_id[0] + j, "v": doc_value} for j in range(per_message)]
+                                next_id[0] += per_message
+                                coll.insert_many(batch)
+                                held[0] += kb
+                                if held[0] >= 64_000:  # keep the backend's memory bounded
+                                    coll.delete_many({})
+                                    held[0] = 0
+                    else:
+                        coll.drop()
+                        coll.insert_many([{"_id": j, "v": doc_value} for j in range(per_message)])
+                        messages = max(3, BYTES_PER_PHASE_KB // max(kb, 1))
+
+                        def work():
+                            for _ in range(messages):
+                                got = sum(1 for _ in coll.find({}, batch_size=per_message + 1))
+                                if got != per_message:
+                                    raise RuntimeError(f"{coll_name}: {got} documents of {per_message}")
+                    used = _timed(pids[coll_name], work)
+                    if r > 0:
+                        per[(coll_name, kb)].append(used * 1e6 / (messages * per_message * len(doc_value) / 1000))
+        for coll_name in ("plain", "aes"):
+            series = {kb: stats.spread(per[(coll_name, kb)]) for kb in sizes}
+            medians = [s["median"] for s in series.values() if s]
+            out[(coll_name, op)] = {"by_size": series, "ratio": max(medians) / min(medians) if medians else None}
+    return out
+
+
+def _us(v):
+    return f"{v:.2f}"
+
+
+def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str) -> list[str]:
+    lines = ["# How the proxy's cost grows, one dimension at a time", "",
+             f"Proxy CPU (utime + stime of its process, from /proc) per unit of work; medians of {rounds} "
+             "rounds after a warm-up, min–max in brackets, the compared cases alternating within each round. "
+             + note, "",
+             f"Command: `{command}`.", "",
+             "## Listed paths", "",
+             f"Documents of F fields, every one encrypted, inserted in messages of about 2 MB and read back "
+             f"with `find`, under a policy listing the F paths (`fields: {{f0: {{}}, …}}`) and under `fields: \"*\"`. "
+             f"Flat when listed ≤ {PATHS_LIMIT} × \"*\" per field at every F.", ""]
+    rows = []
+    flat = True
+    for r in paths:
+        for op in ("insert", "find"):
+            ratio = r[op]["ratio"]
+            ok = ratio is not None and ratio["median"] <= PATHS_LIMIT
+            flat &= ok
+            rows.append([f"{r['fields']:,}", op, markdown.median_range(r[op]["listed"], _us),
+                         markdown.median_range(r[op]["star"], _us), markdown.median_range(ratio, "{:.2f}"),
+                         "flat" if ok else "**not flat**"])
+    lines += markdown.table(["F (paths listed)", "operation", "µs per field, listed", "µs per field, \"*\"",
+                             "listed / \"*\"", "verdict"], rows, "rlrrrl")
+    lines += ["", f"Verdict: **{'flat' if flat else 'not flat'}** (limit {PATHS_LIMIT}).", "",
+              "## Message size", "",
+              f"Inserts of messages made of {DOC_KB} KB values (one value below that), and finds whose "
+              "replies hold the same, through the proxy without policy (`plain`) and with AES-GCM on every "
+              f"field (`aes`). Flat when a series' largest µs per KB ≤ {SIZE_LIMIT} × its smallest.", ""]
+    rows = []
+    flat = True
+    for (coll, op), s in sizes.items():
+        ok = s["ratio"] is not None and s["ratio"] <= SIZE_LIMIT
+        flat &= ok
+        cells = [f"{coll}, {op}"]
+        for kb in (INSERT_SIZES_KB if op == "insert" else FIND_SIZES_KB):
+            cells.append(f"{kb / 1000:g} MB: " + markdown.median_range(s["by_size"].get(kb), _us))
+        rows.append([cells[0], "; ".join(cells[1:]), f"{s['ratio']:.2f}" if s["ratio"] else "–",
+                     "flat" if ok else "**not flat**"])
+    lines += markdown.table(["series", "µs per KB by message size", "largest / smallest", "verdict"], rows, "llrl")
+    lines += ["", f"Verdict: **{'flat' if flat else 'not flat'}** (limit {SIZE_LIMIT}).", "",
+              "Not measured here yet: batch, connections, policy size, cursors and rewrap size "
+              "(issue 30 lists them)."]
+    return lines
