@@ -27,6 +27,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         setCumulator(BY_SIZE);
     }
 
+    /** A read at least this large, and at least half full, is held as it came rather than copied. */
+    static final int SHARED_FROM = 8 << 10;
+
     /** Messages declared larger than this are held as the reads' own buffers, not copied together. */
     static final int COMPOSITE_FROM = 1 << 20;
 
@@ -51,16 +54,32 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         }
         CompositeByteBuf held = cumulation instanceof CompositeByteBuf c ? c
                 : alloc.compositeBuffer(Integer.MAX_VALUE).addFlattenedComponents(true, cumulation);
+        boolean taken = false;
         try {
-            held.addFlattenedComponents(true, in); // takes in
+            if (in.readableBytes() >= SHARED_FROM && 2 * in.readableBytes() >= in.capacity()) {
+                if (held.capacity() > held.writerIndex()) {
+                    held.capacity(held.writerIndex()); // the room small reads were copied into ends here
+                }
+                held.addFlattenedComponents(true, in);
+                taken = true;
+            } else {
+                // a small or mostly empty read is copied, not held: a peer sending a byte at a time
+                // would otherwise make the proxy hold a whole read buffer (and a component) per byte
+                held.writeBytes(in);
+            }
         } catch (Throwable t) {
             if (held != cumulation) {
                 held.release();
             }
             throw t;
+        } finally {
+            if (!taken) {
+                in.release();
+            }
         }
         return held;
     };
+
 
     /** True if the message the cumulation begins with declares more than {@link #COMPOSITE_FROM}. */
     private static boolean large(ByteBuf cumulation) {
@@ -73,6 +92,11 @@ public final class FrameDecoder extends ByteToMessageDecoder {
      */
     public int partialBytes() {
         return internalBuffer().readableBytes();
+    }
+
+    /** The buffer a message is being assembled in (tests). */
+    io.netty.buffer.ByteBuf internalBufferForTest() {
+        return internalBuffer();
     }
 
     /** The declared length of the message being assembled, or -1 while fewer than 4 of its bytes are in. */

@@ -91,6 +91,30 @@ class FrameDecoderTest {
     }
 
     @Test
+    void aLargeMessageTrickledInSmallReadsIsCopiedTogetherNotHeldReadByRead() {
+        byte[] big = sized(FrameDecoder.COMPOSITE_FROM + 300_000, 7);
+        FrameDecoder decoder = new FrameDecoder();
+        EmbeddedChannel ch = new EmbeddedChannel(decoder);
+        int at = 0;
+        for (int piece = 0; at < big.length; piece++) {
+            // mostly 10-byte reads, now and then a full 64 KB one (held as it came)
+            int n = Math.min(piece % 500 == 499 ? 65_536 : 10, big.length - at);
+            ch.writeInbound(Unpooled.wrappedBuffer(big, at, n));
+            at += n;
+            if (at < big.length && decoder.partialBytes() > FrameDecoder.COMPOSITE_FROM) {
+                io.netty.buffer.ByteBuf held = decoder.internalBufferForTest();
+                assertTrue(held.capacity() <= 2L * held.readableBytes() + (4 << 20), "room " + held.capacity());
+                assertTrue(((io.netty.buffer.CompositeByteBuf) held).numComponents() < 100,
+                        "components " + ((io.netty.buffer.CompositeByteBuf) held).numComponents());
+            }
+        }
+        Frame f = ch.readInbound();
+        assertArrayEquals(big, ByteBufUtil.getBytes(f.content()));
+        f.release();
+        assertFalse(ch.finish());
+    }
+
+    @Test
     void saysHowMuchOfTheMessageBeingAssembledItHolds() {
         byte[] a = ping(1);
         FrameDecoder decoder = new FrameDecoder();
