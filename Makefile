@@ -97,8 +97,8 @@ test-differential: build venv
 bench-evaluated: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_evaluated_cost.py
 
-## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size), each with its
-## verdict (flat within its ratio or not): results/embedded/scale.md (~8 min; SCALE_ROUNDS=N)
+## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size), and memory after a burst, each with its
+## verdict: results/embedded/scale.md (~3 min; SCALE_ROUNDS=N)
 bench-scale: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_scale.py
 

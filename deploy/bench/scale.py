@@ -11,9 +11,13 @@ Dimensions measured here:
 - message size: inserts of messages from 100 KB to 38 MB, finds of replies from 100 KB to 15 MB
   (a reply holds 16 MiB at most), through the proxy without policy and with AES-GCM on every
   field; µs per KB. Flat: the largest per-KB figure of a series ≤ 1.3 × its smallest.
+- memory after a burst: the proxy's resident memory before, while ten peers hold 40 MB partial
+  messages each, and after they leave. Back: within 100 MB of before, a minute after.
 """
 from __future__ import annotations
 
+import socket
+import struct
 import time
 
 from . import markdown, stats
@@ -27,6 +31,10 @@ BYTES_PER_PHASE_KB = 400_000
 DOC_KB = 250  # the documents messages are made of: a 250 KB value each
 PATHS_LIMIT = 1.2
 SIZE_LIMIT = 1.3
+BURST_PEERS = 10
+BURST_BYTES = 40_000_000  # each peer's partial message: declared 45 MB, 40 MB sent, then gone
+BURST_LIMIT_MB = 100
+BURST_WAIT_S = 60
 
 
 def listed_collection(fields: int) -> str:
@@ -135,11 +143,43 @@ def measure_sizes(db, pids: dict, rounds: int = 3) -> dict:
     return out
 
 
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+def measure_burst(port: int, pid: int) -> dict:
+    """The proxy's resident memory before, while BURST_PEERS peers hold partial messages of
+    BURST_BYTES each, and 5 s and BURST_WAIT_S s after they leave."""
+    out = {"before": rss_mb(pid)}
+    peers, chunk = [], b"\0" * 65536
+    try:
+        for _ in range(BURST_PEERS):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(struct.pack("<iiii", 45_000_000, 1, 0, 2013))
+            for _ in range(BURST_BYTES // len(chunk)):
+                s.sendall(chunk)
+            peers.append(s)
+        time.sleep(2)
+        out["held"] = rss_mb(pid)
+    finally:
+        for s in peers:
+            s.close()
+    time.sleep(5)
+    out["after_5s"] = rss_mb(pid)
+    time.sleep(BURST_WAIT_S - 5)
+    out["after"] = rss_mb(pid)
+    return out
+
+
 def _us(v):
     return f"{v:.2f}"
 
 
-def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str) -> list[str]:
+def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str, burst: dict | None = None) -> list[str]:
     lines = ["# How the proxy's cost grows, one dimension at a time", "",
              f"Proxy CPU (utime + stime of its process, from /proc) per unit of work; medians of {rounds} "
              "rounds after a warm-up, min–max in brackets, the compared cases alternating within each round. "
@@ -177,7 +217,17 @@ def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str)
         rows.append([cells[0], "; ".join(cells[1:]), f"{s['ratio']:.2f}" if s["ratio"] else "–",
                      "flat" if ok else "**not flat**"])
     lines += markdown.table(["series", "µs per KB by message size", "largest / smallest", "verdict"], rows, "llrl")
-    lines += ["", f"Verdict: **{'flat' if flat else 'not flat'}** (limit {SIZE_LIMIT}).", "",
-              "Not measured here yet: batch, connections, policy size, cursors and rewrap size "
+    lines += ["", f"Verdict: **{'flat' if flat else 'not flat'}** (limit {SIZE_LIMIT}).", ""]
+    if burst:
+        back = burst["after"] <= burst["before"] + BURST_LIMIT_MB
+        lines += ["## Memory after a burst", "",
+                  f"{BURST_PEERS} peers each declare a 45 MB message, send {BURST_BYTES // 1_000_000} MB of it and "
+                  f"hold it, then leave; the proxy's resident memory (VmRSS). Back when, {BURST_WAIT_S} s after "
+                  f"they left, it is within {BURST_LIMIT_MB} MB of where it was before.", ""]
+        lines += markdown.table(["before", "held", "5 s after", f"{BURST_WAIT_S} s after", "verdict"],
+                                [[f"{burst[k]:.0f} MB" for k in ("before", "held", "after_5s", "after")]
+                                 + ["back" if back else "**not back**"]], "rrrrl")
+        lines += [""]
+    lines += ["Not measured here yet: batch, connections, policy size, cursors and rewrap size "
               "(issue 30 lists them)."]
     return lines

@@ -27,59 +27,42 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         setCumulator(BY_SIZE);
     }
 
-    /** A read at least this large, and at least half full, is held as it came rather than copied. */
-    static final int SHARED_FROM = 8 << 10;
-
-    /** Messages declared larger than this are held as the reads' own buffers, not copied together. */
+    /** Messages declared larger than this are assembled in pieces, not in one buffer. */
     static final int COMPOSITE_FROM = 1 << 20;
 
     /**
-     * Netty's merge cumulator for messages up to {@link #COMPOSITE_FROM}; above it, the reads'
-     * buffers are held as they came, in a composite buffer. A message copied into one contiguous
-     * buffer needs a fresh one of its size: past the allocator's pooled sizes that memory is
-     * mapped for it and unmapped after, and the kernel's page faults on it made a 38 MB message
-     * cost 5× more proxy CPU per KB than a 1 MB one (18,000 faults a message; issue 30). Netty
-     * also grows a buffer past 4 MiB by 4 MiB at a time, copying it each time. A composite holds
-     * the pooled read buffers instead; a frame is then a slice of it, forwarded as it is (a
-     * gathering write) or read with getBytes.
+     * Netty's merge cumulator for messages up to {@link #COMPOSITE_FROM}; above it, the reads are
+     * copied into pieces ({@link MessagePieces}) held together as a composite buffer, so that a
+     * large message needs no buffer of its size (issue 30: past the sizes the allocator keeps,
+     * such a buffer was fresh memory, faulted in by the kernel page by page, and Netty grows one
+     * past 4 MiB by 4 MiB at a time, copying it each time). Holding the read buffers themselves
+     * instead would copy nothing, but held the allocator's chunks under them: ten peers' 400 MB of
+     * partial messages took the process to 1.4 GB, and 700 MB stayed after they left. A frame is
+     * a slice of the composite, forwarded as it is (a gathering write) or read with getBytes.
      */
     static final Cumulator BY_SIZE = (alloc, cumulation, in) -> {
-        if (cumulation.isReadable() && !(cumulation instanceof CompositeByteBuf) && !large(cumulation)) {
-            return MERGE_CUMULATOR.cumulate(alloc, cumulation, in);
-        }
-        if (!cumulation.isReadable() || cumulation.refCnt() > 1) {
-            // nothing held, or shared with a frame still in flight: Netty's rules (which copy what
-            // is held when it is shared), so that no frame's bytes change under it
+        if (!cumulation.isReadable() || cumulation.refCnt() > 1
+                || !(cumulation instanceof CompositeByteBuf) && !large(cumulation)) {
+            // a small message, nothing held, or what is held is shared with a frame still in
+            // flight: Netty's rules (which copy what is held when it is shared, so that no
+            // frame's bytes change under it)
             return MERGE_CUMULATOR.cumulate(alloc, cumulation, in);
         }
         CompositeByteBuf held = cumulation instanceof CompositeByteBuf c ? c
                 : alloc.compositeBuffer(Integer.MAX_VALUE).addFlattenedComponents(true, cumulation);
-        boolean taken = false;
         try {
-            if (in.readableBytes() >= SHARED_FROM && 2 * in.readableBytes() >= in.capacity()) {
-                if (held.capacity() > held.writerIndex()) {
-                    held.capacity(held.writerIndex()); // the room small reads were copied into ends here
-                }
-                held.addFlattenedComponents(true, in);
-                taken = true;
-            } else {
-                // a small or mostly empty read is copied, not held: a peer sending a byte at a time
-                // would otherwise make the proxy hold a whole read buffer (and a component) per byte
-                held.writeBytes(in);
-            }
+            MessagePieces.room(alloc, held, in.readableBytes());
+            held.writeBytes(in);
         } catch (Throwable t) {
             if (held != cumulation) {
                 held.release();
             }
             throw t;
         } finally {
-            if (!taken) {
-                in.release();
-            }
+            in.release();
         }
         return held;
     };
-
 
     /** True if the message the cumulation begins with declares more than {@link #COMPOSITE_FROM}. */
     private static boolean large(ByteBuf cumulation) {

@@ -74,7 +74,7 @@ public record OpMsg(int flagBits, BsonDocument body, List<DocumentSequence> sequ
         if (size > Integer.MAX_VALUE) {
             throw new WireProtocolException("encoded OP_MSG would be " + size + " bytes");
         }
-        ByteBuf out = OutgoingBuffers.forMessage(alloc, (int) size);
+        ByteBuf out = MessagePieces.forMessage(alloc, (int) size);
         int start = out.writerIndex();
         new MsgHeader((int) size, requestId, responseTo, OpCode.OP_MSG).writeTo(out);
         out.writeIntLE(flagBits);

@@ -23,7 +23,7 @@ public final class OpMsgWriter {
 
     /** Starts the replacement of {@code original}: same ids and flags; room for about sizeHint bytes. */
     public static OpMsgWriter replacing(OpMsgView original, ByteBufAllocator alloc, int sizeHint) {
-        ByteBuf out = OutgoingBuffers.forMessage(alloc, Math.max(64, sizeHint));
+        ByteBuf out = MessagePieces.forMessage(alloc, Math.max(64, sizeHint));
         OpMsgWriter w = new OpMsgWriter(out, original.flagBits());
         Frame f = original.frame();
         new MsgHeader(0, f.requestId(), f.responseTo(), OpCode.OP_MSG).writeTo(out);
