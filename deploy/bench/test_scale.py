@@ -1,0 +1,38 @@
+"""The scale report's tables and verdicts, from figures made up here (the measurement itself runs
+against a real proxy in `make bench-scale`)."""
+from deploy.bench import scale, stats
+
+
+def _paths(ratio):
+    row = {"fields": 3000, "documents": 133}
+    for op in ("insert", "find"):
+        row[op] = {"listed": stats.spread([0.6]), "star": stats.spread([0.5]), "ratio": stats.spread([ratio])}
+    return [row]
+
+
+def _sizes(largest):
+    by_size = {kb: stats.spread([0.5]) for kb in scale.INSERT_SIZES_KB}
+    by_size[scale.INSERT_SIZES_KB[-1]] = stats.spread([largest])
+    return {("plain", "insert"): {"by_size": by_size, "ratio": largest / 0.5}}
+
+
+def test_each_dimension_gets_its_verdict_against_its_limit():
+    text = "\n".join(scale.report(_paths(1.19), _sizes(0.6), 3, "make bench-scale", "note",
+                                  {"before": 100, "held": 515, "after_5s": 228, "after": 150}))
+    assert "| 3,000 | insert | 0.60 | 0.50 | 1.19 | flat |" in text
+    assert "Verdict: **flat** (limit 1.2)." in text and "Verdict: **flat** (limit 1.3)." in text
+    assert "| 100 MB | 515 MB | 228 MB | 150 MB | back |" in text
+    text = "\n".join(scale.report(_paths(1.25), _sizes(0.7), 3, "make bench-scale", "note",
+                                  {"before": 100, "held": 515, "after_5s": 480, "after": 450}))
+    assert "| 3,000 | find | 0.60 | 0.50 | 1.25 | **not flat** |" in text
+    assert "Verdict: **not flat** (limit 1.2)." in text and "Verdict: **not flat** (limit 1.3)." in text
+    assert "38 MB: 0.70" in text and "| 1.40 |" in text
+    assert "| 100 MB | 515 MB | 480 MB | 450 MB | **not back** |" in text
+
+
+def test_a_policy_lists_every_path_of_every_field_count():
+    yaml = scale.policy_yaml("K")
+    for f in scale.FIELD_COUNTS:
+        assert f"scale.{scale.listed_collection(f)}: {{ key: K, fields: {{ f0: {{}}," in yaml
+        assert f"f{f - 1}: {{}} }} }}" in yaml
+    assert 'scale.star: { key: K, fields: "*" }' in yaml and "scale.plain" not in yaml
