@@ -11,6 +11,8 @@ Dimensions measured here:
 - message size: inserts of messages from 100 KB to 38 MB, finds of replies from 100 KB to 15 MB
   (a reply holds 16 MiB at most), through the proxy without policy and with AES-GCM on every
   field; µs per KB. Flat: the largest per-KB figure of a series ≤ 1.3 × its smallest.
+- batch size: a find of 10,000 documents read whole with batches of 100, 1,000 and the server's
+  default; µs per document. Flat: the default's (replies of up to 16 MiB) ≤ 1.3 × the cheapest.
 - memory after a burst: the proxy's resident memory before, while ten peers hold 40 MB partial
   messages each, and after they leave. Back: within 100 MB of before, a minute after.
 """
@@ -31,6 +33,9 @@ BYTES_PER_PHASE_KB = 400_000
 DOC_KB = 250  # the documents messages are made of: a 250 KB value each
 PATHS_LIMIT = 1.2
 SIZE_LIMIT = 1.3
+BATCH_DOCUMENTS = 10_000
+BATCHES = (100, 1_000, None)  # None: the server's default (101, then replies of up to 16 MiB)
+BATCH_LIMIT = 1.3
 BURST_PEERS = 10
 BURST_BYTES = 40_000_000  # each peer's partial message: declared 45 MB, 40 MB sent, then gone
 BURST_LIMIT_MB = 100
@@ -143,6 +148,29 @@ def measure_sizes(db, pids: dict, rounds: int = 3) -> dict:
     return out
 
 
+def measure_batches(db, pid: int, rounds: int = 3) -> dict:
+    """µs of proxy CPU per document of a find of BATCH_DOCUMENTS documents (ten encrypted fields
+    of 100 bytes each, `aes`), by batch size."""
+    coll = db["aes"]
+    coll.drop()
+    doc = {f"f{k}": "v" * 100 for k in range(10)}
+    coll.insert_many([{"_id": i, **doc} for i in range(BATCH_DOCUMENTS)])
+    per = {b: [] for b in BATCHES}
+    for r in range(rounds + 1):
+        for b in (BATCHES if r % 2 == 0 else tuple(reversed(BATCHES))):
+            def work():
+                for _ in range(5):
+                    cursor = coll.find({}) if b is None else coll.find({}, batch_size=b)
+                    if sum(1 for _ in cursor) != BATCH_DOCUMENTS:
+                        raise RuntimeError("a batch came back short")
+            used = _timed(pid, work)
+            if r > 0:
+                per[b].append(used * 1e6 / (5 * BATCH_DOCUMENTS))
+    series = {b: stats.spread(v) for b, v in per.items()}
+    # what issue 30 saw grow: the default's replies of up to 16 MiB, against the cheapest batch
+    return {"by_batch": series, "ratio": series[None]["median"] / min(s["median"] for s in series.values())}
+
+
 def rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -179,7 +207,8 @@ def _us(v):
     return f"{v:.2f}"
 
 
-def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str, burst: dict | None = None) -> list[str]:
+def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str, burst: dict | None = None,
+           batches: dict | None = None) -> list[str]:
     lines = ["# How the proxy's cost grows, one dimension at a time", "",
              f"Proxy CPU (utime + stime of its process, from /proc) per unit of work; medians of {rounds} "
              "rounds after a warm-up, min–max in brackets, the compared cases alternating within each round. "
@@ -218,6 +247,17 @@ def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str,
                      "flat" if ok else "**not flat**"])
     lines += markdown.table(["series", "µs per KB by message size", "largest / smallest", "verdict"], rows, "llrl")
     lines += ["", f"Verdict: **{'flat' if flat else 'not flat'}** (limit {SIZE_LIMIT}).", ""]
+    if batches:
+        flat = batches["ratio"] <= BATCH_LIMIT
+        lines += ["## Batch size", "",
+                  f"A `find` of {BATCH_DOCUMENTS:,} documents (ten encrypted fields of 100 bytes each) read whole, "
+                  "by batch size (the default: 101 documents, then replies of up to 16 MiB); µs of proxy CPU per "
+                  f"document. Flat when the default's (the largest replies) ≤ {BATCH_LIMIT} × the cheapest batch's; "
+                  "small batches cost more per document by the fixed cost of each reply.", ""]
+        lines += markdown.table(["batch size", "µs per document"],
+                                [["default" if b is None else f"{b:,}", markdown.median_range(v, _us)]
+                                 for b, v in batches["by_batch"].items()], "rr")
+        lines += ["", f"Verdict: **{'flat' if flat else 'not flat'}** (default / cheapest {batches['ratio']:.2f}).", ""]
     if burst:
         back = burst["after"] <= burst["before"] + BURST_LIMIT_MB
         lines += ["## Memory after a burst", "",
@@ -228,6 +268,6 @@ def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str,
                                 [[f"{burst[k]:.0f} MB" for k in ("before", "held", "after_5s", "after")]
                                  + ["back" if back else "**not back**"]], "rrrrl")
         lines += [""]
-    lines += ["Not measured here yet: batch, connections, policy size, cursors and rewrap size "
+    lines += ["Not measured here yet: connections, policy size, cursors and rewrap size "
               "(issue 30 lists them)."]
     return lines

@@ -17,8 +17,11 @@ def _sizes(largest):
 
 
 def test_each_dimension_gets_its_verdict_against_its_limit():
+    batches = {"by_batch": {100: stats.spread([10.0]), 1000: stats.spread([8.0]), None: stats.spread([8.5])},
+               "ratio": 8.5 / 8.0}
     text = "\n".join(scale.report(_paths(1.19), _sizes(0.6), 3, "make bench-scale", "note",
-                                  {"before": 100, "held": 515, "after_5s": 228, "after": 150}))
+                                  {"before": 100, "held": 515, "after_5s": 228, "after": 150}, batches))
+    assert "| default | 8.50 |" in text and "Verdict: **flat** (default / cheapest 1.06)." in text
     assert "| 3,000 | insert | 0.60 | 0.50 | 1.19 | flat |" in text
     assert "Verdict: **flat** (limit 1.2)." in text and "Verdict: **flat** (limit 1.3)." in text
     assert "| 100 MB | 515 MB | 228 MB | 150 MB | back |" in text

@@ -22,9 +22,10 @@ def test_scale(workdir, backend, kms):
     p = EncryptingProxy(workdir, backend.port, kms, scale.policy_yaml(kms.keys["AES-256"]), name="p-scale").start()
     c = client(p.uri(), socketTimeoutMS=600_000)
     try:
-        only = os.environ.get("SCALE_ONLY", "paths,sizes,burst").split(",")  # for a look at one dimension
+        only = os.environ.get("SCALE_ONLY", "paths,sizes,batches,burst").split(",")  # for a look at one dimension
         paths = scale.measure_paths(c.scale, p.proc.pid, rounds) if "paths" in only else []
         sizes = scale.measure_sizes(c.scale, {"plain": p.proc.pid, "aes": p.proc.pid}, rounds) if "sizes" in only else {}
+        batches = scale.measure_batches(c.scale, p.proc.pid, rounds) if "batches" in only else None
     finally:
         c.close()
         p.stop()
@@ -38,7 +39,7 @@ def test_scale(workdir, backend, kms):
             fresh.stop()
     note = (f"One proxy process (`scale.plain` is outside its policy), the embedded backend, the KMS and the "
             f"Python client (pymongo) on one {os.cpu_count()}-core machine, {date.today().isoformat()}.")
-    lines = scale.report(paths, sizes, rounds, f"make bench-scale (SCALE_ROUNDS={rounds})", note, burst)
-    if only == ["paths", "sizes", "burst"]:
+    lines = scale.report(paths, sizes, rounds, f"make bench-scale (SCALE_ROUNDS={rounds})", note, burst, batches)
+    if only == ["paths", "sizes", "batches", "burst"]:
         markdown.write(ROOT / "results" / "embedded" / "scale.md", lines)
     print("\n" + "\n".join(lines))
