@@ -81,16 +81,13 @@ class Conversation:
         return self.scram.get_server_final().encode()
 
 
-class ScramServer:
-    """Listens on a free port; users maps (db, name) to a password."""
+class StandIn:
+    """A stand-in server in front of the backend: listens on a free port, and serves each
+    connection on a thread of its own with _serve(client) (the subclass's)."""
 
-    def __init__(self, backend_port: int, users: dict):
-        mech = ScramMechanism("SCRAM-SHA-256")
-        self.users = {k: mech.make_auth_info(pw, iteration_count=4096) for k, pw in users.items()}
+    def __init__(self, backend_port: int):
         self.backend_port = backend_port
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
+        self.sock = socket.create_server(("127.0.0.1", 0), backlog=64)
         self.port = self.sock.getsockname()[1]
         self.closed = False
         threading.Thread(target=self._accept, daemon=True).start()
@@ -106,6 +103,18 @@ class ScramServer:
             except OSError:
                 return
             threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, client):
+        raise NotImplementedError
+
+
+class ScramServer(StandIn):
+    """Listens on a free port; users maps (db, name) to a password."""
+
+    def __init__(self, backend_port: int, users: dict):
+        mech = ScramMechanism("SCRAM-SHA-256")
+        self.users = {k: mech.make_auth_info(pw, iteration_count=4096) for k, pw in users.items()}
+        super().__init__(backend_port)
 
     def _serve(self, client):
         backend = socket.create_connection(("127.0.0.1", self.backend_port))

@@ -17,7 +17,7 @@ import bson
 from bson import Timestamp
 from bson.raw_bson import RawBSONDocument
 
-from scram_server import OP_MSG, read_message
+from scram_server import OP_MSG, StandIn, read_message
 
 SESSION_FIELDS = ("lsid", "txnNumber", "autocommit", "startTransaction", "readConcern", "writeConcern",
                   "$readPreference", "$clusterTime", "recoveryToken")
@@ -57,19 +57,11 @@ def build(request_id, response_to, body: bytes, seqs=()) -> bytes:
     return struct.pack("<iiii", 16 + len(payload), request_id, response_to, OP_MSG) + payload
 
 
-class SessionServer:
+class SessionServer(StandIn):
     def __init__(self, backend_port: int):
-        self.backend_port = backend_port
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.closed = False
         self.lock = threading.Lock()
         self.received = []  # (command name, RawBSONDocument of the body as it arrived, sequences)
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def close(self):
-        self.closed = True
-        self.sock.close()
+        super().__init__(backend_port)
 
     def commands(self):
         with self.lock:
@@ -78,14 +70,6 @@ class SessionServer:
     def clear(self):
         with self.lock:
             self.received.clear()
-
-    def _accept(self):
-        while not self.closed:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
 
     def _serve(self, client):
         backend = socket.create_connection(("127.0.0.1", self.backend_port))
