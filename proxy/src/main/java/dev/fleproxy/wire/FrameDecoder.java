@@ -27,12 +27,12 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         setCumulator(BY_SIZE);
     }
 
-    /** Messages declared larger than this are assembled in pieces, not in one buffer. */
+    /** Past this many bytes held, a message is assembled in pieces, not in one buffer. */
     static final int COMPOSITE_FROM = 1 << 20;
 
     /**
-     * Netty's merge cumulator for messages up to {@link #COMPOSITE_FROM}; above it, the reads are
-     * copied into pieces ({@link MessagePieces}) held together as a composite buffer, so that a
+     * Netty's merge cumulator for the first {@link #COMPOSITE_FROM} bytes of a message; past them,
+     * the reads are copied into pieces ({@link MessagePieces}) held together as a composite buffer, so that a
      * large message needs no buffer of its size (issue 30: past the sizes the allocator keeps,
      * such a buffer was fresh memory, faulted in by the kernel page by page, and Netty grows one
      * past 4 MiB by 4 MiB at a time, copying it each time). Holding the read buffers themselves
@@ -64,9 +64,14 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         return held;
     };
 
-    /** True if the message the cumulation begins with declares more than {@link #COMPOSITE_FROM}. */
+    /**
+     * True once more than {@link #COMPOSITE_FROM} bytes of the message being assembled are held
+     * (what a cumulation holds is always the start of one message: decode takes whole ones).
+     * Not on what the message declares: a peer that declares 48 MB and sends a byte would then
+     * make the proxy set aside a whole piece for it, beyond what the buffered-bytes budget counts.
+     */
     private static boolean large(ByteBuf cumulation) {
-        return cumulation.readableBytes() >= 4 && cumulation.getIntLE(cumulation.readerIndex()) > COMPOSITE_FROM;
+        return cumulation.readableBytes() > COMPOSITE_FROM;
     }
 
     /**
