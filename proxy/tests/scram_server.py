@@ -105,6 +105,27 @@ class StandIn:
             threading.Thread(target=self._serve, args=(c,), daemon=True).start()
 
     def _serve(self, client):
+        backend = socket.create_connection(("127.0.0.1", self.backend_port))
+        state = self._new_connection()
+        try:
+            while True:
+                m = read_message(client)
+                if m is None:
+                    return
+                request_id, op, message = m
+                client.sendall(self._reply(state, request_id, op, message, backend))
+        except OSError:
+            return
+        finally:
+            client.close()
+            backend.close()
+
+    def _new_connection(self):
+        """What the subclass keeps of one client connection."""
+        return None
+
+    def _reply(self, state, request_id, op, message, backend) -> bytes:
+        """The bytes that answer one message (the subclass's)."""
         raise NotImplementedError
 
 
@@ -116,24 +137,13 @@ class ScramServer(StandIn):
         self.users = {k: mech.make_auth_info(pw, iteration_count=4096) for k, pw in users.items()}
         super().__init__(backend_port)
 
-    def _serve(self, client):
-        backend = socket.create_connection(("127.0.0.1", self.backend_port))
-        state = {"user": None, "conversation": None}
-        try:
-            while True:
-                m = read_message(client)
-                if m is None:
-                    return
-                request_id, op, message = m
-                cmd, db = command_of(op, message)
-                name = next(iter(cmd), None) if cmd else None
-                answer = self._answer(state, op, request_id, cmd, name, db, message, backend)
-                client.sendall(answer)
-        except OSError:
-            return
-        finally:
-            client.close()
-            backend.close()
+    def _new_connection(self):
+        return {"user": None, "conversation": None}
+
+    def _reply(self, state, request_id, op, message, backend):
+        cmd, db = command_of(op, message)
+        name = next(iter(cmd), None) if cmd else None
+        return self._answer(state, op, request_id, cmd, name, db, message, backend)
 
     def _answer(self, state, op, request_id, cmd, name, db, message, backend):
         reply = op_reply if op == OP_QUERY else op_msg

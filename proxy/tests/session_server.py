@@ -71,24 +71,11 @@ class SessionServer(StandIn):
         with self.lock:
             self.received.clear()
 
-    def _serve(self, client):
-        backend = socket.create_connection(("127.0.0.1", self.backend_port))
-        try:
-            while True:
-                m = read_message(client)
-                if m is None:
-                    return
-                request_id, op, message = m
-                if op != OP_MSG:  # the legacy hello of a handshake: the backend answers it
-                    backend.sendall(message)
-                    client.sendall(read_message(backend)[2])
-                    continue
-                client.sendall(self._answer(request_id, message, backend))
-        except OSError:
-            return
-        finally:
-            client.close()
-            backend.close()
+    def _reply(self, state, request_id, op, message, backend):
+        if op != OP_MSG:  # the legacy hello of a handshake: the backend answers it
+            backend.sendall(message)
+            return read_message(backend)[2]
+        return self._answer(request_id, message, backend)
 
     def _answer(self, request_id, message, backend):
         _, body, seqs = sections(message)
