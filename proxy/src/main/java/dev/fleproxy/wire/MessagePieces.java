@@ -93,26 +93,27 @@ public final class MessagePieces {
         return SLABS.size();
     }
 
-    /** A piece of the first slab with one free (the oldest slabs fill first, so the newest empty first). */
+    /**
+     * A piece of the first slab with one free (the oldest slabs fill first, so the newest empty
+     * first). A new slab is made outside the lock: zeroing 32 MiB would hold up every other loop.
+     */
     static ByteBuf take(ByteBufAllocator alloc) {
-        Slab slab;
-        int index;
-        synchronized (MessagePieces.class) {
-            takenSinceTrim = true;
-            slab = null;
-            for (Slab s : SLABS) {
-                if (s.freeCount > 0) {
-                    slab = s;
-                    break;
+        Slab made = null;
+        while (true) {
+            synchronized (MessagePieces.class) {
+                takenSinceTrim = true;
+                if (made != null) { // kept even if a piece came free meanwhile: a spare slab is trimmed later
+                    SLABS.add(made);
+                    return new Piece(alloc, made, made.free[--made.freeCount]);
+                }
+                for (Slab s : SLABS) {
+                    if (s.freeCount > 0) {
+                        return new Piece(alloc, s, s.free[--s.freeCount]);
+                    }
                 }
             }
-            if (slab == null) {
-                slab = new Slab();
-                SLABS.add(slab);
-            }
-            index = slab.free[--slab.freeCount];
+            made = new Slab();
         }
-        return new Piece(alloc, slab, index);
     }
 
     private static synchronized void giveBack(Slab slab, int index) {
