@@ -220,11 +220,15 @@ public final class PolicyParser {
         rules.put(path, new FieldRule(path, det, access));
     }
 
-    /** "a" and "a.b" cannot both be encrypted: a.b would be inside a's envelope. */
+    /**
+     * "a" and "a.b" cannot both be encrypted: a.b would be inside a's envelope. Each path's own
+     * prefixes are looked up, so a list of thousands of paths is checked in linear time (issue 30).
+     */
     private static void checkNoOverlap(Map<String, FieldRule> rules, String where) {
-        for (String a : rules.keySet()) {
-            for (String b : rules.keySet()) {
-                if (!a.equals(b) && b.startsWith(a + ".")) {
+        for (String b : rules.keySet()) {
+            for (int dot = b.indexOf('.'); dot >= 0; dot = b.indexOf('.', dot + 1)) {
+                String a = b.substring(0, dot);
+                if (rules.containsKey(a)) {
                     throw new ConfigException(where + ".fields: " + b + " lies inside " + a
                             + ", which is encrypted as a whole; list only one of them");
                 }

@@ -49,6 +49,16 @@ class PolicyParserTest {
     }
 
     @Test
+    void aPathInsideAnotherListedPathIsRefusedHoweverDeep() {
+        String e = error("fields: [addr, \"addr.city\"]");
+        assertTrue(e.contains("fields: addr.city lies inside addr, which is encrypted as a whole"), e);
+        e = error("fields: [\"a.b.c.d\", \"a.b\"]");
+        assertTrue(e.contains("a.b.c.d lies inside a.b"), e);
+        // siblings and names that only share a beginning are not inside one another
+        assertEquals(4, policy("fields: [addr, address, \"a.b\", \"a.bc\"]").get("hr.people").fields().size());
+    }
+
+    @Test
     void plaintextReadsAllow() {
         assertTrue(policy("fields: [ssn], plaintextReads: allow").get("hr.people").plaintextReads());
     }
