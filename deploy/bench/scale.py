@@ -15,15 +15,25 @@ Dimensions measured here:
   default; µs per document. Flat: the default's (replies of up to 16 MiB) ≤ 1.3 × the cheapest.
 - memory after a burst: the proxy's resident memory before, while ten peers hold 40 MB partial
   messages each, and after they leave. Back: within 100 MB of before, a minute after.
+- rewrap size: `fle-proxy rewrap` (3DES -> AES) of N ten-field documents, with one batch at a
+  time and four, against `insert_many` of the same documents through the proxy; documents/s and
+  rewrap's CPU per document: its threads but the JIT compilers' once a quarter is done (past its
+  start and warm-up; goal <= 100 us), and the whole process's over the whole run.
+  At loading speed: rewrap's rate >= 0.5 x the insert rate at every N, and its rate at the largest
+  N within 1.3 x of the smallest.
 """
 from __future__ import annotations
 
+import os
+import resource
 import socket
 import struct
+import subprocess
 import time
+from pathlib import Path
 
 from . import markdown, stats
-from .procstat import cpu_seconds
+from .procstat import TICK, cpu_seconds
 
 FIELD_COUNTS = (100, 1_000, 3_000)
 FIELDS_PER_PHASE = 400_000
@@ -40,16 +50,24 @@ BURST_PEERS = 10
 BURST_BYTES = 40_000_000  # each peer's partial message: declared 45 MB, 40 MB sent, then gone
 BURST_LIMIT_MB = 100
 BURST_WAIT_S = 60
+REWRAP_SIZES = (1_000, 10_000)
+REWRAP_PARALLEL = (1, 4)
+REWRAP_BATCH = 250
+REWRAP_SPEED = 0.5   # of the insert rate
+REWRAP_LIMIT = 1.3   # rate at the smallest N / rate at the largest
 
 
 def listed_collection(fields: int) -> str:
     return f"listed{fields}"
 
 
-def policy_yaml(key: str, db: str = "scale") -> str:
-    """The collections: one listing F paths per F, one with fields "*" for the same documents, and
-    one with fields "*" for the message sizes (its twin without policy, `plain`, is not in it)."""
+def policy_yaml(key: str, db: str = "scale", old_key: str | None = None) -> str:
+    """The collections: one listing F paths per F, one with fields "*" for the same documents, one
+    with fields "*" for the message sizes (its twin without policy, `plain`, is not in it), and
+    with old_key, `rw` under it for rewrap (see rewrap_yaml)."""
     lines = [f'  {db}.star: {{ key: {key}, fields: "*" }}', f'  {db}.aes: {{ key: {key}, fields: "*" }}']
+    if old_key:
+        lines.append(f'  {db}.rw: {{ key: {old_key}, fields: "*" }}')
     for f in FIELD_COUNTS:
         listed = ", ".join(f"f{i}: {{}}" for i in range(f))
         lines.append(f"  {db}.{listed_collection(f)}: {{ key: {key}, fields: {{ {listed} }} }}")
@@ -171,6 +189,95 @@ def measure_batches(db, pid: int, rounds: int = 3) -> dict:
     return {"by_batch": series, "ratio": series[None]["median"] / min(s["median"] for s in series.values())}
 
 
+def rewrap_yaml(proxy_yaml: str, key: str, old_key: str, db: str = "scale") -> str:
+    """The proxy's config with `rw` moved to key, old_key kept to open it."""
+    return proxy_yaml.replace(f'  {db}.rw: {{ key: {old_key}, fields: "*" }}',
+                              f'  {db}.rw: {{ key: {key}, previousKeys: [{old_key}], fields: "*" }}')
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _thread_cpu(pid: int) -> dict:
+    """tid -> (thread name, utime + stime seconds) of a process's threads, from /proc."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            stat = f.read()
+        fields = stat.rsplit(")", 1)[1].split()
+        out[tid] = (stat[stat.index("(") + 1:stat.rindex(")")], (int(fields[11]) + int(fields[12])) / TICK)
+    return out
+
+
+def _own(threads: dict) -> float:
+    """CPU of a JVM's threads but its JIT compilers (a warm-up cost, however long the run)."""
+    return sum(cpu for name, cpu in threads.values() if " CompilerThre" not in name)
+
+
+def run_rewrap(jar: Path, config: Path, namespace: str, *extra: str, state=None, total: int = 0) -> dict:
+    """One run: its wall and CPU seconds (the rewrap process's, from rusage) and its stdout; with
+    state (the fle_proxy.rewrap_state collection), also the CPU per document of its threads but
+    the JIT compilers from the checkpoint that passed a quarter of the total to the end (/proc
+    sampled every 50 ms as it goes). Raises if the run failed."""
+    if state is not None:
+        state.delete_one({"_id": namespace})  # an earlier run's checkpoint would read as this one's
+    c0, t0 = _children_cpu(), time.monotonic()
+    proc = subprocess.Popen(["java", "-jar", str(jar), "rewrap", "--config", str(config), "--collection", namespace,
+                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    mark, seen = None, {}  # (documents done, own CPU then); each thread's CPU as last seen (ended ones too)
+    while state is not None and proc.poll() is None:
+        try:
+            seen.update(_thread_cpu(proc.pid))
+        except (OSError, ValueError, IndexError):  # it ended while being read
+            break
+        if mark is None:
+            saved = state.find_one({"_id": namespace}) or {}
+            done = 0 if saved.get("finished") else saved.get("counts", {}).get("examined", 0)
+            if done >= total / 4 and done > 0:
+                mark = (done, _own(seen))
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=3600)
+    wall, cpu = time.monotonic() - t0, _children_cpu() - c0
+    if proc.returncode != 0:
+        raise RuntimeError(f"rewrap {namespace} {extra}: exit {proc.returncode}: {out}{err[-2000:]}")
+    steady = (_own(seen) - mark[1]) / (total - mark[0]) if mark and total > mark[0] else None
+    return {"wall": wall, "cpu": cpu, "out": out, "cpu_per_doc": steady}
+
+
+def measure_rewrap(db, jar: Path, config: Path, rounds: int = 3) -> dict:
+    """Per N and per --parallel: rewrap's documents/s (its own clock, from its summary), its CPU
+    per document after start, and insert_many's documents/s through the proxy for the same
+    documents (db is a client of the proxy, whose policy has `rw` under the old key)."""
+    doc = {f"f{k}": "v" * 100 for k in range(10)}
+    per = {(n, p): {"rate": [], "insert": [], "cpu_us": [], "process_us": []}
+           for n in REWRAP_SIZES for p in REWRAP_PARALLEL}
+    for r in range(rounds + 1):
+        for n in REWRAP_SIZES:
+            for p in (REWRAP_PARALLEL if r % 2 == 0 else tuple(reversed(REWRAP_PARALLEL))):
+                coll = db["rw"]
+                coll.drop()
+                t0 = time.monotonic()
+                for k in range(0, n, REWRAP_BATCH):
+                    coll.insert_many([{"_id": i, **doc} for i in range(k, min(n, k + REWRAP_BATCH))])
+                insert_rate = n / (time.monotonic() - t0)
+                run = run_rewrap(jar, config, f"{db.name}.rw", "--batch", str(REWRAP_BATCH), "--parallel", str(p),
+                                 state=db.client.fle_proxy.rewrap_state, total=n)
+                out = run["out"]
+                if f"{n:,} documents examined, {n:,} rewritten" not in out:
+                    raise RuntimeError(f"rewrap of {n}: {out}")
+                rate = float(out.split(" documents/s)")[0].rsplit("(", 1)[1].replace(",", ""))
+                if r > 0:
+                    per[(n, p)]["rate"].append(rate)
+                    per[(n, p)]["insert"].append(insert_rate)
+                    per[(n, p)]["cpu_us"].append(run["cpu_per_doc"] * 1e6 if run["cpu_per_doc"] else None)
+                    per[(n, p)]["process_us"].append(run["cpu"] * 1e6 / n)
+    db["rw"].drop()
+    rows = {k: {m: stats.spread(v) for m, v in d.items()} for k, d in per.items()}
+    return {"rows": rows}
+
+
 def rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -207,8 +314,21 @@ def _us(v):
     return f"{v:.2f}"
 
 
+def rewrap_verdict(rewrap: dict) -> dict:
+    """Per --parallel: rate / insert rate at each N (the lowest), smallest N's rate / largest N's."""
+    out = {}
+    for p in REWRAP_PARALLEL:
+        speeds = [rewrap["rows"][(n, p)]["rate"]["median"] / rewrap["rows"][(n, p)]["insert"]["median"]
+                  for n in REWRAP_SIZES]
+        growth = rewrap["rows"][(REWRAP_SIZES[0], p)]["rate"]["median"] / \
+            rewrap["rows"][(REWRAP_SIZES[-1], p)]["rate"]["median"]
+        out[p] = {"speed": min(speeds), "growth": growth,
+                  "ok": min(speeds) >= REWRAP_SPEED and growth <= REWRAP_LIMIT}
+    return out
+
+
 def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str, burst: dict | None = None,
-           batches: dict | None = None) -> list[str]:
+           batches: dict | None = None, rewrap: dict | None = None, rewrap_note: str = "") -> list[str]:
     lines = ["# How the proxy's cost grows, one dimension at a time", "",
              f"Proxy CPU (utime + stime of its process, from /proc) per unit of work; medians of {rounds} "
              "rounds after a warm-up, min–max in brackets, the compared cases alternating within each round. "
@@ -268,6 +388,28 @@ def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str,
                                 [[f"{burst[k]:.0f} MB" for k in ("before", "held", "after_5s", "after")]
                                  + ["back" if back else "**not back**"]], "rrrrl")
         lines += [""]
-    lines += ["Not measured here yet: connections, policy size, cursors and rewrap size "
-              "(issue 30 lists them)."]
+    if rewrap:
+        verdicts = rewrap_verdict(rewrap)
+        lines += ["## Rewrap size", "",
+                  f"`fle-proxy rewrap` (3DES -> AES-GCM, `--batch {REWRAP_BATCH:,}`) of N documents of ten 100-byte "
+                  "fields, one batch at a time (`--parallel 1`) and four, against `insert_many` of the same documents "
+                  "through the proxy. Documents/s are rewrap's own (its summary line; the JVM's start excluded). CPU "
+                  "per document: \"steady\" is that of rewrap's threads but the JIT compilers', from the checkpoint "
+                  "that passed a quarter of N to the end (past its start and warm-up); \"whole\" is the process's "
+                  f"over the whole run, the JVM's start and its JIT included. At loading speed when rewrap's rate ≥ {REWRAP_SPEED} × the insert rate at every N "
+                  f"and its rate at the smallest N ≤ {REWRAP_LIMIT} × its rate at the largest.", ""]
+        rows = []
+        for (n, p), m in rewrap["rows"].items():
+            rows.append([f"{n:,}", str(p), markdown.median_range(m["rate"], "{:,.0f}"),
+                         markdown.median_range(m["insert"], "{:,.0f}"),
+                         f"{m['rate']['median'] / m['insert']['median']:.2f}",
+                         markdown.median_range(m["cpu_us"], "{:,.0f}") if m["cpu_us"] else "–",
+                         markdown.median_range(m["process_us"], "{:,.0f}")])
+        lines += markdown.table(["N", "--parallel", "rewrap documents/s", "insert_many documents/s",
+                                 "rewrap / insert", "CPU µs per document, steady", "whole"], rows, "rrrrrrr")
+        lines += [""] + [f"Verdict, `--parallel {p}`: **{'at loading speed' if v['ok'] else 'not at loading speed'}** "
+                         f"(lowest rewrap / insert {v['speed']:.2f}; rate at {REWRAP_SIZES[0]:,} / rate at "
+                         f"{REWRAP_SIZES[-1]:,}: {v['growth']:.2f})." for p, v in verdicts.items()]
+        lines += ([""] + [rewrap_note] if rewrap_note else []) + [""]
+    lines += ["Not measured here yet: connections, policy size and cursors (issue 30 lists them)."]
     return lines

@@ -62,6 +62,11 @@ final class RewrapCommand implements Callable<Integer> {
             description = "at most this many documents per second (default: no limit)")
     double rate;
 
+    @Option(names = "--parallel", defaultValue = "1", paramLabel = "N",
+            description = "batches rewritten at once, each on its own connection (default ${DEFAULT-VALUE}); the "
+                    + "checkpoint stays behind the oldest batch not yet done")
+    int parallel;
+
     @Option(names = "--resume", description = "continue after the checkpoint of a stopped run")
     boolean resume;
 
@@ -95,8 +100,8 @@ final class RewrapCommand implements Callable<Integer> {
             if (cfg.kmip() == null) {
                 throw new ConfigException(config + " has no kmip: section");
             }
-            if (batch < 1 || batch > 100_000 || rate < 0 || retrySeconds < 0) {
-                throw new ConfigException("--batch must be 1..100000, --rate and --retry-seconds >= 0");
+            if (batch < 1 || batch > 100_000 || parallel < 1 || parallel > 64 || rate < 0 || retrySeconds < 0) {
+                throw new ConfigException("--batch must be 1..100000, --parallel 1..64, --rate and --retry-seconds >= 0");
             }
             adoption = new Adoption(cp, adoptPlaintext, documentFields);
         } catch (ConfigException | IllegalArgumentException e) {
@@ -112,7 +117,7 @@ final class RewrapCommand implements Callable<Integer> {
                     .getCollection("rewrap_state", BsonDocument.class);
             CollectionPolicy policy = cp;
             Rewrap run = new Rewrap(coll, state, cp, () -> Rewraps.ciphers(policy, resolver, adoption),
-                    new Rewrap.Options(batch, rate, dryRun, resume, retrySeconds), System.err, System.console() != null);
+                    new Rewrap.Options(batch, rate, dryRun, resume, retrySeconds, parallel), System.err, System.console() != null);
             Rewrap.Result r = run.run();
             System.out.printf(Locale.ROOT, "rewrap %s%s: %,d documents examined, %,d %s in %.1f s (%,.0f documents/s)%n"
                             + "  fields: %s%n", namespace, dryRun ? " (dry run)" : "", r.examined(), r.rewritten(),

@@ -44,6 +44,15 @@ final class Counts {
         }
     }
 
+    /** Adds a later batch's counts (batches are added in _id order, so the lists stay the first ones). */
+    void add(Counts later) {
+        examined += later.examined;
+        rewritten += later.rewritten;
+        leftDocuments += later.leftDocuments;
+        later.fields.forEach((c, n) -> fields.merge(c, n, Long::sum));
+        later.listed.forEach((c, ids) -> listed.computeIfAbsent(c, k -> new Listed()).addAll(ids));
+    }
+
     long of(Category c) {
         return fields.getOrDefault(c, 0L);
     }

@@ -77,7 +77,7 @@ public final class DocumentRewrap {
     }
 
     /** The value at a dotted path through sub-documents, or null. */
-    private static BsonValue at(BsonDocument doc, String path) {
+    static BsonValue at(BsonDocument doc, String path) {
         BsonValue v = doc;
         for (String part : path.split("\\.")) {
             if (!v.isDocument()) {

@@ -43,6 +43,15 @@ final class Listed {
         bytes += size;
     }
 
+    /** Adds a later list: its kept _ids while they fit, and its whole count. */
+    void addAll(Listed later) {
+        for (BsonValue id : later.ids) {
+            add(id);
+        }
+        documents += later.documents - later.ids.size();
+        full |= later.full;
+    }
+
     BsonDocument toBson() {
         return new BsonDocument("documents", new BsonInt64(documents)).append("ids", new BsonArray(ids));
     }

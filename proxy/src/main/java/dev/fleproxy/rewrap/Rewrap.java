@@ -1,21 +1,25 @@
 package dev.fleproxy.rewrap;
 
-import com.mongodb.MongoException;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.ReplaceOptions;
-import com.mongodb.client.result.UpdateResult;
-import dev.fleproxy.keys.KeyAccessException;
 import dev.fleproxy.policy.CollectionPolicy;
 import java.io.PrintStream;
 import java.time.Instant;
-import java.util.ArrayList;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.bson.BsonBoolean;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
-import org.bson.BsonInt32;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 
@@ -23,20 +27,24 @@ import org.bson.BsonValue;
  * Re-encrypts a live collection in place (issue 16): documents in _id order, a batch at a time,
  * each policy field that is not a current envelope rewritten (see {@link DocumentRewrap}), except
  * values the proxy did not write and may not adopt (issue 26, {@link Adoption}): those are left,
- * counted, and their documents listed by _id. Each
- * document is updated only if its fields still hold exactly what was read ({@code _id} plus
- * {@code $eq} on each replaced field): a concurrent application write makes the update match
- * nothing, and the document is read again and planned afresh, so no application write is ever
- * overwritten. After each batch the checkpoint ({@code fle_proxy.rewrap_state}: the last _id done,
- * the counts and the listed _ids) is saved, so a stopped run resumes there. The KMS and the upstream are retried
- * with backoff for up to {@code retrySeconds}; then the run stops with its checkpoint.
+ * counted, and their documents listed by _id. Each batch is one bulk write of conditional updates
+ * ({@link BatchRewrap}), so no application write is ever overwritten.
+ *
+ * <p>One reader walks the collection ({@link BatchReader}); up to {@code parallel} workers rewrite
+ * its batches, which are consecutive _id ranges (issue 30). Batches are finished in any order but
+ * counted in _id order: the checkpoint ({@code fle_proxy.rewrap_state}: the last _id of the
+ * batches done without a gap, their counts and listed _ids) only moves past a batch once every
+ * batch before it is done, so a stopped run resumes after it and no document is counted twice.
+ * The documents of batches finished past the checkpoint are examined again on resume and found
+ * current. The KMS and the upstream are retried with backoff for up to {@code retrySeconds}; then
+ * the run stops with its checkpoint.
  */
 public final class Rewrap {
-    /** How many times a document changed by the application is read and planned again. */
-    static final int MAX_ATTEMPTS = 5;
-
-    /** @param rate documents per second at most (0: no limit) */
-    public record Options(int batch, double rate, boolean dryRun, boolean resume, double retrySeconds) {
+    /**
+     * @param rate     documents per second at most (0: no limit)
+     * @param parallel batches rewritten at once (each by its own thread and connection)
+     */
+    public record Options(int batch, double rate, boolean dryRun, boolean resume, double retrySeconds, int parallel) {
     }
 
     /** Stopped before the end: the KMS or the upstream did not come back in time. The checkpoint is saved. */
@@ -62,6 +70,7 @@ public final class Rewrap {
     private final Options options;
     private final PrintStream err;
     private final boolean terminal;
+    private final Retry retry;
 
     /**
      * @param keys the current ciphers; called once per batch (the key resolver's cache keeps it
@@ -76,6 +85,7 @@ public final class Rewrap {
         this.options = options;
         this.err = err;
         this.terminal = terminal;
+        this.retry = new Retry(options.retrySeconds(), err);
     }
 
     public Result run() {
@@ -83,7 +93,7 @@ public final class Rewrap {
         Counts counts = new Counts();
         BsonValue last = null;
         if (options.resume()) {
-            BsonDocument saved = retrying("reading the checkpoint", () -> state.find(new BsonDocument("_id",
+            BsonDocument saved = retry.run("reading the checkpoint", () -> state.find(new BsonDocument("_id",
                     new BsonString(policy.namespace()))).first());
             if (saved == null || saved.getBoolean("finished", BsonBoolean.FALSE).getValue()) {
                 throw new IllegalStateException(saved == null ? "nothing to resume: no checkpoint for "
@@ -102,25 +112,34 @@ public final class Rewrap {
                     + " ("
                     + String.format(Locale.ROOT, "%,d", counts.examined) + " documents done)");
         }
-        long total = retrying("counting documents", collection::estimatedDocumentCount);
+        long total = retry.run("counting documents", collection::estimatedDocumentCount);
         Progress progress = new Progress(err, terminal, "rewrap " + policy.namespace()
                 + (options.dryRun() ? " (dry run)" : ""), total, counts.examined);
         Pace pace = new Pace(options.rate());
-        while (true) {
-            BsonDocument filter = last == null ? new BsonDocument() : new BsonDocument("_id", new BsonDocument("$gt", last));
-            List<BsonDocument> batch = retrying("reading documents", () -> collection.find(filter)
-                    .sort(new BsonDocument("_id", new BsonInt32(1))).limit(options.batch()).into(new ArrayList<>()));
-            if (batch.isEmpty()) {
-                break;
+        BatchRewrap batches = new BatchRewrap(collection, options.dryRun(), retry, err);
+        int parallel = options.parallel();
+        ExecutorService workers = Executors.newFixedThreadPool(parallel, workerThreads());
+        // batches under way, oldest first; a reader ahead of the workers by at most `parallel` batches
+        Deque<Batch> underWay = new ArrayDeque<>();
+        try (BatchReader reader = new BatchReader(collection, options.batch(), last)) {
+            while (true) {
+                List<BsonDocument> docs = retry.run("reading documents", reader::next);
+                if (docs.isEmpty()) {
+                    break;
+                }
+                pace.take(docs.size());
+                underWay.add(new Batch(workers.submit(() -> batches.run(docs, retry.run("getting the keys", keys::get))),
+                        docs.get(docs.size() - 1).get("_id")));
+                while (underWay.size() >= 2 * parallel || (!underWay.isEmpty() && underWay.peek().done().isDone())) {
+                    last = finish(underWay.poll(), counts, progress);
+                }
             }
-            DocumentRewrap ciphers = retrying("getting the keys", keys::get);
-            for (BsonDocument doc : batch) {
-                rewriteOne(doc, ciphers, counts);
-                pace.one();
-                progress.update(counts.examined);
+            while (!underWay.isEmpty()) {
+                last = finish(underWay.poll(), counts, progress);
             }
-            last = batch.get(batch.size() - 1).get("_id");
-            save(counts, last, false);
+        } finally {
+            workers.shutdownNow();
+            awaitQuietly(workers);
         }
         save(counts, last, true);
         progress.finish(counts.examined);
@@ -128,45 +147,46 @@ public final class Rewrap {
                 counts.listing(), (System.nanoTime() - t0) / 1e9);
     }
 
-    private void rewriteOne(BsonDocument doc, DocumentRewrap ciphers, Counts counts) {
-        counts.examined++;
-        BsonValue id = doc.get("_id");
-        for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-            List<DocumentRewrap.Field> plan = ciphers.plan(doc);
-            BsonDocument match = new BsonDocument("_id", id);
-            BsonDocument set = new BsonDocument();
-            for (DocumentRewrap.Field f : plan) {
-                if (f.replacement() != null) {
-                    match.append(f.path(), new BsonDocument("$eq", f.old()));
-                    set.append(f.path(), f.replacement());
-                }
+    /** A batch given to a worker, and the _id it ends at. */
+    private record Batch(Future<Counts> done, BsonValue lastId) {
+    }
+
+    /** Waits for the oldest batch, adds its counts and moves the checkpoint past it; its last _id. */
+    private BsonValue finish(Batch batch, Counts counts, Progress progress) {
+        Counts done;
+        try {
+            done = batch.done().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Stopped("interrupted", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
             }
-            List<Category> found = plan.stream().map(DocumentRewrap.Field::category).toList();
-            if (set.isEmpty() || options.dryRun()) {
-                counts.document(id, found);
-                if (!set.isEmpty()) {
-                    counts.rewritten++; // would be
-                }
-                return;
-            }
-            UpdateResult r = retrying("rewriting a document", () -> collection.updateOne(match,
-                    new BsonDocument("$set", set)));
-            if (r.getMatchedCount() == 1) {
-                counts.document(id, found);
-                counts.rewritten++;
-                return;
-            }
-            // the application changed (or deleted) it since it was read: read it again
-            BsonDocument again = retrying("reading a document again", () -> collection.find(
-                    new BsonDocument("_id", id)).first());
-            if (again == null) {
-                counts.document(id, List.of(Category.GONE));
-                return;
-            }
-            doc = again;
+            throw new IllegalStateException(e.getCause());
         }
-        err.println("rewrap: _id " + id + " changed at each of " + MAX_ATTEMPTS + " attempts; left for another run");
-        counts.document(id, List.of(Category.CONTENDED));
+        counts.add(done);
+        save(counts, batch.lastId(), false);
+        progress.update(counts.examined);
+        return batch.lastId();
+    }
+
+    private static ThreadFactory workerThreads() {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, "rewrap-worker-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** Lets the workers of a stopped run notice (they are interrupted) before the run reports. */
+    private static void awaitQuietly(ExecutorService workers) {
+        try {
+            workers.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void save(Counts counts, BsonValue last, boolean finished) {
@@ -181,41 +201,11 @@ public final class Rewrap {
         if (last != null) {
             doc.append("lastId", last);
         }
-        retrying("saving the checkpoint", () -> state.replaceOne(new BsonDocument("_id", doc.get("_id")), doc,
-                new ReplaceOptions().upsert(true)));
+        retry.run("saving the checkpoint", () -> state.replaceOne(
+                new BsonDocument("_id", doc.get("_id")), doc, new ReplaceOptions().upsert(true)));
     }
 
-    /**
-     * Runs an action, retrying while the upstream or the KMS is unavailable (backoff 0.5 s doubling
-     * to 8 s) for up to retrySeconds; then stops the run. Definitive key problems (revoked, unknown)
-     * stop it at once.
-     */
-    private <T> T retrying(String what, Supplier<T> action) {
-        long deadline = System.nanoTime() + (long) (options.retrySeconds() * 1e9);
-        long backoffMs = 500;
-        while (true) {
-            try {
-                return action.get();
-            } catch (MongoException | KeyAccessException e) {
-                boolean definitive = e instanceof KeyAccessException k && k.isDefinitive();
-                if (definitive || System.nanoTime() + backoffMs * 1_000_000 > deadline) {
-                    throw new Stopped(what + " failed" + (definitive ? "" : " for " + options.retrySeconds() + " s")
-                            + ": " + e.getMessage(), e);
-                }
-                err.println("rewrap: " + what + " failed (" + e.getMessage() + "); pausing, retry in "
-                        + backoffMs / 1000.0 + " s");
-                try {
-                    Thread.sleep(backoffMs);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new Stopped("interrupted", ie);
-                }
-                backoffMs = Math.min(8000, backoffMs * 2);
-            }
-        }
-    }
-
-    /** Holds the run to at most rate documents per second. */
+    /** Holds the run to at most rate documents per second (a batch at a time). */
     private static final class Pace {
         private final double rate;
         private final long start = System.nanoTime();
@@ -225,8 +215,9 @@ public final class Rewrap {
             this.rate = rate;
         }
 
-        void one() {
-            done++;
+        /** Waits until n more documents are due. */
+        void take(int n) {
+            done += n;
             if (rate <= 0) {
                 return;
             }

@@ -67,4 +67,26 @@ class CountsTest {
         // a checkpoint written before the listing existed still reads
         assertEquals(List.of(), Counts.fromBson(new org.bson.BsonDocument()).listing());
     }
+
+    @Test
+    void batchesAddedInOrderKeepTheFirstIdsAndTheWholeCount() {
+        Counts whole = new Counts();
+        for (int b = 0; b < 3; b++) {
+            Counts batch = new Counts();
+            batch.examined = 60;
+            for (int i = 0; i < 60; i++) {
+                batch.document(new BsonInt32(b * 60 + i), List.of(Category.PLAINTEXT, Category.UNREADABLE));
+            }
+            batch.rewritten = 60;
+            whole.add(batch);
+        }
+        assertEquals(180, whole.examined);
+        assertEquals(180, whole.rewritten);
+        assertEquals(180, whole.leftDocuments);
+        assertEquals(180, whole.of(Category.UNREADABLE));
+        Listed l = whole.listed.get(Category.PLAINTEXT);
+        assertEquals(180, l.documents);
+        assertEquals(Listed.MAX_IDS, l.ids.size());
+        assertEquals(new BsonInt32(99), l.ids.get(99));
+    }
 }

@@ -174,13 +174,41 @@ class RewrapTest {
         });
     }
 
+    @Test
+    void parallelBatchesAreCountedInIdOrderAndTheCheckpointEndsAtTheLast() {
+        DataKey aes = key(CipherAlgorithm.AES, 32);
+        CollectionPolicy cp = new CollectionPolicy(NS, aes.id(), List.of(), null, false,
+                Map.of("name", new FieldRule("name", false)), EnvelopeBinary.GENERIC, false);
+        List<BsonDocument> plain = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            plain.add(new BsonDocument("_id", new BsonInt32(i)).append("name", new BsonString("p" + i)));
+        }
+        onBackend(plain, (coll, state) -> {
+            Rewrap.Result r = new Rewrap(coll, state, cp, ciphers(cp, aes, true), new Rewrap.Options(7, 0, false, false,
+                    1, 4), new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), false).run();
+            assertEquals(300, r.examined());
+            assertEquals(300, r.rewritten());
+            // the first 100 in _id order, whichever batch finished first
+            String listing = r.listing().get(0);
+            assertTrue(listing.startsWith("adopted (plaintext): 300 documents: 0, 1, 2, 3, 4, 5, 6, 7, 8,"), listing);
+            assertTrue(listing.contains(", 98, 99, … and 200 more"), listing);
+            for (BsonDocument d : coll.find()) {
+                int i = d.getInt32("_id").getValue();
+                assertEquals(new BsonString("p" + i), open(aes, "name", d.get("name")));
+            }
+            BsonDocument saved = state.find().first();
+            assertEquals(new BsonInt32(299), saved.get("lastId"));
+            assertEquals(300, saved.getDocument("counts").getInt64("examined").getValue());
+        });
+    }
+
     private static Supplier<DocumentRewrap> ciphers(CollectionPolicy cp, DataKey key, boolean adoptPlaintext) {
         return () -> new DocumentRewrap(cp, key, Map.of(key.id(), key), new Adoption(cp, adoptPlaintext, Set.of()));
     }
 
     private static Rewrap.Result run(MongoCollection<BsonDocument> coll, MongoCollection<BsonDocument> state,
                                      CollectionPolicy cp, Supplier<DocumentRewrap> ciphers, boolean dryRun) {
-        return new Rewrap(coll, state, cp, ciphers, new Rewrap.Options(2, 0, dryRun, false, 1),
+        return new Rewrap(coll, state, cp, ciphers, new Rewrap.Options(2, 0, dryRun, false, 1, 2),
                 new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), false).run();
     }
 
