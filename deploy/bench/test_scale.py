@@ -39,3 +39,32 @@ def test_a_policy_lists_every_path_of_every_field_count():
         assert f"scale.{scale.listed_collection(f)}: {{ key: K, fields: {{ f0: {{}}," in yaml
         assert f"f{f - 1}: {{}} }} }}" in yaml
     assert 'scale.star: { key: K, fields: "*" }' in yaml and "scale.plain" not in yaml
+
+
+def _rewrap(rates: dict):
+    """rates: (N, parallel) -> (rewrap documents/s, insert documents/s)."""
+    return {"rows": {k: {"rate": stats.spread([r]), "insert": stats.spread([i]), "cpu_us": stats.spread([80.0]),
+                         "process_us": stats.spread([400.0])} for k, (r, i) in rates.items()}}
+
+
+def test_rewrap_is_at_loading_speed_only_when_fast_enough_at_every_size_and_flat():
+    small, large = scale.REWRAP_SIZES[0], scale.REWRAP_SIZES[-1]
+    fast = _rewrap({(small, 1): (6_000, 10_000), (large, 1): (5_000, 10_000),
+                    (small, 4): (9_000, 10_000), (large, 4): (5_000, 10_000)})
+    text = "\n".join(scale.report([], {}, 3, "make bench-scale", "note", rewrap=fast, rewrap_note="why"))
+    assert f"| {large:,} | 1 | 5,000 | 10,000 | 0.50 | 80 | 400 |" in text
+    assert "Verdict, `--parallel 1`: **at loading speed** (lowest rewrap / insert 0.50;" in text
+    assert "Verdict, `--parallel 4`: **not at loading speed** (lowest rewrap / insert 0.50; " \
+           f"rate at {small:,} / rate at {large:,}: 1.80)." in text and "\nwhy\n" in text
+    slow = _rewrap({k: (800, 18_000) for k in fast["rows"]})
+    assert "**not at loading speed** (lowest rewrap / insert 0.04;" in "\n".join(
+        scale.report([], {}, 3, "c", "n", rewrap=slow))
+
+
+def test_the_rewrap_config_moves_the_collection_to_the_new_key_and_keeps_the_old():
+    proxy = "collections:\n" + scale.policy_yaml("NEW", old_key="OLD")
+    assert '  scale.rw: { key: OLD, fields: "*" }' in proxy
+    moved = scale.rewrap_yaml(proxy, "NEW", "OLD")
+    assert '  scale.rw: { key: NEW, previousKeys: [OLD], fields: "*" }' in moved
+    assert moved.replace('  scale.rw: { key: NEW, previousKeys: [OLD], fields: "*" }\n', "") == \
+        proxy.replace('  scale.rw: { key: OLD, fields: "*" }\n', "")
