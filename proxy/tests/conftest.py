@@ -3,6 +3,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -85,12 +86,14 @@ class JavaProcess:
 
 
 class ProxyProcess(JavaProcess):
-    def __init__(self, tmp: Path, upstream_port: int, name="proxy", extra=""):
-        """extra: more lines for its config file (tls:, upstreamTls:, limits)."""
+    def __init__(self, tmp: Path, upstream_port: int, name="proxy", extra="", upstream=None):
+        """extra: more lines for its config file (tls:, upstreamTls:, limits); upstream: another
+        form of upstream: than 127.0.0.1:upstream_port (several mongos, a replica set)."""
         self.upstream_port = upstream_port
         port = free_port()
         config = tmp / f"{name}.yaml"
-        config.write_text(f"listen: 127.0.0.1:{port}\nupstream: 127.0.0.1:{upstream_port}\n"
+        up = f'"{upstream}"' if upstream else f"127.0.0.1:{upstream_port}"
+        config.write_text(f"listen: 127.0.0.1:{port}\nupstream: {up}\n"
                           "upstreamConnectTimeoutMs: 2000\n" + extra)
         super().__init__(["proxy", "--config", str(config)], tmp / f"{name}.log", port)
         self._mark = 0
@@ -109,6 +112,32 @@ class ProxyProcess(JavaProcess):
             if lines or time.monotonic() > deadline:
                 return lines
             time.sleep(0.05)
+
+
+class Threads:
+    """n threads running self.run(i) until the with block ends (self.stop set, then joined);
+    self.client, if a subclass made one, is closed after them."""
+
+    def __init__(self, n, join_timeout=30):
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.join_timeout = join_timeout
+        self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True) for i in range(n)]
+
+    def run(self, i):
+        raise NotImplementedError
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(self.join_timeout)
+        if getattr(self, "client", None) is not None:
+            self.client.close()
 
 
 def backend_process(tmp: Path, name="backend", port=None, data=None) -> JavaProcess:

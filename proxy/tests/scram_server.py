@@ -90,11 +90,25 @@ class StandIn:
         self.sock = socket.create_server(("127.0.0.1", 0), backlog=64)
         self.port = self.sock.getsockname()[1]
         self.closed = False
+        self.open = set()  # the sockets of the connections being served, for kill()
+        self.open_lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def close(self):
         self.closed = True
         self.sock.close()
+
+    def kill(self):
+        """As a server that dies: no more connections, and the open ones cut."""
+        self.close()
+        with self.open_lock:
+            socks = list(self.open)
+        for s in socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
 
     def _accept(self):
         while not self.closed:
@@ -106,6 +120,8 @@ class StandIn:
 
     def _serve(self, client):
         backend = socket.create_connection(("127.0.0.1", self.backend_port))
+        with self.open_lock:
+            self.open.update((client, backend))
         state = self._new_connection()
         try:
             while True:
@@ -117,6 +133,8 @@ class StandIn:
         except OSError:
             return
         finally:
+            with self.open_lock:
+                self.open.difference_update((client, backend))
             client.close()
             backend.close()
 

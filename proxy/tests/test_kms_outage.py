@@ -8,14 +8,13 @@ that needs a key the proxy never held gets 9720020 once kmsWaitMs has passed; af
 proxy recovers by itself; the outage is logged once, not once per retry."""
 import os
 import signal
-import threading
 import time
 import uuid
 
 import pytest
 from pymongo.errors import OperationFailure
 
-from conftest import EncryptingProxy, client, wait_until
+from conftest import EncryptingProxy, Threads, client, wait_until
 
 TTL_S = 4
 KMS_WAIT_MS = 2500
@@ -32,19 +31,17 @@ def policy(kms, with_new_collection=False):
     return "\n".join(lines) + "\n"
 
 
-class Workers:
+class Workers(Threads):
     """Eight threads inserting and reading back by _id, timing every operation."""
 
     def __init__(self, uri, n=8):
         self.client = client(uri, maxPoolSize=n)
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
         self.ops = 0
         self.failures = []
         self.slowest = 0.0  # of the operations begun from timed_from on
         self.timed_from = float("inf")  # set at the freeze: each thread's first operations (connections
         # opened, a cold JVM's first encryptions) took up to 3 s on busy cores, and are not the outage's
-        self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True) for i in range(n)]
+        super().__init__(n, join_timeout=10)
 
     def run(self, i):
         coll = self.client.outage["aes" if i % 2 else "aria"]
@@ -63,17 +60,6 @@ class Workers:
                     self.ops += 1
                     if t0 >= self.timed_from:
                         self.slowest = max(self.slowest, took)
-
-    def __enter__(self):
-        for t in self.threads:
-            t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        for t in self.threads:
-            t.join(10)
-        self.client.close()
 
 
 def test_a_hung_kms_freezes_nothing_and_the_proxy_recovers(workdir, backend, kms):

@@ -230,7 +230,7 @@ def test_readyz_follows_the_upstream_and_healthz_stays_up(workdir, kms):
     proxy = AdminProxy(workdir, backend.port, kms, "proxy-ready").start()
     try:
         ready = json.loads(wait_for(proxy, "/readyz", 200, 15))
-        assert ready == {"ready": True, "problems": []}
+        assert ready == {"ready": True, "problems": [], "upstreams": [f"127.0.0.1:{backend.port}: reachable"]}
         backend.stop()
         why = json.loads(wait_for(proxy, "/readyz", 503, 15))
         assert why["ready"] is False and any("upstream" in p and "unreachable" in p for p in why["problems"])

@@ -4,12 +4,10 @@ the proxy; a collection written before the policy encrypted in place; --dry-run;
 mid-way and resumed; a KMS outage mid-run that stops the run resumably; values planted around the
 proxy in a plaintextReads: deny collection, never sealed (issue 26) unless adopted with
 --adopt-plaintext."""
-import json
 import os
 import random
 import signal
 import subprocess
-import threading
 import time
 import uuid
 
@@ -19,7 +17,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import OperationFailure
 
-from conftest import JAR, TDES, AES_256, EncryptingProxy, backend_process, client
+from conftest import JAR, TDES, AES_256, EncryptingProxy, Threads, backend_process, client
 
 SUITE_IDS = {"AES_GCM": 0x01, "TDES_CBC_HMAC": 0x15}
 
@@ -60,7 +58,7 @@ def reload(proxy, collections):
     assert proxy.new_log_lines("policy reloaded", timeout=15), proxy.log_text()[-2000:]
 
 
-class AppLoad:
+class AppLoad(Threads):
     """Eight threads working through the proxy while rewrap runs: inserts, updates of the
     encrypted fields, reads by _id and deterministic equality queries, every acknowledged write
     remembered so it can be read back afterwards."""
@@ -69,12 +67,10 @@ class AppLoad:
         self.client = client(uri, maxPoolSize=n)
         self.coll = self.client.rw.users
         self.ids, self.tags = ids, tags
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
         self.expected = {}   # _id -> (name, tag) of its last acknowledged write
         self.errors, self.wrong = [], []
         self.ops = 0
-        self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True) for i in range(n)]
+        super().__init__(n)
 
     def run(self, i):
         rnd = random.Random(i)
@@ -112,17 +108,6 @@ class AppLoad:
                     self.ops += 1
             except Exception as e:  # any failure counts
                 self.errors.append(repr(e))
-
-    def __enter__(self):
-        for t in self.threads:
-            t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        for t in self.threads:
-            t.join(timeout=30)
-        self.client.close()
 
 
 def test_a_live_3des_collection_moves_to_aes_while_the_application_works(stack, kms, workdir):

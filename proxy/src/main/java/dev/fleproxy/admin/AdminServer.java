@@ -60,7 +60,7 @@ public final class AdminServer implements AutoCloseable {
                                     Supplier<Policy> policy, KeyResolver resolver) throws InterruptedException {
         HostPort address = config.admin();
         Duration kmsWait = config.kmip() != null ? config.kmip().cache().kmsWait() : Duration.ZERO;
-        Readiness readiness = new Readiness(server, config.upstream().address(),
+        Readiness readiness = new Readiness(server, config.upstream().form(),
                 Math.min(config.upstream().connectTimeoutMs(), 2000), policy, resolver, kmsWait);
         AdminServer a = new AdminServer(address, registry, new Liveness(server::eventLoops, LOOP_TIMEOUT_MS), readiness);
         log.info("admin listener on http://{}:{} (/metrics, /healthz, /readyz)", address.host(), a.address().getPort());
@@ -88,7 +88,8 @@ public final class AdminServer implements AutoCloseable {
             case "/readyz" -> {
                 List<String> problems = checkReadiness();
                 yield new AdminHttp.Response(problems.isEmpty() ? 200 : 503, JSON, "{\"ready\": " + problems.isEmpty()
-                        + ", \"problems\": " + jsonArray(problems) + "}\n");
+                        + ", \"problems\": " + jsonArray(problems) + ", \"upstreams\": " + jsonArray(readiness.upstreams())
+                        + "}\n");
             }
             default -> new AdminHttp.Response(404, "text/plain", "not found: try /metrics, /healthz or /readyz\n");
         };

@@ -30,14 +30,16 @@ final class Readiness {
     private static final Duration MAX_KMS_WAIT = Duration.ofSeconds(2);
 
     private final ProxyServer server;
-    private final HostPort upstream;
+    private final dev.fleproxy.config.UpstreamForm upstream;
+    /** Each upstream address and how it was at the last check (the /readyz body's "upstreams"). */
+    private volatile List<String> upstreams = List.of();
     private final int connectTimeoutMs;
     private final Supplier<Policy> policy;
     private final KeyResolver resolver;
     /** How long a probe waits for the KMS: no longer than a request would (kmsWait), and at most 2 s. */
     private final Duration kmsWait;
 
-    Readiness(ProxyServer server, HostPort upstream, int connectTimeoutMs, Supplier<Policy> policy,
+    Readiness(ProxyServer server, dev.fleproxy.config.UpstreamForm upstream, int connectTimeoutMs, Supplier<Policy> policy,
               KeyResolver resolver, Duration kmsWait) {
         this.server = server;
         this.upstream = upstream;
@@ -106,12 +108,40 @@ final class Readiness {
         return problems;
     }
 
+    /** Each upstream address and how it was at the last check. */
+    List<String> upstreams() {
+        return upstreams;
+    }
+
+    /**
+     * One server or several mongos: each is probed (a TCP connection), and the proxy is ready if
+     * one answers. A replica set: ready while its monitor knows a primary; each member's role.
+     */
     private String upstreamProblem() {
+        if (upstream.isReplicaSet()) {
+            upstreams = server.upstreams();
+            return server.upstreamChosen() ? null : "replica set " + upstream.replicaSet() + " has no primary: "
+                    + String.join(", ", upstreams);
+        }
+        List<String> status = new ArrayList<>();
+        List<String> down = new ArrayList<>();
+        for (HostPort a : upstream.addresses()) {
+            String problem = probe(a);
+            status.add(a + (problem == null ? ": reachable" : ": " + problem));
+            if (problem != null) {
+                down.add("upstream " + a + " is " + problem);
+            }
+        }
+        upstreams = List.copyOf(status);
+        return down.size() < upstream.addresses().size() ? null : String.join("; ", down);
+    }
+
+    private String probe(HostPort a) {
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(upstream.host(), upstream.port()), connectTimeoutMs);
+            s.connect(new InetSocketAddress(a.host(), a.port()), connectTimeoutMs);
             return null;
         } catch (IOException e) {
-            return "upstream " + upstream + " is unreachable: " + e.getMessage();
+            return "unreachable: " + e.getMessage();
         }
     }
 }

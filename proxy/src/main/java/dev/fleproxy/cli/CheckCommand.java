@@ -76,7 +76,7 @@ final class CheckCommand implements Callable<Integer> {
     /** The file parsed: what it says, and what the proxy would still refuse at start. */
     private void schema(CheckReport report, ProxyConfig cfg, Policy policy) {
         report.ok("schema: " + config + " parses: listen " + cfg.listener().address()
-                + (cfg.listener().tls() != null ? " (TLS)" : "") + ", upstream " + cfg.upstream().address()
+                + (cfg.listener().tls() != null ? " (TLS)" : "") + ", upstream " + cfg.upstream().form().describe()
                 + (cfg.upstream().tls() != null ? " (TLS)" : "") + ", "
                 + policy.collections().size() + " collection(s)" + (cfg.admin() != null ? ", admin " + cfg.admin() : ""));
         String plaintext = cfg.plaintextListenProblem();

@@ -33,17 +33,19 @@ final class UpstreamCheck {
         this.report = report;
     }
 
+    /** Each address the config names (every mongos, every listed member of a replica set). */
     void run(ProxyConfig cfg) {
-        if (connects(cfg)) {
-            hello(cfg);
+        for (HostPort up : cfg.upstream().form().addresses()) {
+            if (connects(cfg, up)) {
+                hello(cfg, up);
+            }
         }
     }
 
-    private boolean connects(ProxyConfig cfg) {
-        HostPort up = cfg.upstream().address();
+    private boolean connects(ProxyConfig cfg, HostPort up) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress(up.host(), up.port()), cfg.upstream().connectTimeoutMs());
-            return cfg.upstream().tls() == null || handshake(s, cfg);
+            return cfg.upstream().tls() == null || handshake(s, cfg, up);
         } catch (IOException e) {
             report.fail("upstream: cannot connect to " + up + " (within upstreamConnectTimeoutMs "
                     + cfg.upstream().connectTimeoutMs() + "): " + e.getMessage());
@@ -52,38 +54,38 @@ final class UpstreamCheck {
     }
 
     /** A TLS handshake on the connected socket, verifying the name the proxy verifies. */
-    private boolean handshake(Socket plain, ProxyConfig cfg) {
+    private boolean handshake(Socket plain, ProxyConfig cfg, HostPort up) {
         UpstreamTls t = cfg.upstream().tls();
-        String name = t.serverName() != null ? t.serverName() : cfg.upstream().address().host();
+        String name = t.serverName() != null ? t.serverName() : up.host();
         try (SSLSocket s = (SSLSocket) UpstreamClients.sslContext(t).getSocketFactory()
-                .createSocket(plain, name, cfg.upstream().address().port(), false)) {
+                .createSocket(plain, name, up.port(), false)) {
             KmipTls.configure(s, name); // TLS 1.3/1.2, the certificate must name `name`, SNI for a DNS name
             s.setSoTimeout(cfg.upstream().connectTimeoutMs());
             s.startHandshake();
-            report.ok("upstreamTls: " + cfg.upstream().address() + " presents a certificate from " + t.ca() + " naming " + name
+            report.ok("upstreamTls: " + up + " presents a certificate from " + t.ca() + " naming " + name
                     + " (" + s.getSession().getProtocol() + ")");
             return true;
         } catch (IOException | RuntimeException e) {
-            report.fail("upstreamTls: the handshake with " + cfg.upstream().address() + " (verifying " + name + ") failed: "
+            report.fail("upstreamTls: the handshake with " + up + " (verifying " + name + ") failed: "
                     + TlsFailures.describe(e));
             return false;
         }
     }
 
-    private void hello(ProxyConfig cfg) {
+    private void hello(ProxyConfig cfg, HostPort up) {
         // serverName: the driver can only verify the host it connects to; handshake() verified the name
         boolean nameVerified = cfg.upstream().tls() != null && cfg.upstream().tls().serverName() != null;
-        MongoClientSettings settings = UpstreamClients.builder(cfg, "?directConnection=true")
+        MongoClientSettings settings = UpstreamClients.builder(cfg, up, "?directConnection=true")
                 .applyToSslSettings(s -> s.invalidHostNameAllowed(nameVerified))
                 .build();
         try (MongoClient client = MongoClients.create(settings)) {
             MongoDatabase admin = client.getDatabase("admin");
             Document hello = hello(admin);
             String version = version(admin);
-            report.ok("upstream: " + cfg.upstream().address() + " is " + describe(hello) + ", maxWireVersion "
+            report.ok("upstream: " + up + " is " + describe(hello) + ", maxWireVersion "
                     + hello.get("maxWireVersion") + (version != null ? ", version " + version : ""));
         } catch (MongoException e) {
-            report.fail("upstream: " + cfg.upstream().address() + " did not answer hello: " + e.getMessage());
+            report.fail("upstream: " + up + " did not answer hello: " + e.getMessage());
         }
     }
 

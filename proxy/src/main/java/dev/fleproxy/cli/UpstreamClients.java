@@ -3,7 +3,9 @@ package dev.fleproxy.cli;
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
 import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.config.HostPort;
 import dev.fleproxy.config.ProxyConfig;
+import dev.fleproxy.config.UpstreamForm;
 import dev.fleproxy.config.UpstreamTls;
 import dev.fleproxy.kmip.KmipTls;
 import java.io.InputStream;
@@ -21,18 +23,27 @@ final class UpstreamClients {
     private UpstreamClients() {
     }
 
-    /** The upstream of the config, over TLS if it says so (its CA, and a client certificate if given). */
+    /**
+     * The upstream of the config, over TLS if it says so (its CA, and a client certificate if
+     * given): every address it names, as the replica set it names if it does (the driver then
+     * follows its primary, as the proxy does).
+     */
     static MongoClientSettings settings(ProxyConfig cfg) {
-        return builder(cfg, "").build();
+        UpstreamForm form = cfg.upstream().form();
+        return builder(cfg, form.connectionHosts(), form.isReplicaSet() ? "?replicaSet=" + form.replicaSet() : "").build();
     }
 
     /**
      * A builder for the upstream; {@code options} are appended to the connection string ("" or
      * "?directConnection=true&…").
      */
-    static MongoClientSettings.Builder builder(ProxyConfig cfg, String options) {
+    static MongoClientSettings.Builder builder(ProxyConfig cfg, HostPort address, String options) {
+        return builder(cfg, address.toString(), options);
+    }
+
+    private static MongoClientSettings.Builder builder(ProxyConfig cfg, String hosts, String options) {
         MongoClientSettings.Builder b = MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString("mongodb://" + cfg.upstream().address() + "/" + options))
+                .applyConnectionString(new ConnectionString("mongodb://" + hosts + "/" + options))
                 .applyToClusterSettings(c -> c.serverSelectionTimeout(cfg.upstream().connectTimeoutMs(), TimeUnit.MILLISECONDS))
                 .applyToSocketSettings(s -> s.connectTimeout(cfg.upstream().connectTimeoutMs(), TimeUnit.MILLISECONDS));
         UpstreamTls tls = cfg.upstream().tls();

@@ -68,7 +68,9 @@ public final class ConfigSchema {
     private static final long INT_MAX = Integer.MAX_VALUE;
 
     public static final Setting LISTEN = required("listen", "HOST:PORT", "where drivers connect");
-    public static final Setting UPSTREAM = required("upstream", "HOST:PORT", "mongos, mongod or the embedded backend");
+    public static final Setting UPSTREAM = required("upstream", "HOST:PORT | HOST:PORT,HOST:PORT,… | mongodb://HOSTS/?replicaSet=NAME",
+            "mongos, mongod or the embedded backend; several mongos (each new client connection to one that answers); "
+                    + "a replica set (to its primary, followed across elections); see docs/operations.md");
     public static final Setting UPSTREAM_CONNECT_TIMEOUT_MS = integer("upstreamConnectTimeoutMs", 5000, 1, INT_MAX,
             "how long to wait for the upstream, per client connection");
     public static final Setting TRANSPORT = optional("transport", "auto|epoll|io_uring|nio", "auto",

@@ -17,7 +17,8 @@ import org.yaml.snakeyaml.error.YAMLException;
  *
  * <pre>
  * listen: 127.0.0.1:27018          # where clients connect (required)
- * upstream: 127.0.0.1:27017        # mongos, mongod or the embedded backend (required)
+ * upstream: 127.0.0.1:27017        # mongos, mongod or the embedded backend (required); several mongos
+ *                                  # (a:27017,b:27017) or mongodb://a,b,c/?replicaSet=rs0: {@link UpstreamForm}
  * upstreamConnectTimeoutMs: 5000   # how long to wait for the upstream per client connection
  * transport: auto                  # sockets: auto (epoll where it loads, else nio), epoll, io_uring, nio
  * kmip: {…}                        # the KMS and key cache, see {@link KmipConfig}
@@ -44,8 +45,19 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
     public record Listener(HostPort address, ListenerTls tls, boolean allowPlaintext, Limits limits) {
     }
 
-    /** The server side: {@code upstream}, {@code upstreamConnectTimeoutMs} and {@code upstreamTls} (null: none). */
-    public record Upstream(HostPort address, int connectTimeoutMs, UpstreamTls tls) {
+    /**
+     * The server side: {@code upstream} ({@link UpstreamForm}: one server, several mongos or a
+     * replica set), {@code upstreamConnectTimeoutMs} and {@code upstreamTls} (null: none).
+     */
+    public record Upstream(UpstreamForm form, int connectTimeoutMs, UpstreamTls tls) {
+        public Upstream(HostPort address, int connectTimeoutMs, UpstreamTls tls) {
+            this(UpstreamForm.single(address), connectTimeoutMs, tls);
+        }
+
+        /** The first address named (the only one in the single-server form). */
+        public HostPort address() {
+            return form.addresses().get(0);
+        }
     }
 
     public ProxyConfig(Listener listener, Upstream upstream, String transport, KmipConfig kmip,
@@ -77,7 +89,7 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
     /** The same settings with TLS on either side (tests). */
     public ProxyConfig withTls(ListenerTls listenerTls, UpstreamTls upstreamTls) {
         return new ProxyConfig(new Listener(listener.address(), listenerTls, listener.allowPlaintext(), listener.limits()),
-                new Upstream(upstream.address(), upstream.connectTimeoutMs(), upstreamTls), transport, kmip, policySection,
+                new Upstream(upstream.form(), upstream.connectTimeoutMs(), upstreamTls), transport, kmip, policySection,
                 admin, audit);
     }
 
@@ -118,7 +130,7 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
         YamlMap m = new YamlMap(root, source, "", baseDir);
         m.allowOnlySection("");
         HostPort listen = HostPort.parse(str(m.raw("listen")), source + ": listen");
-        HostPort upstream = HostPort.parse(str(m.raw("upstream")), source + ": upstream");
+        UpstreamForm upstream = UpstreamForm.parse(m.raw("upstream"), source + ": upstream");
         Object t = m.raw("upstreamConnectTimeoutMs");
         int timeout = DEFAULT_CONNECT_TIMEOUT_MS;
         if (t != null) {

@@ -160,7 +160,7 @@ public final class PolicyHolder implements Supplier<Policy>, AutoCloseable {
             }
             return false;
         }
-        if (!c.listener().address().equals(started.listener().address()) || !c.upstream().address().equals(started.upstream().address())
+        if (!c.listener().address().equals(started.listener().address()) || !c.upstream().form().equals(started.upstream().form())
                 || (c.kmip() != null && !c.kmip().equals(started.kmip()))) {
             log.warn("{} changed listen/upstream/kmip settings; those apply at the next restart only", file);
         }

@@ -109,7 +109,7 @@ public final class ProxyRuntime implements AutoCloseable {
     private static List<MessageFilter> filters(ProxyConfig config, PolicyHolder holder, KeyResolver resolver,
                                                ProxyMetrics metrics, AuditLog audit) {
         List<MessageFilter> filters = new ArrayList<>();
-        filters.add(new HandshakeFilter(() -> !holder.get().isEmpty()));
+        filters.add(new HandshakeFilter(() -> !holder.get().isEmpty(), config.upstream().form().isReplicaSet()));
         filters.add(new AuthenticationWatch()); // the user the server confirms, for identities: (and no X.509 through TLS it cannot see)
         if (resolver != null) {
             filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics, audit));

@@ -15,6 +15,7 @@ import org.bson.BsonDocument;
  */
 public final class HandshakeFilter implements MessageFilter {
     private final java.util.function.BooleanSupplier encrypting;
+    private final boolean asRouter;
 
     public HandshakeFilter() {
         this(() -> false);
@@ -22,7 +23,16 @@ public final class HandshakeFilter implements MessageFilter {
 
     /** @param encrypting whether collections are encrypted now (advertised message limits shrink then) */
     public HandshakeFilter(java.util.function.BooleanSupplier encrypting) {
+        this(encrypting, false);
+    }
+
+    /**
+     * @param asRouter in front of a replica set: the proxy answers as a mongos (see
+     *                 {@link HelloRewriter#rewriteReply(BsonDocument, boolean, boolean)})
+     */
+    public HandshakeFilter(java.util.function.BooleanSupplier encrypting, boolean asRouter) {
         this.encrypting = encrypting;
+        this.asRouter = asRouter;
     }
 
     @Override
@@ -45,7 +55,7 @@ public final class HandshakeFilter implements MessageFilter {
     public ReplyDecision onReply(Reply reply, Object state) {
         if (reply.opCode() == OpCode.OP_MSG) {
             OpMsg msg = reply.msg().toOpMsg();
-            BsonDocument body = HelloRewriter.rewriteReply(msg.body(), encrypting.getAsBoolean());
+            BsonDocument body = HelloRewriter.rewriteReply(msg.body(), encrypting.getAsBoolean(), asRouter);
             return body == null ? ReplyDecision.PASS : ReplyDecision.replace(reply.encode(msg.withBody(body)));
         }
         if (reply.opCode() == OpCode.OP_REPLY) {
@@ -53,7 +63,7 @@ public final class HandshakeFilter implements MessageFilter {
             List<BsonDocument> docs = new ArrayList<>(legacy.documents().size());
             boolean changed = false;
             for (BsonDocument d : legacy.documents()) {
-                BsonDocument rewritten = HelloRewriter.rewriteReply(d, encrypting.getAsBoolean());
+                BsonDocument rewritten = HelloRewriter.rewriteReply(d, encrypting.getAsBoolean(), asRouter);
                 changed |= rewritten != null;
                 docs.add(rewritten == null ? d : rewritten);
             }

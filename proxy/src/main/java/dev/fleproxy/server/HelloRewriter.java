@@ -49,7 +49,18 @@ public final class HelloRewriter {
     }
 
     public static BsonDocument rewriteReply(BsonDocument reply, boolean encrypting) {
-        boolean changes = false;
+        return rewriteReply(reply, encrypting, false);
+    }
+
+    /**
+     * @param asRouter the proxy follows a replica set's primary across elections: it says it is a
+     *                 mongos ({@code msg: "isdbgrid"}), as it behaves like one, so drivers use
+     *                 retryable writes and transactions with it, which they do not with the
+     *                 standalone a member would otherwise look like once its topology is removed
+     */
+    public static BsonDocument rewriteReply(BsonDocument reply, boolean encrypting, boolean asRouter) {
+        boolean router = asRouter && reply.containsKey("maxWireVersion") && !reply.containsKey("msg");
+        boolean changes = router;
         for (String key : reply.keySet()) {
             if (hidden(key)) {
                 changes = true;
@@ -68,6 +79,9 @@ public final class HelloRewriter {
                         ? new org.bson.BsonInt32(ENCRYPTING_MAX_MESSAGE_SIZE) : v);
             }
         });
+        if (router) {
+            out.append("msg", new org.bson.BsonString("isdbgrid"));
+        }
         return out;
     }
 

@@ -41,6 +41,8 @@ public final class ProxyServer implements AutoCloseable {
     /** Warns while a certificate above nears its end. */
     private final ExpiryWarnings expiry;
     private final ClientBounds bounds;
+    /** Where sessions connect: one server, several mongos, or a replica set's primary. */
+    private final UpstreamTargets targets;
 
     private ProxyServer(ProxyConfig config, List<MessageFilter> filters, ProxyMetrics metrics)
             throws InterruptedException {
@@ -55,7 +57,9 @@ public final class ProxyServer implements AutoCloseable {
         tls = config.listener().tls() != null ? ListenerContext.start(config.listener().tls()) : null;
         expiry = ExpiryWarnings.start(certificates());
         bounds = new ClientBounds(config.listener().limits(), new BadInputLog(LoggerFactory.getLogger(ProxySession.class)));
-        UpstreamRoute route = new UpstreamRoute(transport, up.address(), up.connectTimeoutMs(), upstreamTls);
+        targets = up.form().isReplicaSet() ? new ReplicaSetTargets(up.form(), transport, upstreamTls, up.connectTimeoutMs())
+                : new MongosTargets(up.form().addresses());
+        UpstreamRoute route = new UpstreamRoute(transport, targets, up.connectTimeoutMs(), upstreamTls);
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
         try {
@@ -71,10 +75,12 @@ public final class ProxyServer implements AutoCloseable {
         } catch (RuntimeException | InterruptedException e) {
             shutdownGroups();
             closeTls();
+            targets.close();
             throw e;
         }
         log.info("mongo-fle-proxy listening on {}{}, upstream {}{}, transport {}", address(), tls != null ? " (TLS)" : "",
-                up.address(), upstreamTls != null ? " (TLS, verifying " + upstreamTls.verifiedName() + ")" : "",
+                up.form().describe(), upstreamTls != null ? " (TLS, verifying " + (up.form().addresses().size() > 1
+                        && up.tls().serverName() == null ? "each host's name" : upstreamTls.verifiedName()) + ")" : "",
                 transport.configName());
     }
 
@@ -194,6 +200,17 @@ public final class ProxyServer implements AutoCloseable {
         listener.close().syncUninterruptibly();
         shutdownGroups();
         closeTls();
+        targets.close();
+    }
+
+    /** Each upstream address and how it is (readiness): in turn or skipped, or a member's role. */
+    public List<String> upstreams() {
+        return targets.describe();
+    }
+
+    /** Whether new sessions have somewhere to go now: always, but for a replica set without a primary. */
+    public boolean upstreamChosen() {
+        return !(targets instanceof ReplicaSetTargets rs) || rs.hasPrimary();
     }
 
     private void closeTls() {

@@ -1,5 +1,6 @@
 package dev.fleproxy.server;
 
+import dev.fleproxy.config.HostPort;
 import dev.fleproxy.wire.Frame;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -53,6 +54,8 @@ final class ProxySession {
     /** The upstream connection from the connect on, usable or not: closed with the session. */
     private Channel upstreamConnecting;
     private String upstreamFailure;
+    /** The address the upstream connection went to (one of several mongos, a primary); null before. */
+    private HostPort upstreamAddress;
     private boolean closed;
     /** Why the connection closed, for the metrics (the first cause named wins; none is "normal"). */
     private String closeLabel;
@@ -88,7 +91,40 @@ final class ProxySession {
     /** Called when the client connection is accepted: connect upstream, then start reading. */
     void start() {
         listener.opened(this);
-        upstreamConnecting = route.connect(this, client, this::upstreamReady, this::upstreamUnavailable);
+        route.connect(this, client, this::upstreamReady, this::upstreamUnavailable);
+    }
+
+    /** An attempt at the upstream connection, closed with the session if it is still under way. */
+    void connecting(Channel attempt) {
+        upstreamConnecting = attempt;
+        if (closed) {
+            attempt.close();
+        }
+    }
+
+    /** The address the upstream connection went to (before {@link #upstreamReady}). */
+    void boundTo(HostPort address) {
+        upstreamAddress = address;
+    }
+
+    HostPort upstreamAddress() {
+        return upstreamAddress;
+    }
+
+    /**
+     * The upstream this session is bound to stopped being the primary (or answered "not
+     * primary"): the client connection closes, so its driver reconnects (to the new primary) and
+     * retries what is retryable. A reply that said "not primary" is not passed on: the driver sees
+     * a closed connection, which it retries, rather than an error it might only report.
+     */
+    void failover(String why) {
+        label("upstream_failover");
+        log.debug("{}: {}", who, why);
+        close(null);
+    }
+
+    UpstreamTargets targets() {
+        return route.targets();
     }
 
     /**
@@ -103,7 +139,7 @@ final class ProxySession {
             upstream.close();
             return;
         }
-        log.debug("{}: connected to upstream {}", who, route.address());
+        log.debug("{}: connected to upstream {}", who, upstreamAddress);
         upstream.read();
         try {
             requests.drain(); // and the client's first read, once what waited is written
@@ -192,7 +228,7 @@ final class ProxySession {
         }
         if (side == SessionHandler.Side.UPSTREAM && !closed) {
             // one line per client connection when many are short-lived: rate-limited like bad input
-            badInput.report(BadInputLog.Reason.UPSTREAM_CLOSED, who, "upstream " + route.address()
+            badInput.report(BadInputLog.Reason.UPSTREAM_CLOSED, who, "upstream " + upstreamAddress
                     + " closed the connection", null, client.eventLoop());
         }
         label(side == SessionHandler.Side.UPSTREAM ? "upstream_closed" : "client_closed");
@@ -288,6 +324,9 @@ final class ProxySession {
         requests.releaseAll();
         replies.releaseAll();
         calls.failAll();
+        if (upstreamAddress != null) {
+            route.targets().unbound(upstreamAddress, this);
+        }
         listener.closed(this);
     }
 

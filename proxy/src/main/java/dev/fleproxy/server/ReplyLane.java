@@ -22,7 +22,20 @@ final class ReplyLane extends Lane<Reply> {
 
     @Override
     boolean intercepted(Frame frame) {
-        return session.calls().complete(frame);
+        if (session.calls().complete(frame)) {
+            return true;
+        }
+        if (session.targets().followsPrimary()) {
+            String notPrimary = NotPrimaryReply.of(frame);
+            if (notPrimary != null) {
+                // not passed on: the session closes, and the driver retries on a connection to the new primary
+                frame.release();
+                session.targets().notPrimary(session.upstreamAddress(), notPrimary);
+                session.failover("upstream " + session.upstreamAddress() + " answered " + notPrimary);
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

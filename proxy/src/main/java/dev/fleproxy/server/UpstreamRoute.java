@@ -11,31 +11,50 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.ssl.SslHandler;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * How each session reaches the upstream: where, over which transport, within what connect timeout,
- * and with what TLS (null: none). A connection is usable only once its TLS is verified.
+ * How each session reaches the upstream: which address ({@link UpstreamTargets}), over which
+ * transport, within what connect timeout, and with what TLS (null: none). A connection is usable
+ * only once its TLS is verified; one that fails moves on to the next address the targets gave.
  */
-record UpstreamRoute(Transport transport, HostPort address, int connectTimeoutMs, UpstreamContext tls) {
+record UpstreamRoute(Transport transport, UpstreamTargets targets, int connectTimeoutMs, UpstreamContext tls) {
 
     /**
      * Connects on the client's event loop, the session's frames read by {@code session}'s upstream
-     * handler; {@code ready} gets the usable channel, {@code unavailable} why there is none. Returns
-     * the channel at once (connecting), so the session can close it early.
+     * handler; {@code ready} gets the usable channel (the session is bound to its address first),
+     * {@code unavailable} why there is none. Each attempt's channel is handed to
+     * {@link ProxySession#connecting} at once, so the session can close it early.
      */
-    Channel connect(ProxySession session, Channel client, Consumer<Channel> ready, Consumer<String> unavailable) {
-        return new Bootstrap()
-                .group(client.eventLoop())
-                .channel(transport.socketChannel())
+    void connect(ProxySession session, Channel client, Consumer<Channel> ready, Consumer<String> unavailable) {
+        targets.choose(client.eventLoop(), addresses -> attempt(session, client, addresses, 0, new ArrayList<>(), ready,
+                unavailable), unavailable);
+    }
+
+    private void attempt(ProxySession session, Channel client, List<HostPort> addresses, int i, List<String> failures,
+                         Consumer<Channel> ready, Consumer<String> unavailable) {
+        if (session.isClosed()) {
+            return;
+        }
+        HostPort address = addresses.get(i);
+        Consumer<String> next = why -> {
+            targets.failed(address);
+            failures.add(why);
+            if (i + 1 < addresses.size()) {
+                attempt(session, client, addresses, i + 1, failures, ready, unavailable);
+            } else {
+                unavailable.accept(String.join("; ", failures));
+            }
+        };
+        session.connecting(bootstrap(client.eventLoop(), transport, connectTimeoutMs)
                 .option(ChannelOption.AUTO_READ, false)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMs)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         if (tls != null) {
-                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc(), address));
                         }
                         ch.pipeline().addLast(new FrameDecoder(), new SessionHandler(session, SessionHandler.Side.UPSTREAM));
                     }
@@ -43,23 +62,36 @@ record UpstreamRoute(Transport transport, HostPort address, int connectTimeoutMs
                 .connect(address.host(), address.port())
                 .addListener((ChannelFutureListener) f -> {
                     if (!f.isSuccess()) {
-                        unavailable.accept("upstream " + address + " is unreachable: " + describe(f.cause()));
+                        next.accept("upstream " + address + " is unreachable: " + describe(f.cause()));
                     } else if (tls == null) {
-                        ready.accept(f.channel());
+                        bind(session, address, f.channel(), ready);
                     } else {
                         // usable once its certificate is checked; a failed check is the client's 9720001
                         f.channel().pipeline().get(SslHandler.class).handshakeFuture().addListener(h -> {
                             if (h.isSuccess()) {
-                                ready.accept(f.channel());
+                                bind(session, address, f.channel(), ready);
                             } else {
                                 f.channel().close();
-                                unavailable.accept("TLS to upstream " + address + " (verifying " + tls.verifiedName()
+                                next.accept("TLS to upstream " + address + " (verifying " + tls.verifiedName(address)
                                         + ") failed: " + TlsFailures.describe(h.cause()));
                             }
                         });
                         f.channel().read(); // the handshake needs reads; AUTO_READ is off
                     }
-                }).channel();
+                }).channel());
+    }
+
+    /** A connection to an upstream address on this loop: the transport's sockets, no Nagle, the connect timeout. */
+    static Bootstrap bootstrap(io.netty.channel.EventLoop loop, Transport transport, int connectTimeoutMs) {
+        return new Bootstrap().group(loop).channel(transport.socketChannel())
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMs);
+    }
+
+    private void bind(ProxySession session, HostPort address, Channel ch, Consumer<Channel> ready) {
+        session.boundTo(address);
+        targets.bound(address, session);
+        ready.accept(ch);
     }
 
     private static String describe(Throwable t) {

@@ -22,13 +22,16 @@ import javax.net.ssl.SSLParameters;
 public final class UpstreamContext {
     private final SslContext context;
     private final String verifiedName;
+    /** Whether the name is upstreamTls.serverName (the same for every address) or the address's host. */
+    private final boolean fixedName;
     private final HostPort upstream;
     private final X509Certificate clientCertificate;
 
-    private UpstreamContext(SslContext context, String verifiedName, HostPort upstream,
+    private UpstreamContext(SslContext context, String verifiedName, boolean fixedName, HostPort upstream,
                             X509Certificate clientCertificate) {
         this.context = context;
         this.verifiedName = verifiedName;
+        this.fixedName = fixedName;
         this.upstream = upstream;
         this.clientCertificate = clientCertificate;
     }
@@ -45,7 +48,8 @@ public final class UpstreamContext {
             b.sslProvider(TlsProvider.get())
                     .protocols(TlsProvider.PROTOCOLS)
                     .endpointIdentificationAlgorithm("HTTPS");
-            return new UpstreamContext(b.build(), t.serverName() != null ? t.serverName() : upstream.host(), upstream,
+            return new UpstreamContext(b.build(), t.serverName() != null ? t.serverName() : upstream.host(),
+                    t.serverName() != null, upstream,
                     client);
         } catch (SSLException | IllegalArgumentException e) {
             throw new ConfigException("upstreamTls: cannot load " + t.ca() + (t.cert() != null ? " / " + t.cert() : "")
@@ -55,7 +59,15 @@ public final class UpstreamContext {
 
     /** The handler for a new upstream connection: it verifies {@link #verifiedName} (and sends it as SNI). */
     public SslHandler newHandler(ByteBufAllocator alloc) {
-        SslHandler h = context.newHandler(alloc, verifiedName, upstream.port());
+        return newHandler(alloc, upstream);
+    }
+
+    /**
+     * The handler for a connection to one of several upstream addresses (mongos, replica-set
+     * members): it verifies upstreamTls.serverName if set, else that address's host.
+     */
+    public SslHandler newHandler(ByteBufAllocator alloc, HostPort target) {
+        SslHandler h = context.newHandler(alloc, verifiedName(target), target.port());
         SSLEngine engine = h.engine();
         SSLParameters p = engine.getSSLParameters();
         p.setEndpointIdentificationAlgorithm("HTTPS");
@@ -70,5 +82,10 @@ public final class UpstreamContext {
 
     public String verifiedName() {
         return verifiedName;
+    }
+
+    /** The name verified for a connection to this address. */
+    public String verifiedName(HostPort target) {
+        return fixedName ? verifiedName : target.host();
     }
 }

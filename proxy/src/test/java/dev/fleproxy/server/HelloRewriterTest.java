@@ -46,4 +46,23 @@ class HelloRewriterTest {
         BsonDocument mongos = new BsonDocument("ismaster", BsonBoolean.TRUE).append("msg", new BsonString("isdbgrid"));
         assertNull(HelloRewriter.rewriteReply(mongos), "a mongos reply passes as it is");
     }
+
+    @Test
+    void inFrontOfAReplicaSetTheProxyAnswersAsAMongos() {
+        BsonDocument member = new BsonDocument("isWritablePrimary", BsonBoolean.TRUE)
+                .append("setName", new BsonString("rs0"))
+                .append("hosts", new BsonArray(java.util.List.of(new BsonString("10.0.0.1:27017"))))
+                .append("logicalSessionTimeoutMinutes", new BsonInt32(30))
+                .append("maxWireVersion", new BsonInt32(21));
+        BsonDocument out = HelloRewriter.rewriteReply(member, false, true);
+        assertEquals(new BsonString("isdbgrid"), out.get("msg"));
+        assertNull(out.get("setName"));
+        assertEquals(new BsonInt32(30), out.get("logicalSessionTimeoutMinutes"), "sessions: retryable writes");
+        BsonDocument mongos = new BsonDocument("msg", new BsonString("isdbgrid")).append("maxWireVersion", new BsonInt32(21));
+        assertNull(HelloRewriter.rewriteReply(mongos, false, true), "a mongos stays as it is");
+        assertNull(HelloRewriter.rewriteReply(new BsonDocument("ok", new BsonInt32(0)), false, true),
+                "an error reply is not a hello");
+        assertNull(HelloRewriter.rewriteReply(member.clone().append("ok", new BsonInt32(1)), false, false)
+                .get("msg"), "not in front of a replica set: a standalone");
+    }
 }

@@ -1,0 +1,138 @@
+package dev.fleproxy.server;
+
+import dev.fleproxy.config.HostPort;
+import dev.fleproxy.config.UpstreamForm;
+import dev.fleproxy.tls.UpstreamContext;
+import io.netty.channel.EventLoop;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A replica set: each new session goes to its current primary ({@link ReplicaSetMonitor}); while
+ * there is none (an election) a new session waits for one, on its loop, up to the form's
+ * serverSelectionTimeoutMS. When the primary changes, or a session's server answers "not
+ * primary", every session bound to the old one is closed: drivers reconnect, to the new primary,
+ * and retry their retryable writes.
+ */
+final class ReplicaSetTargets implements UpstreamTargets {
+    private static final Logger log = LoggerFactory.getLogger(ReplicaSetTargets.class);
+    private static final long WAIT_STEP_MS = 20;
+
+    private final UpstreamForm form;
+    private final AtomicReference<HostPort> primary = new AtomicReference<>();
+    private final Map<HostPort, Set<ProxySession>> bound = new ConcurrentHashMap<>();
+    private final ReplicaSetMonitor monitor;
+
+    ReplicaSetTargets(UpstreamForm form, Transport transport, UpstreamContext tls, int connectTimeoutMs) {
+        this.form = form;
+        this.monitor = new ReplicaSetMonitor(form, transport, tls, connectTimeoutMs, this::primaryIs);
+    }
+
+    @Override
+    public void choose(EventLoop loop, Consumer<List<HostPort>> use, Consumer<String> none) {
+        HostPort p = primary.get();
+        if (p != null) {
+            use.accept(List.of(p));
+            return;
+        }
+        monitor.checkNow();
+        await(loop, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(form.selectionTimeoutMs()), use, none);
+    }
+
+    private void await(EventLoop loop, long deadline, Consumer<List<HostPort>> use, Consumer<String> none) {
+        loop.schedule(() -> {
+            HostPort p = primary.get();
+            if (p != null) {
+                use.accept(List.of(p));
+            } else if (System.nanoTime() > deadline) {
+                none.accept("replica set " + form.replicaSet() + " has no primary (waited " + form.selectionTimeoutMs()
+                        + " ms): " + String.join(", ", monitor.describe()));
+            } else {
+                await(loop, deadline, use, none);
+            }
+        }, WAIT_STEP_MS, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void failed(HostPort address) {
+        monitor.checkNow();
+    }
+
+    @Override
+    public void bound(HostPort address, ProxySession session) {
+        bound.computeIfAbsent(address, a -> ConcurrentHashMap.newKeySet()).add(session);
+        if (!address.equals(primary.get())) {
+            // the primary changed while it connected (the sweep may have missed it)
+            session.loop().execute(() -> session.failover("upstream " + address + " stopped being the primary of "
+                    + form.replicaSet() + " as the connection was made"));
+        }
+    }
+
+    @Override
+    public void unbound(HostPort address, ProxySession session) {
+        Set<ProxySession> s = bound.get(address);
+        if (s != null) {
+            s.remove(session);
+        }
+    }
+
+    @Override
+    public boolean followsPrimary() {
+        return true;
+    }
+
+    @Override
+    public void notPrimary(HostPort address, String why) {
+        if (primary.compareAndSet(address, null)) {
+            log.info("replica set {}: {} answered \"{}\"; asking the members who is primary", form.replicaSet(), address,
+                    why);
+        }
+        monitor.suspect(address);
+        closeBound(address, "upstream " + address + " answered \"" + why + "\"");
+    }
+
+    /** The monitor's news: the primary is now this (null: none). */
+    private void primaryIs(HostPort now) {
+        HostPort before = primary.getAndSet(now);
+        if (before != null && !Objects.equals(before, now)) {
+            closeBound(before, "upstream " + before + " is no longer the primary of " + form.replicaSet());
+        }
+    }
+
+    private void closeBound(HostPort address, String why) {
+        Set<ProxySession> sessions = bound.get(address);
+        if (sessions == null || sessions.isEmpty()) {
+            return;
+        }
+        List<ProxySession> closing = new ArrayList<>(sessions);
+        log.info("replica set {}: closing {} client connection(s) bound to {}, so their drivers reconnect and retry",
+                form.replicaSet(), closing.size(), address);
+        for (ProxySession s : closing) {
+            s.loop().execute(() -> s.failover(why));
+        }
+    }
+
+    @Override
+    public List<String> describe() {
+        return monitor.describe();
+    }
+
+    /** Whether a primary is known now (readiness). */
+    boolean hasPrimary() {
+        return primary.get() != null;
+    }
+
+    @Override
+    public void close() {
+        monitor.close();
+    }
+}

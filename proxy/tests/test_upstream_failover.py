@@ -1,0 +1,129 @@
+"""Upstreams that fail over (issue 30), on the real proxy with pymongo as applications use it
+(retryable writes on, its defaults), against stand-ins (replset_server.py) in front of the
+embedded backend, which holds the data:
+
+- a replica set that elects a new primary while four threads write: the proxy follows the
+  primary, closes the connections bound to the old one, and no write fails (each retried once
+  at most, as drivers do) or is applied twice;
+- three mongos of one cluster, one killed while four threads write: new connections go to the
+  others, and no write fails or is applied twice.
+"""
+import json
+import time
+import urllib.request
+
+import pytest
+
+from conftest import ProxyProcess, Threads, client, free_port
+from replset_server import Mongos, ReplicaSet, RetryableWrites
+
+
+class Writers(Threads):
+    """Threads inserting documents of their own through the proxy, every outcome kept."""
+
+    def __init__(self, coll, n=4):
+        self.coll = coll
+        self.acked, self.errors = [], []
+        super().__init__(n, join_timeout=60)
+
+    def run(self, i):
+        k = 0
+        while not self.stop.is_set():
+            _id = f"w{i}-{k}"
+            k += 1
+            try:
+                self.coll.insert_one({"_id": _id, "v": k})
+                with self.lock:
+                    self.acked.append(_id)
+            except Exception as e:  # any failure counts
+                with self.lock:
+                    self.errors.append(f"{_id}: {e!r}")
+            time.sleep(0.002)
+
+
+def stored_ids(backend_port, coll_name):
+    with client(f"mongodb://127.0.0.1:{backend_port}") as raw:
+        return [d["_id"] for d in raw.failover[coll_name].find({}, {"_id": 1})]
+
+
+def test_no_write_fails_across_an_election_of_the_replica_set(workdir, backend):
+    rs = ReplicaSet(backend.port)
+    admin = free_port()
+    proxy = ProxyProcess(workdir, backend.port, name="proxy-rs", upstream=rs.uri(), extra=f"admin: 127.0.0.1:{admin}\n")
+    proxy.start()
+    try:
+        with client(proxy.uri(), serverSelectionTimeoutMS=30_000) as c:
+            coll = c.failover.rs
+            assert c.admin.command("hello").get("msg") == "isdbgrid", "in front of a set the proxy is a router"
+            with Writers(coll) as w:
+                time.sleep(1.5)
+                proxy.mark_log()
+                rs.elect(1, gap=1.0)
+                time.sleep(2.0)
+                rs.elect(2, gap=0.5)
+                time.sleep(1.5)
+            assert len(w.acked) > 100 and not w.errors, (len(w.acked), w.errors[:5])
+        print(f"rs: {len(w.acked)} writes, {rs.writes.retried} retried after being applied")
+        ids = stored_ids(backend.port, "rs")
+        assert len(ids) == len(set(ids)) and set(w.acked) <= set(ids)
+        hosts = rs.hosts()
+        log = proxy.log_text()
+        assert f"primary {hosts[1]} (was {hosts[0]})" in log or f"primary none (was {hosts[0]})" in log, log[-3000:]
+        assert f"primary {hosts[2]}" in log and "client connection(s) bound to" in log, log[-3000:]
+        # after the elections, writes reach the new primary only
+        before = len(rs.members[2].commands())
+        with client(proxy.uri()) as c:
+            c.failover.rs.insert_one({"_id": "after"})
+        assert len(rs.members[2].commands()) > before
+        ready = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{admin}/readyz", timeout=10).read())
+        assert ready["ready"] and f"{hosts[2]}: primary" in ready["upstreams"], ready
+        assert f"{hosts[0]}: secondary" in ready["upstreams"], ready
+    finally:
+        proxy.stop()
+        rs.close()
+
+
+def test_no_write_fails_when_one_of_several_mongos_is_killed(workdir, backend):
+    writes = RetryableWrites()
+    mongos = [Mongos(backend.port, writes) for _ in range(3)]
+    upstream = ",".join(f"127.0.0.1:{m.port}" for m in mongos)
+    proxy = ProxyProcess(workdir, backend.port, name="proxy-mongos", upstream=upstream).start()
+    try:
+        with client(proxy.uri(), serverSelectionTimeoutMS=30_000) as c:
+            with Writers(c.failover.mongos) as w:
+                time.sleep(1.5)
+                served = [len(m.commands()) for m in mongos]
+                assert all(n > 0 for n in served), f"connections spread over every mongos: {served}"
+                mongos[0].kill()
+                time.sleep(2.5)
+            assert len(w.acked) > 100 and not w.errors, (len(w.acked), w.errors[:5])
+        print(f"mongos: {len(w.acked)} writes, {writes.retried} retried after being applied")
+        ids = stored_ids(backend.port, "mongos")
+        assert len(ids) == len(set(ids)) and set(w.acked) <= set(ids)
+        # new connections go to the living ones, in turn
+        after = [len(m.commands()) for m in mongos[1:]]
+        for _ in range(6):
+            with client(proxy.uri()) as c:
+                c.failover.mongos.insert_one({})
+        assert all(len(m.commands()) > n for m, n in zip(mongos[1:], after))
+    finally:
+        proxy.stop()
+        for m in mongos:
+            m.kill()
+
+
+@pytest.mark.parametrize("upstream, error", [
+    ("mongodb://a:1,b:2/", "several hosts in a mongodb:// string need ?replicaSet=NAME"),
+    ("mongodb://u:p@a:1/?replicaSet=rs0", "no credentials here"),
+    ("mongodb://a:1/?replicaSet=rs0&w=majority", "option w is not one the proxy reads"),
+    ("a:1,a:1", "lists a:1 twice"),
+    ("mongodb+srv://cluster.example.com/", "mongodb+srv:// needs a DNS lookup"),
+])
+def test_an_upstream_the_proxy_cannot_follow_is_refused_at_start(workdir, upstream, error):
+    import subprocess
+    from conftest import JAR
+    config = workdir / "bad-upstream.yaml"
+    config.write_text(f'listen: 127.0.0.1:{free_port()}\nupstream: "{upstream}"\n')
+    r = subprocess.run(["java", "-jar", str(JAR), "proxy", "--config", str(config)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode != 0 and error in r.stdout + r.stderr, r.stdout + r.stderr
