@@ -15,6 +15,13 @@ Dimensions measured here:
   default; µs per document. Flat: the default's (replies of up to 16 MiB) ≤ 1.3 × the cheapest.
 - memory after a burst: the proxy's resident memory before, while ten peers hold 40 MB partial
   messages each, and after they leave. Back: within 100 MB of before, a minute after.
+- connections: C idle client connections held open (each with its upstream connection), then
+  inserts and finds by _id through one more; µs of proxy CPU per operation, and the proxy's
+  live heap per connection. Flat: the largest C's per-operation CPU <= 1.3 x the smallest's.
+- policy size: proxies whose policy names P collections; the same operations on one of them.
+  Flat as above, and live heap per collection.
+- cursors: K cursors left open (a find with batch size 1, one document read), then the same
+  operations. Flat as above.
 - rewrap size: `fle-proxy rewrap` (3DES -> AES) of N ten-field documents, with one batch at a
   time and four, against `insert_many` of the same documents through the proxy; documents/s and
   rewrap's CPU per document: its threads but the JIT compilers' once a quarter is done (past its
@@ -50,6 +57,11 @@ BURST_PEERS = 10
 BURST_BYTES = 40_000_000  # each peer's partial message: declared 45 MB, 40 MB sent, then gone
 BURST_LIMIT_MB = 100
 BURST_WAIT_S = 60
+CONNECTIONS = (10, 1_000)
+POLICY_SIZES = (1, 10_000)
+CURSORS = (0, 10_000)
+OPS_PER_PHASE = 6_000
+GROWTH_LIMIT = 1.3
 REWRAP_SIZES = (1_000, 10_000)
 REWRAP_PARALLEL = (1, 4)
 REWRAP_BATCH = 250
@@ -187,6 +199,154 @@ def measure_batches(db, pid: int, rounds: int = 3) -> dict:
     series = {b: stats.spread(v) for b, v in per.items()}
     # what issue 30 saw grow: the default's replies of up to 16 MiB, against the cheapest batch
     return {"by_batch": series, "ratio": series[None]["median"] / min(s["median"] for s in series.values())}
+
+
+def policy_size_yaml(key: str, collections: int, db: str = "scale") -> str:
+    """`aes` (fields "*"), and collections - 1 others like it that nothing touches."""
+    lines = [f'  {db}.aes: {{ key: {key}, fields: "*" }}']
+    lines += [f'  {db}.c{i}: {{ key: {key}, fields: "*" }}' for i in range(collections - 1)]
+    return "\n".join(lines) + "\n"
+
+
+def _operations(coll, start: int, n: int = OPS_PER_PHASE):
+    """n operations on encrypted documents of ten 100-byte fields: half inserts, half finds by _id."""
+    doc = {f"f{k}": "v" * 100 for k in range(10)}
+    for i in range(start, start + n // 2):
+        coll.insert_one({"_id": i, **doc})
+    for i in range(start, start + n // 2):
+        if coll.find_one({"_id": i}) is None:
+            raise RuntimeError(f"_id {i} not found")
+
+
+def _per_op(coll, pid: int, start: int) -> float:
+    """µs of proxy CPU per operation of one phase of _operations."""
+    return _timed(pid, lambda: _operations(coll, start)) * 1e6 / OPS_PER_PHASE
+
+
+def _hello_connection(port: int) -> socket.socket:
+    """A client connection that said hello (so the proxy has made its upstream connection) and idles."""
+    s = socket.create_connection(("127.0.0.1", port))
+    body = b"".join([b"\x10hello\x00", struct.pack("<i", 1), b"\x02$db\x00", struct.pack("<i", 6), b"admin\x00"])
+    doc = struct.pack("<i", 4 + len(body) + 1) + body + b"\x00"
+    payload = struct.pack("<I", 0) + b"\x00" + doc
+    s.sendall(struct.pack("<iiii", 16 + len(payload), 1, 0, 2013) + payload)
+    header = b""
+    while len(header) < 16:
+        header += s.recv(16 - len(header))
+    left = struct.unpack("<i", header[:4])[0] - 16
+    while left > 0:
+        left -= len(s.recv(left))
+    return s
+
+
+def heap_mb(pid: int) -> float:
+    """The JVM's live heap: used after a full collection (jcmd GC.run, then GC.heap_info)."""
+    subprocess.run(["jcmd", str(pid), "GC.run"], capture_output=True, timeout=60, check=True)
+    info = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True, timeout=60,
+                          check=True).stdout
+    for line in info.splitlines():
+        if "used" in line and "total" in line:
+            return int(line.split("used")[1].split("K")[0].strip()) / 1024
+    raise RuntimeError(f"no heap line in jcmd's answer: {info[:500]}")
+
+
+def _growth(per: dict) -> dict:
+    series = {k: stats.spread(v) for k, v in per.items()}
+    medians = [series[k]["median"] for k in per]
+    return {"by": series, "ratio": medians[-1] / medians[0]}
+
+
+def measure_connections(coll, port: int, pid: int, rounds: int = 3) -> dict:
+    """Per C in CONNECTIONS: µs of proxy CPU per operation with C idle connections open; and
+    the proxy's live heap per connection (from the smallest C to the largest)."""
+    per = {c: [] for c in CONNECTIONS}
+    memory = []
+    coll.drop()
+    _operations(coll, 0, 3 * OPS_PER_PHASE)  # warm: the first of this run's operations
+    coll.delete_many({})
+    next_id = 0
+    for r in range(rounds + 1):
+        for c in (CONNECTIONS if r % 2 == 0 else tuple(reversed(CONNECTIONS))):
+            idle = []
+            try:
+                for _ in range(c):
+                    idle.append(_hello_connection(port))
+                time.sleep(0.5)
+                heap = heap_mb(pid)
+                used = _per_op(coll, pid, next_id)
+                next_id += OPS_PER_PHASE
+                if r > 0:
+                    per[c].append(used)
+                    memory.append((c, heap))
+            finally:
+                for s in idle:
+                    s.close()
+            time.sleep(0.5)
+        coll.delete_many({})
+    out = _growth(per)
+    small = _median([m for c, m in memory if c == CONNECTIONS[0]])
+    large = _median([m for c, m in memory if c == CONNECTIONS[-1]])
+    out["kb_each"] = (large - small) * 1024 / (CONNECTIONS[-1] - CONNECTIONS[0])
+    return out
+
+
+def measure_cursors(coll, pid: int, rounds: int = 3) -> dict:
+    """Per K in CURSORS: µs of proxy CPU per operation with K cursors left open."""
+    coll.drop()
+    coll.insert_many([{"_id": -1 - i, "f0": "v" * 100} for i in range(2)])
+    per = {k: [] for k in CURSORS}
+    next_id = 0
+    for r in range(rounds + 1):
+        for k in (CURSORS if r % 2 == 0 else tuple(reversed(CURSORS))):
+            cursors = []
+            try:
+                for _ in range(k):
+                    cur = coll.find({"_id": {"$lt": 0}}, batch_size=1)
+                    next(cur)
+                    cursors.append(cur)
+                used = _per_op(coll, pid, next_id)
+                next_id += OPS_PER_PHASE
+                if r > 0:
+                    per[k].append(used)
+            finally:
+                for cur in cursors:
+                    cur.close()
+        coll.delete_many({"_id": {"$gte": 0}})
+    return _growth(per)
+
+
+def measure_policy_size(start_proxy, rounds: int = 3) -> dict:
+    """Per P in POLICY_SIZES: µs of proxy CPU per operation on one collection of a proxy whose
+    policy names P; start_proxy(P) gives (collection, pid, stop). The proxies run side by side,
+    each warmed first, the rounds alternating between them; and the live heap per collection."""
+    proxies = {}
+    try:
+        for p in POLICY_SIZES:
+            proxies[p] = start_proxy(p)
+            coll = proxies[p][0]
+            coll.drop()
+            _operations(coll, 0, 3 * OPS_PER_PHASE)  # keys fetched, code compiled: not counted
+            coll.delete_many({})
+        per = {p: [] for p in POLICY_SIZES}
+        next_id = 0
+        for r in range(rounds + 1):
+            for p in (POLICY_SIZES if r % 2 == 0 else tuple(reversed(POLICY_SIZES))):
+                coll, pid, _ = proxies[p]
+                used = _per_op(coll, pid, next_id)
+                next_id += OPS_PER_PHASE
+                if r > 0:
+                    per[p].append(used)
+        memory = {p: heap_mb(proxies[p][1]) for p in POLICY_SIZES}
+    finally:
+        for _, _, stop in proxies.values():
+            stop()
+    out = _growth(per)
+    out["kb_each"] = (memory[POLICY_SIZES[-1]] - memory[POLICY_SIZES[0]]) * 1024 / (POLICY_SIZES[-1] - POLICY_SIZES[0])
+    return out
+
+
+def _median(values):
+    return stats.spread(values)["median"]
 
 
 def rewrap_yaml(proxy_yaml: str, key: str, old_key: str, db: str = "scale") -> str:
@@ -328,7 +488,10 @@ def rewrap_verdict(rewrap: dict) -> dict:
 
 
 def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str, burst: dict | None = None,
-           batches: dict | None = None, rewrap: dict | None = None, rewrap_note: str = "") -> list[str]:
+           batches: dict | None = None, rewrap: dict | None = None, rewrap_note: str = "",
+           held: dict | None = None) -> list[str]:
+    """held: "connections", "policy size", "cursors" -> what measure_connections,
+    measure_policy_size and measure_cursors returned."""
     lines = ["# How the proxy's cost grows, one dimension at a time", "",
              f"Proxy CPU (utime + stime of its process, from /proc) per unit of work; medians of {rounds} "
              "rounds after a warm-up, min–max in brackets, the compared cases alternating within each round. "
@@ -388,6 +551,27 @@ def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str,
                                 [[f"{burst[k]:.0f} MB" for k in ("before", "held", "after_5s", "after")]
                                  + ["back" if back else "**not back**"]], "rrrrl")
         lines += [""]
+    if held:
+        lines += ["## Connections, policy size, cursors", "",
+                  f"{OPS_PER_PHASE:,} operations (half `insert_one`, half `find_one` by `_id`, documents of ten "
+                  "encrypted 100-byte fields) through one client while the proxy holds more: C other client "
+                  "connections open and idle (each said hello, so each has its upstream connection), a policy "
+                  "naming P collections (a proxy started with it), K cursors left open (a `find` with batch size "
+                  f"1, one document read). µs of proxy CPU per operation. Flat when the largest's ≤ {GROWTH_LIMIT} × "
+                  "the smallest's. Memory: the proxy's live heap (used after a full collection, `jcmd GC.heap_info`) "
+                  "with the largest less with the smallest, per connection or collection.", ""]
+        rows = []
+        for name, unit, m in (("connections", "C", held.get("connections")), ("policy size", "P", held.get("policy size")),
+                              ("cursors", "K", held.get("cursors"))):
+            if not m:
+                continue
+            ok = m["ratio"] <= GROWTH_LIMIT
+            sizes = "; ".join(f"{unit} = {k:,}: " + markdown.median_range(v, _us) for k, v in m["by"].items())
+            memory = f"{m['kb_each']:.1f} KB each" if "kb_each" in m else "–"
+            rows.append([name, sizes, f"{m['ratio']:.2f}", memory, "flat" if ok else "**not flat**"])
+        lines += markdown.table(["dimension", "µs per operation", "largest / smallest", "memory", "verdict"], rows,
+                                "llrrl")
+        lines += [""]
     if rewrap:
         verdicts = rewrap_verdict(rewrap)
         lines += ["## Rewrap size", "",
@@ -411,5 +595,4 @@ def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str,
                          f"(lowest rewrap / insert {v['speed']:.2f}; rate at {REWRAP_SIZES[0]:,} / rate at "
                          f"{REWRAP_SIZES[-1]:,}: {v['growth']:.2f})." for p, v in verdicts.items()]
         lines += ([""] + [rewrap_note] if rewrap_note else []) + [""]
-    lines += ["Not measured here yet: connections, policy size and cursors (issue 30 lists them)."]
     return lines

@@ -68,3 +68,22 @@ def test_the_rewrap_config_moves_the_collection_to_the_new_key_and_keeps_the_old
     assert '  scale.rw: { key: NEW, previousKeys: [OLD], fields: "*" }' in moved
     assert moved.replace('  scale.rw: { key: NEW, previousKeys: [OLD], fields: "*" }\n', "") == \
         proxy.replace('  scale.rw: { key: OLD, fields: "*" }\n', "")
+
+
+def test_connections_policy_size_and_cursors_get_their_verdicts():
+    def held(small, large, kb=None):
+        keys = (1, 2)
+        out = {"by": {keys[0]: stats.spread([small]), keys[1]: stats.spread([large])}, "ratio": large / small}
+        if kb is not None:
+            out["kb_each"] = kb
+        return out
+    text = "\n".join(scale.report([], {}, 3, "c", "n", held={
+        "connections": held(40.0, 44.0, 4.0), "policy size": held(40.0, 60.0, 0.9), "cursors": held(33.0, 33.0)}))
+    assert "| connections | C = 1: 40.00; C = 2: 44.00 | 1.10 | 4.0 KB each | flat |" in text
+    assert "| policy size | P = 1: 40.00; P = 2: 60.00 | 1.50 | 0.9 KB each | **not flat** |" in text
+    assert "| cursors | K = 1: 33.00; K = 2: 33.00 | 1.00 | – | flat |" in text
+
+
+def test_a_policy_of_p_collections_names_p():
+    yaml = scale.policy_size_yaml("K", 3)
+    assert yaml.count("key: K") == 3 and 'scale.aes: { key: K, fields: "*" }' in yaml and "scale.c1:" in yaml

@@ -26,7 +26,7 @@ def test_scale(workdir, backend, kms):
     aes, tdes = kms.keys["AES-256"], kms.keys["3DES"]
     p = EncryptingProxy(workdir, backend.port, kms, scale.policy_yaml(aes, old_key=tdes), name="p-scale").start()
     c = client(p.uri(), socketTimeoutMS=600_000)
-    everything = ["paths", "sizes", "batches", "burst", "rewrap"]
+    everything = ["paths", "sizes", "batches", "burst", "rewrap", "held"]
     only = os.environ.get("SCALE_ONLY", ",".join(everything)).split(",")  # for a look at one dimension
     rewrap = None
     try:
@@ -34,12 +34,23 @@ def test_scale(workdir, backend, kms):
             config = workdir / "rewrap-scale.yaml"
             config.write_text(scale.rewrap_yaml(p.config.read_text(), aes, tdes))
             rewrap = scale.measure_rewrap(c.scale, JAR, config, rounds)
+        held = {}
+        if "held" in only:
+            held["connections"] = scale.measure_connections(c.scale.aes, p.port, p.proc.pid, rounds)
+            held["cursors"] = scale.measure_cursors(c.scale.aes, p.proc.pid, rounds)
         paths = scale.measure_paths(c.scale, p.proc.pid, rounds) if "paths" in only else []
         sizes = scale.measure_sizes(c.scale, {"plain": p.proc.pid, "aes": p.proc.pid}, rounds) if "sizes" in only else {}
         batches = scale.measure_batches(c.scale, p.proc.pid, rounds) if "batches" in only else None
     finally:
         c.close()
         p.stop()
+    if "held" in only:
+        def start_proxy(collections):
+            q = EncryptingProxy(workdir, backend.port, kms, scale.policy_size_yaml(aes, collections),
+                                name=f"p-policy{collections}").start()
+            qc = client(q.uri(), socketTimeoutMS=600_000)
+            return qc.scale.aes, q.proc.pid, lambda: (qc.close(), q.stop())
+        held["policy size"] = scale.measure_policy_size(start_proxy, rounds)
     burst = None
     if "burst" in only:  # a fresh proxy without policy: its memory before is its own at rest
         fresh = ProxyProcess(workdir, backend.port, name="p-burst").start()
@@ -51,7 +62,7 @@ def test_scale(workdir, backend, kms):
     note = (f"One proxy process (`scale.plain` is outside its policy), the embedded backend, the KMS and the "
             f"Python client (pymongo) on one {os.cpu_count()}-core machine, {date.today().isoformat()}.")
     lines = scale.report(paths, sizes, rounds, f"make bench-scale (SCALE_ROUNDS={rounds})", note, burst, batches,
-                         rewrap, REWRAP_NOTE)
+                         rewrap, REWRAP_NOTE, held)
     if only == everything:
         markdown.write(ROOT / "results" / "embedded" / "scale.md", lines)
     print("\n" + "\n".join(lines))
