@@ -97,8 +97,9 @@ test-differential: build venv
 bench-evaluated: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_evaluated_cost.py
 
-## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size), and memory after a burst, each with its
-## verdict: results/embedded/scale.md (~3 min; SCALE_ROUNDS=N)
+## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size, batch, connections, policy size, cursors),
+## rewrap size and memory after a burst, each with its
+## verdict: results/embedded/scale.md (~10 min; SCALE_ROUNDS=N, SCALE_ONLY=paths,sizes,batches,burst,rewrap,held)
 bench-scale: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_scale.py
 
