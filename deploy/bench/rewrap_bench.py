@@ -260,7 +260,7 @@ def write_report(args, rows: list[dict]) -> None:
         "",
         "Reading these figures: the embedded backend (mongo-java-server) uses its _id index only for a filter "
         "on _id alone, so each of rewrap's conditional updates (_id plus the old values) scans the collection: "
-        "rewrap's rate here falls as the collection grows (about 100 documents/s at 20,000), and says more "
+        "rewrap's rate here falls as the collection grows (`make bench-scale`'s rewrap size), and says more "
         "about the backend than about rewrap; mongod finds the document by its _id index. The workload's "
         "loss during the run is the share of two cores that rewrap, its updates and the backend's scans take; "
         "the backend's CPU per operation of the workload counts the work rewrap gives it too. Documents/s is "
