@@ -83,7 +83,7 @@ test-timing-stress: build ycsb-jar bench-jar venv mongosh
 	  "node --test deploy/tests/init-cluster-standin.test.js"
 
 ## test-rewrap-20k: the rewrap integration test at the issue's size: 20,000 documents moved from
-## 3DES to AES under eight pymongo threads (`make test` runs it at 3,000; ~11 min on the embedded backend)
+## 3DES to AES with --parallel 4 under eight pymongo threads (`make test` runs it at 3,000; minutes on the embedded backend)
 test-rewrap-20k: build venv
 	FLE_REWRAP_DOCS=20000 $(VENV)/bin/python -m pytest -q proxy/tests/test_rewrap.py -k live_3des
 
