@@ -86,7 +86,8 @@ def test_no_write_fails_across_an_election_of_the_replica_set(workdir, backend):
 def test_no_write_fails_when_one_of_several_mongos_is_killed(workdir, backend):
     writes = RetryableWrites()
     mongos = [Mongos(backend.port, writes) for _ in range(3)]
-    upstream = ",".join(f"127.0.0.1:{m.port}" for m in mongos)
+    # one by name: the proxy looks it up off its event loops (UpstreamResolver)
+    upstream = ",".join(f"{'localhost' if i == 1 else '127.0.0.1'}:{m.port}" for i, m in enumerate(mongos))
     proxy = ProxyProcess(workdir, backend.port, name="proxy-mongos", upstream=upstream).start()
     try:
         with client(proxy.uri(), serverSelectionTimeoutMS=30_000) as c:
@@ -117,7 +118,7 @@ def test_no_write_fails_when_one_of_several_mongos_is_killed(workdir, backend):
     ("mongodb://u:p@a:1/?replicaSet=rs0", "no credentials here"),
     ("mongodb://a:1/?replicaSet=rs0&w=majority", "option w is not one the proxy reads"),
     ("a:1,a:1", "lists a:1 twice"),
-    ("mongodb+srv://cluster.example.com/", "mongodb+srv:// needs a DNS lookup"),
+    ("mongodb+srv://cluster.example.com/", "mongodb+srv:// needs SRV and TXT lookups"),
 ])
 def test_an_upstream_the_proxy_cannot_follow_is_refused_at_start(workdir, upstream, error):
     import subprocess

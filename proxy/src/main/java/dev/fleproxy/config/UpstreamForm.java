@@ -67,7 +67,7 @@ public record UpstreamForm(List<HostPort> addresses, String replicaSet, int hear
             return uri(text, where);
         }
         if (text != null && text.startsWith("mongodb+srv://")) {
-            throw new ConfigException(where + ": mongodb+srv:// needs a DNS lookup the proxy does not make; list the hosts "
+            throw new ConfigException(where + ": mongodb+srv:// needs SRV and TXT lookups the proxy does not make; list the hosts "
                     + "(mongodb://a:27017,b:27017/?replicaSet=NAME)");
         }
         if (text != null && text.contains(",")) {

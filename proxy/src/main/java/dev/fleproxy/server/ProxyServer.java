@@ -43,6 +43,8 @@ public final class ProxyServer implements AutoCloseable {
     private final ClientBounds bounds;
     /** Where sessions connect: one server, several mongos, or a replica set's primary. */
     private final UpstreamTargets targets;
+    /** Looks the upstream names up, off the event loops. */
+    private final UpstreamResolver resolver;
 
     private ProxyServer(ProxyConfig config, List<MessageFilter> filters, ProxyMetrics metrics)
             throws InterruptedException {
@@ -57,9 +59,11 @@ public final class ProxyServer implements AutoCloseable {
         tls = config.listener().tls() != null ? ListenerContext.start(config.listener().tls()) : null;
         expiry = ExpiryWarnings.start(certificates());
         bounds = new ClientBounds(config.listener().limits(), new BadInputLog(LoggerFactory.getLogger(ProxySession.class)));
-        targets = up.form().isReplicaSet() ? new ReplicaSetTargets(up.form(), transport, upstreamTls, up.connectTimeoutMs())
+        resolver = new UpstreamResolver();
+        targets = up.form().isReplicaSet()
+                ? new ReplicaSetTargets(up.form(), transport, resolver, upstreamTls, up.connectTimeoutMs())
                 : new MongosTargets(up.form().addresses());
-        UpstreamRoute route = new UpstreamRoute(transport, targets, up.connectTimeoutMs(), upstreamTls);
+        UpstreamRoute route = new UpstreamRoute(transport, targets, resolver, up.connectTimeoutMs(), upstreamTls);
         boss = new MultiThreadIoEventLoopGroup(1, transport.handlerFactory());
         workers = new MultiThreadIoEventLoopGroup(transport.handlerFactory());
         try {
@@ -76,6 +80,7 @@ public final class ProxyServer implements AutoCloseable {
             shutdownGroups();
             closeTls();
             targets.close();
+            resolver.close();
             throw e;
         }
         log.info("mongo-fle-proxy listening on {}{}, upstream {}{}, transport {}", address(), tls != null ? " (TLS)" : "",
@@ -201,6 +206,7 @@ public final class ProxyServer implements AutoCloseable {
         shutdownGroups();
         closeTls();
         targets.close();
+        resolver.close();
     }
 
     /** Each upstream address and how it is (readiness): in turn or skipped, or a member's role. */

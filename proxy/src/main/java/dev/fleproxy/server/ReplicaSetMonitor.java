@@ -17,6 +17,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,6 +48,7 @@ final class ReplicaSetMonitor implements AutoCloseable {
 
     private final String set;
     private final Transport transport;
+    private final UpstreamResolver resolver;
     private final UpstreamContext tls;
     private final int connectTimeoutMs;
     private final long replyTimeoutNanos;
@@ -75,13 +77,14 @@ final class ReplicaSetMonitor implements AutoCloseable {
         }
     }
 
-    ReplicaSetMonitor(UpstreamForm form, Transport transport, UpstreamContext tls, int connectTimeoutMs,
-                      Consumer<HostPort> primaryChanged) {
+    ReplicaSetMonitor(UpstreamForm form, Transport transport, UpstreamResolver resolver, UpstreamContext tls,
+                      int connectTimeoutMs, Consumer<HostPort> primaryChanged) {
         if (!form.isReplicaSet()) {
             throw new ConfigException("not a replica set: " + form.describe());
         }
         this.set = form.replicaSet();
         this.transport = transport;
+        this.resolver = resolver;
         this.tls = tls;
         this.connectTimeoutMs = connectTimeoutMs;
         this.replyTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(2L * form.heartbeatMs(), connectTimeoutMs));
@@ -146,6 +149,20 @@ final class ReplicaSetMonitor implements AutoCloseable {
 
     private void connect(Member m) {
         m.connecting = true;
+        // the name is looked up off this loop too: a slow lookup must not hold up the other members' checks
+        resolver.resolve(m.address).whenComplete((to, failed) -> loop.execute(() -> {
+            if (failed != null) {
+                m.connecting = false;
+                m.problem = "cannot be looked up: " + (failed.getCause() != null ? failed.getCause() : failed);
+                m.reply = null;
+                decide();
+            } else {
+                connect(m, to);
+            }
+        }));
+    }
+
+    private void connect(Member m, InetSocketAddress to) {
         UpstreamRoute.bootstrap(loop, transport, connectTimeoutMs)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -171,7 +188,7 @@ final class ReplicaSetMonitor implements AutoCloseable {
                         });
                     }
                 })
-                .connect(m.address.host(), m.address.port())
+                .connect(to)
                 .addListener((ChannelFutureListener) f -> {
                     m.connecting = false;
                     if (!f.isSuccess()) {

@@ -32,9 +32,10 @@ final class ReplicaSetTargets implements UpstreamTargets {
     private final Map<HostPort, Set<ProxySession>> bound = new ConcurrentHashMap<>();
     private final ReplicaSetMonitor monitor;
 
-    ReplicaSetTargets(UpstreamForm form, Transport transport, UpstreamContext tls, int connectTimeoutMs) {
+    ReplicaSetTargets(UpstreamForm form, Transport transport, UpstreamResolver resolver, UpstreamContext tls,
+                      int connectTimeoutMs) {
         this.form = form;
-        this.monitor = new ReplicaSetMonitor(form, transport, tls, connectTimeoutMs, this::primaryIs);
+        this.monitor = new ReplicaSetMonitor(form, transport, resolver, tls, connectTimeoutMs, this::primaryIs);
     }
 
     @Override

@@ -11,8 +11,12 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.ssl.SslHandler;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
 
 /**
@@ -20,7 +24,8 @@ import java.util.function.Consumer;
  * transport, within what connect timeout, and with what TLS (null: none). A connection is usable
  * only once its TLS is verified; one that fails moves on to the next address the targets gave.
  */
-record UpstreamRoute(Transport transport, UpstreamTargets targets, int connectTimeoutMs, UpstreamContext tls) {
+record UpstreamRoute(Transport transport, UpstreamTargets targets, UpstreamResolver resolver, int connectTimeoutMs,
+                     UpstreamContext tls) {
 
     /**
      * Connects on the client's event loop, the session's frames read by {@code session}'s upstream
@@ -48,6 +53,28 @@ record UpstreamRoute(Transport transport, UpstreamTargets targets, int connectTi
                 unavailable.accept(String.join("; ", failures));
             }
         };
+        // the name is looked up off the loop (UpstreamResolver); the connect goes on on the loop
+        CompletableFuture<InetSocketAddress> resolved = resolver.resolve(address);
+        if (resolved.isDone()) {
+            connectTo(session, client, address, resolved, next, ready);
+        } else {
+            resolved.whenComplete((ok, failed) -> client.eventLoop().execute(() ->
+                    connectTo(session, client, address, resolved, next, ready)));
+        }
+    }
+
+    private void connectTo(ProxySession session, Channel client, HostPort address,
+                           CompletableFuture<InetSocketAddress> resolved, Consumer<String> next, Consumer<Channel> ready) {
+        if (session.isClosed()) {
+            return;
+        }
+        InetSocketAddress to;
+        try {
+            to = resolved.join();
+        } catch (CompletionException | CancellationException e) {
+            next.accept("upstream " + address + " cannot be looked up: " + describe(e.getCause() != null ? e.getCause() : e));
+            return;
+        }
         session.connecting(bootstrap(client.eventLoop(), transport, connectTimeoutMs)
                 .option(ChannelOption.AUTO_READ, false)
                 .handler(new ChannelInitializer<SocketChannel>() {
@@ -59,7 +86,7 @@ record UpstreamRoute(Transport transport, UpstreamTargets targets, int connectTi
                         ch.pipeline().addLast(new FrameDecoder(), new SessionHandler(session, SessionHandler.Side.UPSTREAM));
                     }
                 })
-                .connect(address.host(), address.port())
+                .connect(to)
                 .addListener((ChannelFutureListener) f -> {
                     if (!f.isSuccess()) {
                         next.accept("upstream " + address + " is unreachable: " + describe(f.cause()));

@@ -46,7 +46,7 @@ class UpstreamFormTest {
         assertRefused("mongodb://a:1/db?replicaSet=rs0", "a database (/db) means nothing here");
         assertRefused("mongodb://a:1/?replicaSet=rs0&heartbeatFrequencyMS=5", "heartbeatFrequencyMS must be an integer 100-3600000");
         assertRefused("mongodb://a:1/?replicaSet=", "replicaSet is empty");
-        assertRefused("mongodb+srv://c.example.com/", "mongodb+srv:// needs a DNS lookup");
+        assertRefused("mongodb+srv://c.example.com/", "mongodb+srv:// needs SRV and TXT lookups");
         assertRefused("a:1,b:x", "'b:x' has a non-numeric port");
         assertRefused("a:1,a:1", "lists a:1 twice");
         assertTrue(assertThrows(ConfigException.class, () -> UpstreamForm.parse(List.of(), "p.yaml: upstream"))
