@@ -36,17 +36,30 @@ class RetryableWrites:
         self.retried = 0
 
     def once(self, cmd: dict, name: str, request_id: int, apply):
-        """The reply to a write: apply() the first time, the same reply for a retry of it."""
+        """The reply to a write: apply() the first time, the same reply for a retry of it. A retry
+        that arrives while the first attempt is under way waits for it (a server lets one
+        operation at a time use a session's txnNumber), then gets its reply, or applies the write
+        itself if the first attempt ended without applying it."""
         key = (bytes(cmd["lsid"]["id"]), cmd["txnNumber"]) if name in WRITES and "txnNumber" in cmd else None
+        if key is None:
+            return apply()
         with self.lock:
-            if key in self.applied:
-                self.retried += 1
-                return build(0, request_id, self.applied[key])
-        reply = apply()
-        if key:
-            with self.lock:
-                self.applied[key] = sections(reply)[1]
-        return reply
+            entry = self.applied.get(key)
+            first = entry is None
+            if first:
+                entry = self.applied[key] = {"done": threading.Event(), "reply": None}
+        if not first:
+            entry["done"].wait(30)
+            if entry["reply"] is not None:
+                with self.lock:
+                    self.retried += 1
+                return build(0, request_id, entry["reply"])
+        try:
+            reply = apply()
+            entry["reply"] = sections(reply)[1]
+            return reply
+        finally:
+            entry["done"].set()
 
 
 class Mongos(SessionServer):

@@ -90,7 +90,8 @@ class StandIn:
         self.sock = socket.create_server(("127.0.0.1", 0), backlog=64)
         self.port = self.sock.getsockname()[1]
         self.closed = False
-        self.open = set()  # the sockets of the connections being served, for kill()
+        self.open = set()  # the sockets of the connections being served (client and backend)
+        self.clients = set()  # their client sockets, for kill()
         self.open_lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -99,10 +100,11 @@ class StandIn:
         self.sock.close()
 
     def kill(self):
-        """As a server that dies: no more connections, and the open ones cut."""
+        """As a server that dies: no more connections, and its clients' connections cut (what it
+        was sending the backend completes, as a write a dying mongos passed on does)."""
         self.close()
         with self.open_lock:
-            socks = list(self.open)
+            socks = list(self.clients)
         for s in socks:
             try:
                 s.shutdown(socket.SHUT_RDWR)
@@ -122,6 +124,7 @@ class StandIn:
         backend = socket.create_connection(("127.0.0.1", self.backend_port))
         with self.open_lock:
             self.open.update((client, backend))
+            self.clients.add(client)
         state = self._new_connection()
         try:
             while True:
@@ -135,6 +138,7 @@ class StandIn:
         finally:
             with self.open_lock:
                 self.open.difference_update((client, backend))
+                self.clients.discard(client)
             client.close()
             backend.close()
 

@@ -18,6 +18,7 @@ import java.util.function.Consumer;
  * connection, which goes to another).
  */
 final class MongosTargets implements UpstreamTargets {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(MongosTargets.class);
     static final long SKIP_SECONDS = 10;
 
     private final List<HostPort> addresses;
@@ -52,8 +53,13 @@ final class MongosTargets implements UpstreamTargets {
     }
 
     @Override
-    public void failed(HostPort address) {
-        failedAt.put(address, System.nanoTime());
+    public void failed(HostPort address, String why) {
+        Long before = failedAt.put(address, System.nanoTime());
+        if (addresses.size() > 1 && (before == null
+                || System.nanoTime() - before >= TimeUnit.SECONDS.toNanos(SKIP_SECONDS))) {
+            // once per address per window: new connections go to the others meanwhile
+            log.warn("{}; for {} s it is tried only after the others", why, SKIP_SECONDS);
+        }
     }
 
     @Override

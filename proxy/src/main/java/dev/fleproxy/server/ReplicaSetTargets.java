@@ -64,7 +64,7 @@ final class ReplicaSetTargets implements UpstreamTargets {
     }
 
     @Override
-    public void failed(HostPort address) {
+    public void failed(HostPort address, String why) {
         monitor.checkNow();
     }
 

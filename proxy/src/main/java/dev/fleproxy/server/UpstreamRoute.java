@@ -45,7 +45,7 @@ record UpstreamRoute(Transport transport, UpstreamTargets targets, UpstreamResol
         }
         HostPort address = addresses.get(i);
         Consumer<String> next = why -> {
-            targets.failed(address);
+            targets.failed(address, why);
             failures.add(why);
             if (i + 1 < addresses.size()) {
                 attempt(session, client, addresses, i + 1, failures, ready, unavailable);
@@ -88,6 +88,9 @@ record UpstreamRoute(Transport transport, UpstreamTargets targets, UpstreamResol
                 })
                 .connect(to)
                 .addListener((ChannelFutureListener) f -> {
+                    if (!f.isSuccess() && session.isClosed()) {
+                        return; // the client left while it connected: closed by us, not the upstream's failure
+                    }
                     if (!f.isSuccess()) {
                         next.accept("upstream " + address + " is unreachable: " + describe(f.cause()));
                     } else if (tls == null) {
@@ -97,6 +100,8 @@ record UpstreamRoute(Transport transport, UpstreamTargets targets, UpstreamResol
                         f.channel().pipeline().get(SslHandler.class).handshakeFuture().addListener(h -> {
                             if (h.isSuccess()) {
                                 bind(session, address, f.channel(), ready);
+                            } else if (session.isClosed()) {
+                                f.channel().close(); // the client left during the handshake
                             } else {
                                 f.channel().close();
                                 next.accept("TLS to upstream " + address + " (verifying " + tls.verifiedName(address)

@@ -19,8 +19,8 @@ interface UpstreamTargets extends AutoCloseable {
      */
     void choose(EventLoop loop, Consumer<List<HostPort>> use, Consumer<String> none);
 
-    /** A connection to the address failed (refused, timed out, TLS). */
-    default void failed(HostPort address) {
+    /** A connection to the address failed (refused, timed out, TLS, its name not found): why. */
+    default void failed(HostPort address, String why) {
     }
 
     /** A session is now bound to the address. */

@@ -19,7 +19,7 @@ class MongosTargetsTest {
         long now = System.nanoTime();
         assertEquals(List.of(A, B, C), t.order(now));
         assertEquals(List.of(B, C, A), t.order(now));
-        t.failed(B);
+        t.failed(B, "upstream b:2 is unreachable: refused");
         assertEquals(List.of(C, A, B), t.order(now));
         assertEquals(List.of(A, C, B), t.order(now));
         assertTrue(t.describe().get(1).startsWith("b:2: a connection failed"), t.describe().toString());
@@ -34,7 +34,7 @@ class MongosTargetsTest {
     @Test
     void oneServerIsAlwaysIt() {
         MongosTargets t = new MongosTargets(List.of(A));
-        t.failed(A);
+        t.failed(A, "upstream a:1 is unreachable: refused");
         assertEquals(List.of(A), t.order(System.nanoTime()));
     }
 }
