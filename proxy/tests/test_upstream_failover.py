@@ -129,3 +129,26 @@ def test_an_upstream_the_proxy_cannot_follow_is_refused_at_start(workdir, upstre
     r = subprocess.run(["java", "-jar", str(JAR), "proxy", "--config", str(config)], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode != 0 and error in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_without_a_primary_a_new_connection_waits_then_is_told_why(workdir, backend):
+    rs = ReplicaSet(backend.port)
+    rs.primary = None  # an election that does not end
+    proxy = ProxyProcess(workdir, backend.port, name="proxy-noprimary",
+                         upstream=rs.uri() + "&serverSelectionTimeoutMS=1500").start()
+    try:
+        with client(proxy.uri(), serverSelectionTimeoutMS=20_000) as c:
+            t0 = time.monotonic()
+            with pytest.raises(Exception) as e:
+                c.admin.command("ping")
+            waited = time.monotonic() - t0
+        assert "replica set rs0 has no primary (waited 1500 ms)" in str(e.value), str(e.value)
+        assert "secondary" in str(e.value) and waited >= 1.4, (waited, str(e.value))
+        # once one is elected, new connections go to it
+        rs.elect(2, gap=0)
+        with client(proxy.uri(), serverSelectionTimeoutMS=20_000) as c:
+            c.failover.noprimary.insert_one({"_id": 1})
+        assert any(name == "insert" for name, _, _ in rs.members[2].commands())
+    finally:
+        proxy.stop()
+        rs.close()

@@ -9,8 +9,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -18,18 +21,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A replica set: each new session goes to its current primary ({@link ReplicaSetMonitor}); while
- * there is none (an election) a new session waits for one, on its loop, up to the form's
- * serverSelectionTimeoutMS. When the primary changes, or a session's server answers "not
+ * there is none (an election) a new session waits for one, parked (it is answered when the
+ * monitor finds one, on its loop, or when the form's serverSelectionTimeoutMS is over). When the primary changes, or a session's server answers "not
  * primary", every session bound to the old one is closed: drivers reconnect, to the new primary,
  * and retry their retryable writes.
  */
 final class ReplicaSetTargets implements UpstreamTargets {
     private static final Logger log = LoggerFactory.getLogger(ReplicaSetTargets.class);
-    private static final long WAIT_STEP_MS = 20;
 
     private final UpstreamForm form;
     private final AtomicReference<HostPort> primary = new AtomicReference<>();
     private final Map<HostPort, Set<ProxySession>> bound = new ConcurrentHashMap<>();
+    /** New sessions waiting for a primary (during an election). */
+    private final Queue<Waiter> waiters = new ConcurrentLinkedQueue<>();
     private final ReplicaSetMonitor monitor;
 
     ReplicaSetTargets(UpstreamForm form, Transport transport, UpstreamResolver resolver, UpstreamContext tls,
@@ -45,22 +49,51 @@ final class ReplicaSetTargets implements UpstreamTargets {
             use.accept(List.of(p));
             return;
         }
+        // no primary (an election): the session waits, parked, until the monitor finds one or time is up
+        Waiter w = new Waiter(loop, use, none);
+        waiters.add(w);
+        loop.schedule(() -> w.give(null), form.selectionTimeoutMs(), TimeUnit.MILLISECONDS);
         monitor.checkNow();
-        await(loop, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(form.selectionTimeoutMs()), use, none);
+        HostPort now = primary.get();
+        if (now != null) {
+            release(now); // found between the first look and the wait
+        }
     }
 
-    private void await(EventLoop loop, long deadline, Consumer<List<HostPort>> use, Consumer<String> none) {
-        loop.schedule(() -> {
-            HostPort p = primary.get();
-            if (p != null) {
-                use.accept(List.of(p));
-            } else if (System.nanoTime() > deadline) {
-                none.accept("replica set " + form.replicaSet() + " has no primary (waited " + form.selectionTimeoutMs()
-                        + " ms): " + String.join(", ", monitor.describe()));
-            } else {
-                await(loop, deadline, use, none);
+    /** A new session waiting for a primary; answered once, on its own loop. */
+    private final class Waiter {
+        private final EventLoop loop;
+        private final Consumer<List<HostPort>> use;
+        private final Consumer<String> none;
+        private final AtomicBoolean answered = new AtomicBoolean();
+
+        Waiter(EventLoop loop, Consumer<List<HostPort>> use, Consumer<String> none) {
+            this.loop = loop;
+            this.use = use;
+            this.none = none;
+        }
+
+        /** The primary found, or null when the wait is over without one. */
+        void give(HostPort p) {
+            if (!answered.compareAndSet(false, true)) {
+                return;
             }
-        }, WAIT_STEP_MS, TimeUnit.MILLISECONDS);
+            waiters.remove(this);
+            loop.execute(() -> {
+                if (p != null) {
+                    use.accept(List.of(p));
+                } else {
+                    none.accept("replica set " + form.replicaSet() + " has no primary (waited " + form.selectionTimeoutMs()
+                            + " ms): " + String.join(", ", monitor.describe()));
+                }
+            });
+        }
+    }
+
+    private void release(HostPort p) {
+        for (Waiter w : waiters) {
+            w.give(p);
+        }
     }
 
     @Override
@@ -106,6 +139,9 @@ final class ReplicaSetTargets implements UpstreamTargets {
         HostPort before = primary.getAndSet(now);
         if (before != null && !Objects.equals(before, now)) {
             closeBound(before, "upstream " + before + " is no longer the primary of " + form.replicaSet());
+        }
+        if (now != null) {
+            release(now);
         }
     }
 
