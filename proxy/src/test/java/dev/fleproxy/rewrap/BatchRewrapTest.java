@@ -13,18 +13,15 @@ import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.FieldCipher;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
-import dev.fleproxy.rewrite.bson.BsonValueBytes;
 import dev.fleproxy.rewrite.bson.EnvelopeBinary;
 import dev.fleproxy.testing.ProxyFixture;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import org.bson.BsonBinary;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
@@ -39,35 +36,24 @@ import org.junit.jupiter.api.Test;
  * and the rest are recognised as written by their new values. On the real embedded backend.
  */
 class BatchRewrapTest {
-    private static final SecureRandom RANDOM = new SecureRandom();
-    private static final String NS = "t.c";
-
     private static DataKey key(CipherAlgorithm alg, int bytes) {
-        byte[] m = new byte[bytes];
-        RANDOM.nextBytes(m);
-        return new DataKey(UUID.randomUUID(), alg, m);
+        return RewrapTest.key(alg, bytes);
     }
 
     private static BsonBinary seal(DataKey key, CipherSuite suite, String value) {
-        BsonValueBytes b = BsonValueBytes.of(new BsonString(value));
-        return EnvelopeBinary.wrap(FieldCipher.create(key, suite, false).encrypt(b.type(), b.bytes(),
-                Envelope.context(NS, "name")), EnvelopeBinary.GENERIC);
+        return RewrapTest.seal(FieldCipher.create(key, suite, false), "name", new BsonString(value));
     }
 
     private static BsonValue open(DataKey key, BsonValue stored) {
-        byte[] env = EnvelopeBinary.unwrap(stored);
-        Envelope.Header h = Envelope.parse(env);
-        assertEquals(key.id(), h.keyId());
-        FieldCipher.Plaintext p = FieldCipher.create(key, h.suite(), h.deterministic()).decrypt(env,
-                Envelope.context(NS, "name"));
-        return new BsonValueBytes(p.bsonType(), p.value()).toBsonValue();
+        assertEquals(key.id(), Envelope.parse(EnvelopeBinary.unwrap(stored)).keyId());
+        return RewrapTest.open(key, "name", stored);
     }
 
     @Test
     void documentsTheApplicationChangedMeanwhileArePlannedAfreshAndNoWriteIsLost() {
         DataKey aes = key(CipherAlgorithm.AES, 32);
         DataKey tdes = key(CipherAlgorithm.TRIPLE_DES, 24);
-        CollectionPolicy cp = new CollectionPolicy(NS, aes.id(), List.of(tdes.id()), null, false,
+        CollectionPolicy cp = new CollectionPolicy(RewrapTest.NS, aes.id(), List.of(tdes.id()), null, false,
                 Map.of("name", new FieldRule("name", false)), EnvelopeBinary.GENERIC, false);
         DocumentRewrap ciphers = new DocumentRewrap(cp, aes, Map.of(aes.id(), aes, tdes.id(), tdes),
                 new Adoption(cp, false, Set.of()));

@@ -43,20 +43,20 @@ import org.junit.jupiter.api.Test;
  */
 class RewrapTest {
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final String NS = "t.c";
+    static final String NS = "t.c";
 
-    private static DataKey key(CipherAlgorithm alg, int bytes) {
+    static DataKey key(CipherAlgorithm alg, int bytes) {
         byte[] m = new byte[bytes];
         RANDOM.nextBytes(m);
         return new DataKey(UUID.randomUUID(), alg, m);
     }
 
-    private static BsonBinary seal(FieldCipher fc, String path, BsonValue v) {
+    static BsonBinary seal(FieldCipher fc, String path, BsonValue v) {
         BsonValueBytes b = BsonValueBytes.of(v);
         return EnvelopeBinary.wrap(fc.encrypt(b.type(), b.bytes(), Envelope.context(NS, path)), EnvelopeBinary.GENERIC);
     }
 
-    private static BsonValue open(DataKey key, String path, BsonValue stored) {
+    static BsonValue open(DataKey key, String path, BsonValue stored) {
         byte[] env = EnvelopeBinary.unwrap(stored);
         Envelope.Header h = Envelope.parse(env);
         FieldCipher.Plaintext p = FieldCipher.create(key, h.suite(), h.deterministic()).decrypt(env,
