@@ -10,7 +10,9 @@ Dimensions measured here:
   every F.
 - message size: inserts of messages from 100 KB to 38 MB, finds of replies from 100 KB to 15 MB
   (a reply holds 16 MiB at most), through the proxy without policy and with AES-GCM on every
-  field; µs per KB. Flat: the largest per-KB figure of a series ≤ 1.3 × its smallest.
+  field, and through a byte relay that holds nothing (the floor, in the same rounds); µs per KB
+  net of a round trip. Flat: the largest per-KB figure of a series ≤ 1.3 × its smallest; and what
+  the proxy adds, its per-KB figure over the relay's at each size, flat within the same ratio.
 - batch size: a find of 10,000 documents read whole with batches of 100, 1,000 and the server's
   default; µs per document. Flat: the default's (replies of up to 16 MiB) ≤ 1.3 × the cheapest.
 - memory after a burst: the proxy's resident memory before, while ten peers hold 40 MB partial
@@ -46,12 +48,13 @@ FIELD_COUNTS = (100, 1_000, 3_000)
 FIELDS_PER_PHASE = 400_000
 INSERT_SIZES_KB = (100, 1_000, 4_000, 16_000, 38_000)
 FIND_SIZES_KB = (100, 1_000, 4_000, 15_000)
-BYTES_PER_PHASE_KB = 400_000
+BYTES_PER_PHASE_KB = 1_000_000  # ~0.3 s of CPU a phase: /proc counts in 10 ms ticks
 ROUND_TRIPS = 5_000  # messages of one 100-byte value: the cost per round trip
 WARM_ROUND_TRIPS = 20_000  # before them: the JIT takes ~20,000 small operations to settle
 DOC_KB = 250  # the documents messages are made of: a 250 KB value each
 PATHS_LIMIT = 1.2
 SIZE_LIMIT = 1.3
+RELAY = "relay"  # the series of the byte relay in measure_sizes
 BATCH_DOCUMENTS = 10_000
 BATCHES = (100, 1_000, None)  # None: the server's default (101, then replies of up to 16 MiB)
 BATCH_LIMIT = 1.3
@@ -133,62 +136,85 @@ def measure_paths(db, pid: int, rounds: int = 3) -> list[dict]:
     return rows
 
 
-def measure_sizes(db, pids: dict, rounds: int = 3) -> dict:
-    """Per series (policy × operation): µs of proxy CPU per KB at each message size, as measured
-    ("raw") and net of the series' cost per round trip ("net": the same operation on one 100-byte
-    value, measured in the same round, taken off each message), with the ratio of each."""
+def measure_sizes(series: dict, rounds: int = 3) -> dict:
+    """series: name -> (collection, pid of the process whose CPU counts), e.g. the proxy's `plain`
+    and `aes` and the byte relay's `relay` (RELAY, the floor: it holds nothing). Per series ×
+    operation: µs of CPU per KB at each message size, as measured ("raw") and net of the series'
+    cost per round trip ("net": the same operation on one 100-byte value, measured in the same
+    round, taken off each message), with the ratio of each; with a relay among the series, each
+    other series' net per KB over the relay's at each size, paired within a round ("over_relay")."""
     value = b"\x5a" * (DOC_KB * 1000)
+    names = list(series)
     out = {}
-    for coll_name in ("plain", "aes"):  # warm: the round trips' code compiled before any is measured
-        coll = db[coll_name]
+    for coll, _ in series.values():  # warm: the round trips' code compiled before any is measured
         coll.drop()
         for i in range(WARM_ROUND_TRIPS // 2):
             coll.insert_many([{"_id": i, "v": value[:100]}])
             if coll.find_one({"_id": i}) is None:
-                raise RuntimeError(f"{coll_name}: _id {i} not found")
+                raise RuntimeError(f"{coll.name}: _id {i} not found")
     for op, sizes in (("insert", INSERT_SIZES_KB), ("find", FIND_SIZES_KB)):
         phases = (0,) + sizes  # 0: the round trip alone, one 100-byte value a message
-        per = {(coll, kb): [] for coll in ("plain", "aes") for kb in phases}  # (µs, messages, KB) per round
-        for r in range(rounds + 1):
-            for coll_name in (("plain", "aes") if r % 2 == 0 else ("aes", "plain")):
-                coll = db[coll_name]
+        per = {(name, kb): [] for name in names for kb in phases}  # (µs, messages, KB) per round
+        for r in range(rounds + 1):  # round 0 is warm-up: the large messages' code compiled
+            for name in (names if r % 2 == 0 else names[::-1]):
+                coll, pid = series[name]
                 for kb in phases:
-                    per_message = max(1, kb // DOC_KB)
-                    doc_value = value[:100] if kb == 0 else value if kb >= DOC_KB else value[:kb * 1000]
-                    messages = ROUND_TRIPS if kb == 0 else max(3, BYTES_PER_PHASE_KB // kb)
-                    coll.drop()
-                    if op == "insert":
-                        next_id = [0]
-                        held = [0]
-
-                        def work():
-                            for _ in range(messages):
-                                batch = [{"_id": next_id[0] + j, "v": doc_value} for j in range(per_message)]
-                                next_id[0] += per_message
-                                coll.insert_many(batch)
-                                held[0] += kb
-                                if held[0] >= 64_000:  # keep the backend's memory bounded
-                                    coll.delete_many({})
-                                    held[0] = 0
-                    else:
-                        coll.insert_many([{"_id": j, "v": doc_value} for j in range(per_message)])
-
-                        def work():
-                            for _ in range(messages):
-                                got = sum(1 for _ in coll.find({}, batch_size=per_message + 1))
-                                if got != per_message:
-                                    raise RuntimeError(f"{coll_name}: {got} documents of {per_message}")
-                    used = _timed(pids[coll_name], work)
+                    used, messages, kbs = _size_phase(coll, pid, op, kb, value)
                     if r > 0:
-                        per[(coll_name, kb)].append((used * 1e6, messages, messages * per_message * len(doc_value) / 1000))
-        for coll_name in ("plain", "aes"):
-            trip = [u / m for u, m, _ in per[(coll_name, 0)]]  # µs per round trip, per round
-            raw = {kb: stats.spread([u / k for u, _, k in per[(coll_name, kb)]]) for kb in sizes}
-            net = {kb: stats.spread([(u - t * m) / k for (u, m, k), t in zip(per[(coll_name, kb)], trip)])
-                   for kb in sizes}
-            out[(coll_name, op)] = {"by_size": raw, "ratio": _spread_ratio(raw), "net": net,
-                                    "net_ratio": _spread_ratio(net), "round_trip": stats.spread(trip)}
+                        per[(name, kb)].append((used * 1e6, messages, kbs))
+        nets = {}
+        for name in names:
+            trip = [u / m for u, m, _ in per[(name, 0)]]  # µs per round trip, per round
+            raw = {kb: stats.spread([u / k for u, _, k in per[(name, kb)]]) for kb in sizes}
+            nets[name] = {kb: [(u - t * m) / k for (u, m, k), t in zip(per[(name, kb)], trip)] for kb in sizes}
+            net = {kb: stats.spread(v) for kb, v in nets[name].items()}
+            out[(name, op)] = {"by_size": raw, "ratio": _spread_ratio(raw), "net": net,
+                               "net_ratio": _spread_ratio(net), "round_trip": stats.spread(trip)}
+        if RELAY in nets:
+            for name in names:
+                if name != RELAY:
+                    over = {kb: stats.spread([a / b for a, b in zip(nets[name][kb], nets[RELAY][kb]) if b > 0])
+                            for kb in sizes}
+                    out[(name, op)]["over_relay"] = over
+                    out[(name, op)]["over_relay_ratio"] = _spread_ratio(over)
     return out
+
+
+def _size_phase(coll, pid: int, op: str, kb: int, value: bytes) -> tuple[float, int, float]:
+    """One phase of the message sizes: CPU seconds of pid, messages, KB carried. kb 0: the round
+    trip alone (ROUND_TRIPS messages of one 100-byte value); else messages of kb KB made of
+    DOC_KB values, BYTES_PER_PHASE_KB in all (inserts), or replies of that size (finds)."""
+    per_message = max(1, kb // DOC_KB)
+    doc_value = value[:100] if kb == 0 else value if kb >= DOC_KB else value[:kb * 1000]
+    messages = ROUND_TRIPS if kb == 0 else max(3, BYTES_PER_PHASE_KB // kb)
+    coll.drop()
+    if op == "insert":
+        next_id, held = 0, 0
+
+        def work():
+            nonlocal next_id, held
+            for _ in range(messages):
+                coll.insert_many([{"_id": next_id + j, "v": doc_value} for j in range(per_message)])
+                next_id += per_message
+                held += kb
+                if held >= 64_000:  # keep the backend's memory bounded
+                    coll.delete_many({})
+                    held = 0
+    else:
+        coll.insert_many([{"_id": j, "v": doc_value} for j in range(per_message)])
+
+        def work():
+            for _ in range(messages):
+                got = sum(1 for _ in coll.find({}, batch_size=per_message + 1))
+                if got != per_message:
+                    raise RuntimeError(f"{coll.name}: {got} documents of {per_message}")
+    return _timed(pid, work), messages, messages * per_message * len(doc_value) / 1000
+
+
+def _by_size(by_size: dict, op: str, fmt=None) -> str:
+    """"0.1 MB: median (min–max); 1 MB: …" for the sizes of an operation."""
+    return "; ".join(f"{kb / 1000:g} MB: " + markdown.median_range(by_size.get(kb), fmt or _us)
+                     for kb in (INSERT_SIZES_KB if op == "insert" else FIND_SIZES_KB))
 
 
 def _spread_ratio(series: dict) -> float | None:
@@ -535,27 +561,43 @@ def report(paths: list[dict], sizes: dict, rounds: int, command: str, note: str,
               "## Message size", "",
               f"Inserts of messages made of {DOC_KB} KB values (one value below that), and finds whose "
               "replies hold the same, through the proxy without policy (`plain`) and with AES-GCM on every "
-              f"field (`aes`). Each message also costs what any round trip costs, whatever its size: the same "
+              f"field (`aes`), and through a byte relay (`relay`: `fle-bench.jar relay`, Netty on the same "
+              "transport, forwarding bytes as they arrive, holding nothing) to the same backend, in the same "
+              "rounds. Each message also costs what any round trip costs, whatever its size: the same "
               f"operation on one 100-byte value ({ROUND_TRIPS:,} of them, in the same round) gives it. \"Raw\" is "
               "µs per KB as measured; \"net\" takes that round trip off each message, leaving what the bytes "
               f"cost. Flat when a series' largest net µs per KB ≤ {SIZE_LIMIT} × its smallest (the raw ratio is "
               "shown too: at 100 KB the round trip is a large part of a message).", ""]
     rows = []
     flat = True
-    for (coll, op), s in sizes.items():
+    for (name, op), s in sizes.items():
         ratio = s.get("net_ratio", s["ratio"])
         ok = ratio is not None and ratio <= SIZE_LIMIT
-        flat &= ok
-        raw, net = [], []
-        for kb in (INSERT_SIZES_KB if op == "insert" else FIND_SIZES_KB):
-            raw.append(f"{kb / 1000:g} MB: " + markdown.median_range(s["by_size"].get(kb), _us))
-            net.append(f"{kb / 1000:g} MB: " + markdown.median_range(s.get("net", {}).get(kb), _us))
-        rows.append([f"{coll}, {op}", markdown.median_range(s.get("round_trip"), "{:.0f}"), "; ".join(raw),
-                     f"{s['ratio']:.2f}" if s["ratio"] else "–", "; ".join(net), f"{ratio:.2f}" if ratio else "–",
-                     "flat" if ok else "**not flat**"])
+        if name != RELAY:
+            flat &= ok
+        rows.append([f"{name}, {op}", markdown.median_range(s.get("round_trip"), "{:.0f}"),
+                     _by_size(s["by_size"], op), f"{s['ratio']:.2f}" if s["ratio"] else "–",
+                     _by_size(s.get("net", {}), op), f"{ratio:.2f}" if ratio else "–",
+                     "(the floor)" if name == RELAY else "flat" if ok else "**not flat**"])
     lines += markdown.table(["series", "µs per round trip", "raw µs per KB by message size", "raw largest / smallest",
                              "net µs per KB", "net largest / smallest", "verdict"], rows, "lrlrlrl")
     lines += ["", f"Verdict: **{'flat' if flat else 'not flat'}** (net, limit {SIZE_LIMIT}).", ""]
+    over = {k: s for k, s in sizes.items() if "over_relay" in s}
+    if over:
+        lines += ["What the proxy adds: each series' net µs per KB over the relay's at the same size (paired "
+                  f"within a round). Flat when its largest ≤ {SIZE_LIMIT} × its smallest: the proxy's cost then "
+                  "grows with message size no faster than that of a relay that holds nothing.", ""]
+        rows = []
+        flat = True
+        for (name, op), s in over.items():
+            ratio = s["over_relay_ratio"]
+            ok = ratio is not None and ratio <= SIZE_LIMIT
+            flat &= ok
+            rows.append([f"{name}, {op}", _by_size(s["over_relay"], op, "{:.2f}"), f"{ratio:.2f}" if ratio else "–",
+                         "flat" if ok else "**not flat**"])
+        lines += markdown.table(["series", "net ÷ relay's, by message size", "largest / smallest", "verdict"],
+                                rows, "lllr")
+        lines += ["", f"Verdict: **{'flat' if flat else 'not flat'}** (over the relay, limit {SIZE_LIMIT}).", ""]
     if batches:
         flat = batches["ratio"] <= BATCH_LIMIT
         lines += ["## Batch size", "",

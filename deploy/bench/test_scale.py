@@ -93,3 +93,19 @@ def test_connections_policy_size_and_cursors_get_their_verdicts():
 def test_a_policy_of_p_collections_names_p():
     yaml = scale.policy_size_yaml("K", 3)
     assert yaml.count("key: K") == 3 and 'scale.aes: { key: K, fields: "*" }' in yaml and "scale.c1:" in yaml
+
+
+def test_the_relay_is_the_floor_and_what_the_proxy_adds_over_it_gets_its_own_verdict():
+    sizes = _sizes(0.6)
+    sizes[(scale.RELAY, "insert")] = {**_sizes(0.9)[("plain", "insert")], "net_ratio": 1.8}
+    over = {kb: stats.spread([2.0]) for kb in scale.INSERT_SIZES_KB}
+    sizes[("aes", "insert")] = {**_sizes(1.1)[("plain", "insert")], "over_relay": over, "over_relay_ratio": 1.0}
+    text = "\n".join(scale.report(_paths(1.0), sizes, 3, "make bench-scale", "note"))
+    assert "| relay, insert | 31 |" in text and "| 1.80 | (the floor) |" in text
+    assert "Verdict: **not flat** (net, limit 1.3)." in text, "aes' net 0.5 → 1.1 is not flat; the relay's is not judged"
+    assert "| aes, insert | 0.1 MB: 2.00; 1 MB: 2.00; 4 MB: 2.00; 16 MB: 2.00; 38 MB: 2.00 | 1.00 | flat |" in text
+    assert "Verdict: **flat** (over the relay, limit 1.3)." in text
+    over[scale.INSERT_SIZES_KB[-1]] = stats.spread([2.8])
+    sizes[("aes", "insert")]["over_relay_ratio"] = 1.4
+    text = "\n".join(scale.report(_paths(1.0), sizes, 3, "make bench-scale", "note"))
+    assert "38 MB: 2.80 | 1.40 | **not flat** |" in text and "Verdict: **not flat** (over the relay, limit 1.3)." in text

@@ -1,7 +1,8 @@
 """How the proxy's cost grows with one dimension at a time (deploy/bench/scale.py), against
 proxies of its own on the session's backend and KMS: one with the policy of listed paths and
 AES-GCM (and `scale.plain` outside it), and a fresh one without policy for the memory after a
-burst; writes results/embedded/scale.md.
+burst; and the byte relay of fle-bench.jar, the floor of the message sizes; writes
+results/embedded/scale.md.
 
 Not a test (pytest does not collect it by name): `make bench-scale`."""
 import os
@@ -10,7 +11,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from conftest import JAR, EncryptingProxy, ProxyProcess, client
+from conftest import JAR, BenchRelay, EncryptingProxy, ProxyProcess, client
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -26,6 +27,8 @@ def test_scale(workdir, backend, kms):
     aes, tdes = kms.keys["AES-256"], kms.keys["3DES"]
     p = EncryptingProxy(workdir, backend.port, kms, scale.policy_yaml(aes, old_key=tdes), name="p-scale").start()
     c = client(p.uri(), socketTimeoutMS=600_000)
+    relay = BenchRelay(workdir, backend.port).start()  # the message sizes' floor
+    rc = client(relay.uri(), socketTimeoutMS=600_000)
     everything = ["paths", "sizes", "batches", "burst", "rewrap", "held"]
     only = os.environ.get("SCALE_ONLY", ",".join(everything)).split(",")  # for a look at one dimension
     rewrap = None
@@ -39,11 +42,15 @@ def test_scale(workdir, backend, kms):
             held["connections"] = scale.measure_connections(c.scale.aes, p.port, p.proc.pid, rounds)
             held["cursors"] = scale.measure_cursors(c.scale.aes, p.proc.pid, rounds)
         paths = scale.measure_paths(c.scale, p.proc.pid, rounds) if "paths" in only else []
-        sizes = scale.measure_sizes(c.scale, {"plain": p.proc.pid, "aes": p.proc.pid}, rounds) if "sizes" in only else {}
+        series = {"plain": (c.scale.plain, p.proc.pid), "aes": (c.scale.aes, p.proc.pid),
+                  scale.RELAY: (rc.scale.relayed, relay.proc.pid)}
+        sizes = scale.measure_sizes(series, rounds) if "sizes" in only else {}
         batches = scale.measure_batches(c.scale, p.proc.pid, rounds) if "batches" in only else None
     finally:
         c.close()
         p.stop()
+        rc.close()
+        relay.stop()
     if "held" in only:
         def start_proxy(collections):
             q = EncryptingProxy(workdir, backend.port, kms, scale.policy_size_yaml(aes, collections),

@@ -12,6 +12,7 @@ from pymongo import MongoClient
 
 ROOT = Path(__file__).resolve().parents[2]
 JAR = ROOT / "proxy" / "target" / "fle-proxy.jar"
+BENCH_JAR = ROOT / "proxy" / "bench" / "target" / "fle-bench.jar"
 
 # The proxy rate-limits its lines about bad input (one per reason per 10 s, then a count); tests
 # that check each bad input's own line run it with every line in full. test_bounds.py sets it back.
@@ -47,11 +48,13 @@ def wait_until(predicate, timeout: float, what: str) -> None:
 
 
 class JavaProcess:
-    """One `java -jar fle-proxy.jar ...` process with its output in a log file."""
+    """One `java -jar fle-proxy.jar ...` process (or of another jar) with its output in a log file."""
 
-    def __init__(self, args, log_path: Path, port: int):
-        if not JAR.exists():
-            raise RuntimeError(f"{JAR} is missing: run `make build` first")
+    def __init__(self, args, log_path: Path, port: int, jar: Path = JAR):
+        if not jar.exists():
+            raise RuntimeError(f"{jar} is missing: run `make build` first" if jar == JAR
+                               else f"{jar} is missing: run `make bench-jar` (`make test` builds it first)")
+        self.jar = jar
         self.args = args
         self.log_path = log_path
         self.port = port
@@ -59,7 +62,7 @@ class JavaProcess:
 
     def start(self, wait=True):
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["java", "-jar", str(JAR), *self.args], stdout=log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(["java", "-jar", str(self.jar), *self.args], stdout=log, stderr=subprocess.STDOUT)
         log.close()
         if wait:
             try:
@@ -83,6 +86,19 @@ class JavaProcess:
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+
+class BenchRelay(JavaProcess):
+    """fle-bench.jar's byte relay in front of the backend: the floor the proxy's cost is compared with."""
+
+    def __init__(self, tmp: Path, upstream_port: int, name="bench-relay", transport=None):
+        port = free_port()
+        args = ["relay", "--listen", f"127.0.0.1:{port}", "--upstream", f"127.0.0.1:{upstream_port}"]
+        super().__init__(args + (["--transport", transport] if transport else []), tmp / f"{name}.log", port,
+                         jar=BENCH_JAR)
+
+    def uri(self) -> str:
+        return f"mongodb://127.0.0.1:{self.port}"
 
 
 class ProxyProcess(JavaProcess):

@@ -9,10 +9,8 @@ import time
 
 import pytest
 
-from conftest import JAR, ROOT, ProxyProcess, client, free_port, wait_for_port
+from conftest import BENCH_JAR, JAR, ROOT, BenchRelay, ProxyProcess, client, free_port
 from pki import Pki
-
-BENCH_JAR = ROOT / "proxy" / "bench" / "target" / "fle-bench.jar"
 
 
 @pytest.fixture(scope="module")
@@ -39,21 +37,11 @@ def transport_of(read_log, timeout: float = 10.0) -> str:
 
 @pytest.fixture(scope="module")
 def relay(bench_jar, backend, workdir):
-    port = free_port()
-    log_path = workdir / "bench-relay.log"
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(["java", "-jar", str(bench_jar), "relay", "--listen", f"127.0.0.1:{port}",
-                                 "--upstream", f"127.0.0.1:{backend.port}"], stdout=log, stderr=subprocess.STDOUT)
+    r = BenchRelay(workdir, backend.port).start()
     try:
-        wait_for_port(port, proc)
-        yield proc, port, log_path
+        yield r.proc, r.port, r.log_path
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        r.stop()
 
 
 def test_the_relay_round_trips_documents_and_says_where_it_listens(relay):
