@@ -22,13 +22,25 @@ REWRAP_NOTE = ("On the embedded backend each conditional update scans the collec
                "_id index only for a filter on _id alone (docs/benchmarks.md, \"What bounds rewrap\").")
 
 
+def _measure_sizes(workdir, backend, db, proxy_pid, rounds):
+    """The message sizes through the proxy and, in the same rounds, through a byte relay (the floor),
+    started for them only: its JVM idles through the other dimensions otherwise."""
+    relay = BenchRelay(workdir, backend.port).start()
+    rc = client(relay.uri(), socketTimeoutMS=600_000)
+    try:
+        series = {"plain": (db.plain, proxy_pid), "aes": (db.aes, proxy_pid),
+                  scale.RELAY: (rc.scale.relayed, relay.proc.pid)}
+        return scale.measure_sizes(series, rounds)
+    finally:
+        rc.close()
+        relay.stop()
+
+
 def test_scale(workdir, backend, kms):
     rounds = int(os.environ.get("SCALE_ROUNDS", "3"))
     aes, tdes = kms.keys["AES-256"], kms.keys["3DES"]
     p = EncryptingProxy(workdir, backend.port, kms, scale.policy_yaml(aes, old_key=tdes), name="p-scale").start()
     c = client(p.uri(), socketTimeoutMS=600_000)
-    relay = BenchRelay(workdir, backend.port).start()  # the message sizes' floor
-    rc = client(relay.uri(), socketTimeoutMS=600_000)
     everything = ["paths", "sizes", "batches", "burst", "rewrap", "held"]
     only = os.environ.get("SCALE_ONLY", ",".join(everything)).split(",")  # for a look at one dimension
     rewrap = None
@@ -42,15 +54,11 @@ def test_scale(workdir, backend, kms):
             held["connections"] = scale.measure_connections(c.scale.aes, p.port, p.proc.pid, rounds)
             held["cursors"] = scale.measure_cursors(c.scale.aes, p.proc.pid, rounds)
         paths = scale.measure_paths(c.scale, p.proc.pid, rounds) if "paths" in only else []
-        series = {"plain": (c.scale.plain, p.proc.pid), "aes": (c.scale.aes, p.proc.pid),
-                  scale.RELAY: (rc.scale.relayed, relay.proc.pid)}
-        sizes = scale.measure_sizes(series, rounds) if "sizes" in only else {}
+        sizes = _measure_sizes(workdir, backend, c.scale, p.proc.pid, rounds) if "sizes" in only else {}
         batches = scale.measure_batches(c.scale, p.proc.pid, rounds) if "batches" in only else None
     finally:
         c.close()
         p.stop()
-        rc.close()
-        relay.stop()
     if "held" in only:
         def start_proxy(collections):
             q = EncryptingProxy(workdir, backend.port, kms, scale.policy_size_yaml(aes, collections),
