@@ -45,7 +45,7 @@ from . import markdown, stats
 from .procstat import TICK, cpu_seconds
 
 FIELD_COUNTS = (100, 1_000, 3_000)
-FIELDS_PER_PHASE = 400_000
+FIELDS_PER_PHASE = 1_000_000  # ~0.5 s of proxy CPU a phase: /proc counts in 10 ms ticks
 INSERT_SIZES_KB = (100, 1_000, 4_000, 16_000, 38_000)
 FIND_SIZES_KB = (100, 1_000, 4_000, 15_000)
 BYTES_PER_PHASE_KB = 1_000_000  # ~0.3 s of CPU a phase: /proc counts in 10 ms ticks
