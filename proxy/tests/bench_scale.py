@@ -53,8 +53,11 @@ def test_scale(workdir, backend, kms):
         if "held" in only:
             held["connections"] = scale.measure_connections(c.scale.aes, p.port, p.proc.pid, rounds)
             held["cursors"] = scale.measure_cursors(c.scale.aes, p.proc.pid, rounds)
+        scale.collect(p.proc.pid)
         paths = scale.measure_paths(c.scale, p.proc.pid, rounds) if "paths" in only else []
+        scale.collect(p.proc.pid)
         sizes = _measure_sizes(workdir, backend, c.scale, p.proc.pid, rounds) if "sizes" in only else {}
+        scale.collect(p.proc.pid)
         batches = scale.measure_batches(c.scale, p.proc.pid, rounds) if "batches" in only else None
     finally:
         c.close()
