@@ -98,7 +98,7 @@ bench-evaluated: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_evaluated_cost.py
 
 ## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size, batch, connections, policy size, cursors),
-## rewrap size and memory after a burst, each with its
+## rewrap size and memory after a burst (message sizes beside a byte relay, the floor), each with its
 ## verdict: results/embedded/scale.md (~10 min; SCALE_ROUNDS=N, SCALE_ONLY=paths,sizes,batches,burst,rewrap,held)
 bench-scale: build bench-jar venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_scale.py
