@@ -91,11 +91,10 @@ class JavaProcess:
 class BenchRelay(JavaProcess):
     """fle-bench.jar's byte relay in front of the backend: the floor the proxy's cost is compared with."""
 
-    def __init__(self, tmp: Path, upstream_port: int, name="bench-relay", transport=None):
+    def __init__(self, tmp: Path, upstream_port: int, name="bench-relay"):
         port = free_port()
-        args = ["relay", "--listen", f"127.0.0.1:{port}", "--upstream", f"127.0.0.1:{upstream_port}"]
-        super().__init__(args + (["--transport", transport] if transport else []), tmp / f"{name}.log", port,
-                         jar=BENCH_JAR)
+        super().__init__(["relay", "--listen", f"127.0.0.1:{port}", "--upstream", f"127.0.0.1:{upstream_port}"],
+                         tmp / f"{name}.log", port, jar=BENCH_JAR)
 
     def uri(self) -> str:
         return f"mongodb://127.0.0.1:{self.port}"
