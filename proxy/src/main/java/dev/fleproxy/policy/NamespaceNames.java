@@ -4,21 +4,28 @@ import dev.fleproxy.config.ConfigException;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A policy's namespaces must be names MongoDB can hold. One that it cannot is never the name of a
- * real collection, so its policy would protect nothing while the operator believes it does: above
- * all a pattern such as {@code "hr.*"}, which the proxy would read as a collection literally named
- * {@code *} and leave every real collection of {@code hr} in plaintext. The rules are MongoDB's
- * naming restrictions ("MongoDB Limits and Thresholds"), taken on every platform at once:
+ * MongoDB's naming restrictions ("MongoDB Limits and Thresholds"), taken on every platform at
+ * once, for the policy's namespaces and for the names requests carry.
+ *
+ * <p>A policy's namespaces must be names MongoDB can hold. One that it cannot is never the name of
+ * a real collection, so its policy would protect nothing while the operator believes it does:
+ * above all a pattern such as {@code "hr.*"}, which the proxy would read as a collection literally
+ * named {@code *} and leave every real collection of {@code hr} in plaintext.
+ *
+ * <p>A request's names are held to the same rules before the proxy decides anything by them: a
+ * server that reads {@code "hr\0"} as {@code hr}, or that creates a database {@code "hr."}, would
+ * otherwise store what the proxy took for another namespace's plaintext.
  *
  * <ul>
  *   <li>database: not empty, fewer than 64 bytes, none of {@code / \ . " $ * < > : | ?}, space or
- *       NUL (the Windows list; Unix forbids a subset, and a policy must mean the same everywhere);
- *   <li>collection (everything after the first dot): not empty, no {@code $} or NUL, not starting
- *       with {@code system.} (reserved for the server's own collections); and no {@code *}, which
- *       MongoDB allows but which here can only be a wildcard the proxy does not have.
+ *       NUL (the Windows list; Unix forbids a subset, and a name must mean the same everywhere);
+ *   <li>collection (everything after the first dot): not empty, not starting with a dot, no
+ *       {@code $} or NUL; in a policy also not starting with {@code system.} (reserved for the
+ *       server's own collections), and no {@code *}, which MongoDB allows but which here can only
+ *       be a wildcard the proxy does not have.
  * </ul>
  */
-final class NamespaceNames {
+public final class NamespaceNames {
     private static final String DATABASE_FORBIDDEN = "/\\. \"$*<>:|?\0";
     private static final int DATABASE_MAX_BYTES = 63;
 
@@ -31,46 +38,76 @@ final class NamespaceNames {
         if (dot < 0) {
             throw new ConfigException(where + ": a namespace is \"database.collection\"");
         }
-        database(ns.substring(0, dot), where);
-        collection(ns.substring(dot + 1), where);
+        String problem = databaseProblem(ns.substring(0, dot));
+        if (problem == null) {
+            problem = policyCollectionProblem(ns.substring(dot + 1));
+        }
+        if (problem != null) {
+            throw new ConfigException(where + ": " + problem);
+        }
     }
 
-    private static void database(String db, String where) {
+    /** What is wrong with a database name, or null if MongoDB can hold it. Never quotes more than the name. */
+    public static String databaseProblem(String db) {
         if (db.isEmpty()) {
-            throw new ConfigException(where + ": the database name is empty; a namespace is \"database.collection\"");
+            return "the database name is empty; a namespace is \"database.collection\"";
         }
         for (int i = 0; i < db.length(); i++) {
             char c = db.charAt(i);
             if (DATABASE_FORBIDDEN.indexOf(c) >= 0) {
-                throw new ConfigException(where + ": the database name '" + shown(db) + "' contains " + named(c)
-                        + ", which MongoDB does not allow in database names (/\\. \"$*<>:|? and NUL)"
-                        + wildcard(c));
+                return "the database name '" + shown(db) + "' contains " + named(c)
+                        + ", which MongoDB does not allow in database names (/\\. \"$*<>:|? and NUL)" + wildcard(c);
             }
         }
         if (db.getBytes(StandardCharsets.UTF_8).length > DATABASE_MAX_BYTES) {
-            throw new ConfigException(where + ": the database name is longer than MongoDB allows (" + DATABASE_MAX_BYTES
-                    + " bytes)");
+            return "the database name is longer than MongoDB allows (" + DATABASE_MAX_BYTES + " bytes)";
         }
+        return null;
     }
 
-    private static void collection(String coll, String where) {
+    /** What is wrong with a collection name a request carries, or null if MongoDB can hold it. */
+    public static String collectionProblem(String coll) {
         if (coll.isEmpty()) {
-            throw new ConfigException(where + ": the collection name is empty; a namespace is \"database.collection\"");
+            return "the collection name is empty";
+        }
+        if (coll.charAt(0) == '.') {
+            return "the collection name '" + shown(coll) + "' starts with a dot, which MongoDB does not allow";
         }
         for (int i = 0; i < coll.length(); i++) {
             char c = coll.charAt(i);
             if (c == '$' || c == '\0') {
-                throw new ConfigException(where + ": the collection name '" + shown(coll) + "' contains " + named(c)
-                        + ", which MongoDB does not allow in collection names");
+                return "the collection name '" + shown(coll) + "' contains " + named(c)
+                        + ", which MongoDB does not allow in collection names";
             }
-            if (c == '*') {
-                throw new ConfigException(where + ": the collection name '" + coll + "' contains '*'" + wildcard(c));
-            }
+        }
+        return null;
+    }
+
+    /** What is wrong with a "database.collection" a request carries, or null. */
+    public static String namespaceProblem(String ns) {
+        int dot = ns.indexOf('.');
+        if (dot < 0) {
+            return "the namespace '" + shown(ns) + "' is not \"database.collection\"";
+        }
+        String problem = databaseProblem(ns.substring(0, dot));
+        return problem != null ? problem : collectionProblem(ns.substring(dot + 1));
+    }
+
+    private static String policyCollectionProblem(String coll) {
+        if (coll.isEmpty()) {
+            return "the collection name is empty; a namespace is \"database.collection\"";
+        }
+        String problem = collectionProblem(coll);
+        if (problem != null) {
+            return problem;
+        }
+        if (coll.indexOf('*') >= 0) {
+            return "the collection name '" + coll + "' contains '*'" + wildcard('*');
         }
         if (coll.startsWith("system.")) {
-            throw new ConfigException(where + ": collection names starting with 'system.' are MongoDB's own; "
-                    + "the proxy does not encrypt them");
+            return "collection names starting with 'system.' are MongoDB's own; the proxy does not encrypt them";
         }
+        return null;
     }
 
     private static String wildcard(char c) {
@@ -86,8 +123,13 @@ final class NamespaceNames {
         };
     }
 
-    /** The name for a message, with NUL made visible so the line stays printable. */
+    /** The name for a message, with NUL and other control characters made visible so the line stays printable. */
     private static String shown(String name) {
-        return name.replace("\0", "\\0");
+        StringBuilder b = new StringBuilder(Math.min(name.length(), 80));
+        for (int i = 0; i < name.length() && i < 80; i++) {
+            char ch = name.charAt(i);
+            b.append(ch == '\0' ? "\\0" : Character.isISOControl(ch) ? "?" : String.valueOf(ch));
+        }
+        return name.length() > 80 ? b.append('…').toString() : b.toString();
     }
 }

@@ -70,6 +70,20 @@ public final class Policy {
         return false;
     }
 
+    /**
+     * The policy's database this name differs from in case only ("HR" for "hr"), or null. MongoDB
+     * refuses to create such a database beside the other, but a backend that does not would store
+     * in clear what the proxy took for a plain database's.
+     */
+    public String databaseDifferingInCase(String database) {
+        for (CollectionPolicy p : byNamespace.values()) {
+            if (!p.database().equals(database) && p.database().equalsIgnoreCase(database)) {
+                return p.database();
+            }
+        }
+        return null;
+    }
+
     /** Every key the policy names, previous keys included: all of them are validated and prefetched. */
     public Set<UUID> keyIds() {
         Set<UUID> ids = new LinkedHashSet<>();
