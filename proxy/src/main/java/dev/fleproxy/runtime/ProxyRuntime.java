@@ -1,6 +1,7 @@
 package dev.fleproxy.runtime;
 
 import dev.fleproxy.admin.AdminServer;
+import dev.fleproxy.admission.AdmissionGate;
 import dev.fleproxy.audit.AuditLog;
 import dev.fleproxy.admin.PrometheusLint;
 import dev.fleproxy.admin.ProxyGauges;
@@ -105,10 +106,11 @@ public final class ProxyRuntime implements AutoCloseable {
         }
     }
 
-    /** The handshake filter, then (with a KMS) the encryption filter. */
+    /** The admission gate, the handshake filter, then (with a KMS) the encryption filter. */
     private static List<MessageFilter> filters(ProxyConfig config, PolicyHolder holder, KeyResolver resolver,
                                                ProxyMetrics metrics, AuditLog audit) {
         List<MessageFilter> filters = new ArrayList<>();
+        filters.add(new AdmissionGate(holder)); // first: while collections are encrypted, only what it reads whole goes on
         filters.add(new HandshakeFilter(() -> !holder.get().isEmpty(), config.upstream().form().isReplicaSet()));
         filters.add(new AuthenticationWatch()); // the user the server confirms, for identities: (and no X.509 through TLS it cannot see)
         if (resolver != null) {

@@ -27,6 +27,8 @@ public final class Request extends InFlight {
     private Object attachment;
     /** Its line in the audit trail while it is being handled (null: not audited). */
     private dev.fleproxy.audit.AuditEvent audit;
+    /** What the admission gate read of it (null: not admitted, or no gate while nothing is encrypted). */
+    private dev.fleproxy.protocol.Command command;
 
     /** Reads the frame (an OP_MSG's structure and checksum are verified here, once). */
     public Request(Frame frame, ByteBufAllocator alloc) {
@@ -62,6 +64,16 @@ public final class Request extends InFlight {
 
     public void audit(dev.fleproxy.audit.AuditEvent event) {
         audit = event;
+    }
+
+    /** The command the admission gate admitted, or null if none did. */
+    public dev.fleproxy.protocol.Command command() {
+        return command;
+    }
+
+    /** The admission gate's reading of this request, for the filters after it. */
+    public void admit(dev.fleproxy.protocol.Command admitted) {
+        command = admitted;
     }
 
     private void read() {

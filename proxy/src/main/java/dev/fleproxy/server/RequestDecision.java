@@ -47,7 +47,19 @@ public sealed interface RequestDecision {
         return new Await(ready, maxWait);
     }
 
+    /**
+     * Answer with this reply (an error), then close the connection, logging why: for a message the
+     * proxy will not read on (an opcode it does not know), after which the connection's framing
+     * cannot be trusted.
+     */
+    static RequestDecision refuseAndClose(WireMessage reply, String reason) {
+        return new RefuseAndClose(reply, reason);
+    }
+
     record Close(String reason) implements RequestDecision {
+    }
+
+    record RefuseAndClose(WireMessage reply, String reason) implements RequestDecision {
     }
 
     record Pass() implements RequestDecision {

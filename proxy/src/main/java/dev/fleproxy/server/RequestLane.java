@@ -68,6 +68,12 @@ final class RequestLane extends Lane<Request> {
                     refuse(request.frame(), refuse.reply());
                     request.release();
                     return;
+                } else if (decision instanceof RequestDecision.RefuseAndClose rc) {
+                    session.observer().refused(request.commandName(), ErrorReplies.codeOf(rc.reply()));
+                    refuse(request.frame(), rc.reply());
+                    session.close(BadInputLog.Reason.REFUSED, "closed: " + rc.reason());
+                    request.release();
+                    return;
                 } else if (decision instanceof RequestDecision.Close c) {
                     session.observer().closedBy(request);
                     session.close(BadInputLog.Reason.REFUSED, "closed: " + c.reason());

@@ -301,6 +301,50 @@ public final class OpMsgView {
         return problem;
     }
 
+    /**
+     * Every document of the message checked well-formed all the way down: the body and each
+     * sequence's documents (each checked once, however often asked).
+     *
+     * @throws org.bson.BSONException naming what is malformed
+     */
+    public void checkWellFormed() {
+        checkBody();
+        for (int i = 0; i < sequenceSections.size(); i++) {
+            checkSequence(i);
+        }
+    }
+
+    /**
+     * A name the message gives twice at its top level, where a server merges the body and its
+     * sequences into one command: a sequence whose identifier is also a body field, or two sequences
+     * of one identifier; null if there is none. (Names given twice inside the body are {@link
+     * #topLevelNameProblem}'s.)
+     */
+    public String sequenceClash() {
+        if (sequenceSections.isEmpty()) {
+            return null;
+        }
+        java.util.Set<String> names = new java.util.HashSet<>();
+        BsonCursor c = new BsonCursor(bodyBytes(), 0, bodyLength);
+        while (c.next()) {
+            names.add(c.name());
+        }
+        for (SequenceAt s : sequenceSections) {
+            if (!names.add(s.identifier())) {
+                return s.identifier();
+            }
+        }
+        return null;
+    }
+
+    /** Whether sequence i's identifier is valid UTF-8 (Java reads another name than the server would). */
+    public boolean sequenceIdentifierIsUtf8(int i) {
+        SequenceAt s = sequenceSections.get(i);
+        byte[] id = new byte[s.docsStart() - 1 - (s.sectionStart() + 5)];
+        frame.content().getBytes(s.sectionStart() + 5, id);
+        return Utf8.isValid(id, 0, id.length);
+    }
+
     /** A top-level name of the body given twice or not valid UTF-8 (a cheap look before the command is routed). */
     public BsonCursor.NameProblem topLevelNameProblem() {
         return BsonCursor.nameProblem(bodyBytes(), 0, bodyLength, false);

@@ -35,6 +35,13 @@ final class FuzzSupport {
     }
 
     /** A key resolver over the two in-memory keys; the caller prefetches them (from @BeforeAll). */
+    /** The admission gate, then the filter, as the session runs them on a request while encrypting. */
+    static dev.fleproxy.server.RequestDecision gatedThenFiltered(dev.fleproxy.server.Request r,
+                                                               dev.fleproxy.server.MessageFilter filter) {
+        dev.fleproxy.server.RequestDecision d = new dev.fleproxy.admission.AdmissionGate(() -> POLICY).onRequest(r);
+        return d instanceof dev.fleproxy.server.RequestDecision.Pass ? filter.onRequest(r) : d;
+    }
+
     static KeyResolver resolver() {
         return InMemoryKeys.resolver(java.util.concurrent.ConcurrentHashMap.newKeySet(), new KeyResolver.Settings(
                 Duration.ofDays(1), Duration.ofDays(1), Duration.ofSeconds(10), Duration.ofSeconds(5), 1));

@@ -76,7 +76,7 @@ class RequestRewriteFuzzTest {
         Request request = Requests.of(frame, ALLOC, filter);
         RequestDecision decision;
         try {
-            decision = filter.onRequest(request);
+            decision = FuzzSupport.gatedThenFiltered(request, filter);
         } catch (RuntimeException e) {
             FuzzSupport.expectOnlyBadInput(e);
             return;
@@ -131,7 +131,7 @@ class RequestRewriteFuzzTest {
             return;
         }
         try {
-            RequestDecision decision = filter.onRequest(request);
+            RequestDecision decision = FuzzSupport.gatedThenFiltered(request, filter);
             if (decision instanceof RequestDecision.Replace replace) {
                 OpMsg.parse(replace.frame());
                 replace.frame().release();

@@ -55,8 +55,11 @@ abstract class FilterFixture {
         RESOLVER.close();
     }
 
+    /** The admission gate, then the filter, as the session runs them while collections are encrypted. */
     RequestDecision decide(WireMessage m) {
-        return filter.onRequest(Requests.of(m, filter));
+        dev.fleproxy.server.Request r = Requests.of(m, filter);
+        RequestDecision admitted = new dev.fleproxy.admission.AdmissionGate(() -> POLICY).onRequest(r);
+        return admitted instanceof RequestDecision.Pass ? filter.onRequest(r) : admitted;
     }
 
     static OpMsg command(String json, DocumentSequence... sequences) {

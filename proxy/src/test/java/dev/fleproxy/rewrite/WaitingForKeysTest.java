@@ -123,7 +123,8 @@ class WaitingForKeysTest {
                 Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofMillis(keyWaitMs)), new KmipConfig.Pool(2, 1000, 1000));
         ProxyConfig config = new ProxyConfig(new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", upstream.port()),
                 2000, "auto", kmip, PolicySection.NONE).withLimits(limits);
-        proxy = ProxyServer.start(config, List.of(new HandshakeFilter(() -> true),
+        proxy = ProxyServer.start(config, List.of(new dev.fleproxy.admission.AdmissionGate(() -> POLICY),
+                new HandshakeFilter(() -> true),
                 new EncryptionFilter(() -> POLICY, resolver, Duration.ofMillis(keyWaitMs))));
     }
 

@@ -477,7 +477,8 @@ class BoundsTest {
             Policy policy = PolicyParser.parse(Map.of("hr.people", Map.of("key", KEY.toString(), "fields",
                     Map.of("ssn", Map.of()))), 6, "test");
             start(new Limits(30_000, 0, 10_000, 512 * MB),
-                    List.of(new HandshakeFilter(), new EncryptionFilter(() -> policy, resolver, Duration.ofMillis(5000))));
+                    List.of(new dev.fleproxy.admission.AdmissionGate(() -> policy), new HandshakeFilter(),
+                            new EncryptionFilter(() -> policy, resolver, Duration.ofMillis(5000))));
             // create on an encrypted collection, its comment a string that declares 1.3 GB: the
             // message's own lengths hold. RawBsonDocument.containsKey("viewOn") used to throw
             // IllegalArgumentException("newPosition > limit") from ByteBuffer.position, logged as an

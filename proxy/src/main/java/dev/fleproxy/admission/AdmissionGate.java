@@ -1,0 +1,247 @@
+package dev.fleproxy.admission;
+
+import dev.fleproxy.policy.NamespaceNames;
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.protocol.Command;
+import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.CommandTable;
+import dev.fleproxy.protocol.ErrorReplies;
+import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.server.MessageFilter;
+import dev.fleproxy.server.Request;
+import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.BsonCursor;
+import dev.fleproxy.wire.OpCode;
+import dev.fleproxy.wire.OpMsgView;
+import dev.fleproxy.wire.OpQuery;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.bson.BsonDocument;
+
+/**
+ * The first filter while any collection is encrypted: what goes further is only what the proxy has
+ * read whole and knows (docs/security-model.md, "The admission gate"). It admits
+ *
+ * <ul>
+ *   <li>OP_MSG whose every document is well-formed BSON all the way down, whose top level names
+ *       nothing twice (in the body, between the body and a document sequence, in two sequences),
+ *       with a {@code $db} that is a database name MongoDB can hold and not a policy database's
+ *       name in another case, and whose own namespace (the collection of a collection command,
+ *       getMore's {@code collection}, an admin command's "db.coll", bulkWrite's nsInfo) is one too;
+ *   <li>OP_QUERY for the handshake only: hello or isMaster on {@code admin.$cmd}, with the
+ *       handshake's own fields (those the command table's hello row lists, and flags: single values)
+ *       and nothing else, no {@code $db} above all.
+ * </ul>
+ *
+ * A message with malformed BSON anywhere is bad input: it closes the connection, with one
+ * rate-limited line, like any malformed message. Everything else is refused with a MongoDB error
+ * reply: the legacy write opcodes, which get no
+ * reply by design, close the connection; any other opcode (OP_COMMAND, a client's OP_REPLY, one
+ * nobody defined) is answered and the connection closed. OP_COMPRESSED never gets here (the proxy
+ * never negotiates compression, and the session closes a connection that sends it). What it admits
+ * is handed on as a {@link Command}, which the filters after it decide by; with no collection
+ * encrypted the gate steps aside and the proxy relays.
+ */
+public final class AdmissionGate implements MessageFilter {
+    /**
+     * OP_UPDATE, OP_INSERT, OP_GET_MORE, OP_DELETE, OP_KILL_CURSORS: drivers since MongoDB 3.6 never
+     * send them; four get no reply by design, so a connection that sends one is closed unanswered.
+     */
+    private static final Set<Integer> LEGACY_OPCODES = Set.of(2001, 2002, 2005, 2006, 2007);
+    /** A legacy hello wrapped the way mongos expects a read preference: {$query: {isMaster: 1}, $readPreference: …}. */
+    private static final Set<String> QUERY_WRAPPING = Set.of("$query", "$readPreference");
+
+    private final Supplier<Policy> policy;
+
+    public AdmissionGate(Supplier<Policy> policy) {
+        this.policy = policy;
+    }
+
+    @Override
+    public RequestDecision onRequest(Request request) {
+        Policy p = policy.get();
+        if (p.isEmpty()) {
+            return RequestDecision.PASS;
+        }
+        int op = request.opCode();
+        if (op == OpCode.OP_MSG || op == OpCode.OP_QUERY) {
+            Admission a = op == OpCode.OP_MSG ? opMsg(request.msg(), p) : handshake(request, p);
+            if (a.refusal != null) {
+                return RequestDecision.refuse(ErrorReplies.replyTo(request.frame(), ProxyError.UNSUPPORTED_COMMAND,
+                        a.refusal));
+            }
+            request.admit(a.command);
+            return RequestDecision.PASS;
+        }
+        if (LEGACY_OPCODES.contains(op)) {
+            return RequestDecision.close("legacy opcode " + OpCode.name(op) + " is not supported while collections "
+                    + "are encrypted (drivers since MongoDB 3.6 use OP_MSG)");
+        }
+        String why = OpCode.name(op) + " is not a message the proxy reads (only OP_MSG, and OP_QUERY for the "
+                + "handshake) while collections are encrypted";
+        return RequestDecision.refuseAndClose(ErrorReplies.replyTo(request.frame(), ProxyError.UNSUPPORTED_COMMAND,
+                why), why);
+    }
+
+    /** What the gate made of a request: the command it admits, or why it refuses it. */
+    private record Admission(Command command, String refusal) {
+        static Admission refused(String why) {
+            return new Admission(null, why);
+        }
+    }
+
+    // ---- OP_MSG ---------------------------------------------------------------------------------
+
+    private static Admission opMsg(OpMsgView m, Policy p) {
+        // malformed BSON anywhere is bad input: the BSONException closes this connection with one
+        // rate-limited line, as any malformed message does (the session's failure path)
+        m.checkWellFormed();
+        BsonCursor.NameProblem names = m.topLevelNameProblem();
+        if (names != null) {
+            return Admission.refused(names.describe() + " at the top of a command; the proxy refuses commands it "
+                    + "cannot read as the server would while collections are encrypted");
+        }
+        for (int i = 0; i < m.sequenceCount(); i++) {
+            if (!m.sequenceIdentifierIsUtf8(i)) {
+                return Admission.refused("a document sequence whose identifier is not valid UTF-8");
+            }
+        }
+        String clash = m.sequenceClash();
+        if (clash != null) {
+            return Admission.refused("the field '" + shown(clash) + "' is given twice (in the body and as a document "
+                    + "sequence, or as two sequences); the server merges them into one command, so the proxy cannot "
+                    + "tell which it would use");
+        }
+        String name = m.commandName();
+        if (name.isEmpty()) {
+            return Admission.refused("a message whose body names no command");
+        }
+        BsonDocument body = m.body();
+        if (!body.isString("$db")) {
+            return Admission.refused("the command '" + shown(name) + "' " + (body.containsKey("$db")
+                    ? "has a $db that is not a string" : "names no database ($db)")
+                    + "; every OP_MSG command must (the proxy decides by it)");
+        }
+        if (!m.bodyStringIsUtf8("$db")) {
+            return Admission.refused("a $db that is not valid UTF-8");
+        }
+        String db = body.getString("$db").getValue();
+        String problem = database(db, p);
+        CommandSpec spec = CommandTable.get(name);
+        if (problem == null && spec != null) {
+            problem = ownNamespace(spec, m, body, p);
+        }
+        return problem != null ? Admission.refused(problem) : new Admission(new Command(name, spec, db, false), null);
+    }
+
+    /** What is wrong with a database name a request carries: MongoDB's rules, then the policy's spelling. */
+    private static String database(String db, Policy p) {
+        String problem = NamespaceNames.databaseProblem(db);
+        if (problem != null) {
+            return problem;
+        }
+        String policyDb = p.databaseDifferingInCase(db);
+        return policyDb == null ? null : "the database '" + db + "' differs only in case from '" + policyDb + "', "
+                + "which holds encrypted collections; MongoDB does not hold both, and the proxy does not guess which "
+                + "the server would use";
+    }
+
+    private static String namespace(String ns, Policy p) {
+        String problem = NamespaceNames.namespaceProblem(ns);
+        return problem != null ? problem : database(ns.substring(0, ns.indexOf('.')), p);
+    }
+
+    /** The namespace the command's row says it works on, held to the same rules as $db. */
+    private static String ownNamespace(CommandSpec spec, OpMsgView m, BsonDocument body, Policy p) {
+        return switch (spec.scope()) {
+            case COLLECTION -> body.isString(m.commandName()) ? collection(body.getString(m.commandName()).getValue())
+                    : null;
+            case CURSOR -> body.isString("collection") ? collection(body.getString("collection").getValue()) : null;
+            case NAMESPACE -> body.isString(m.commandName()) ? namespace(body.getString(m.commandName()).getValue(), p)
+                    : null;
+            case NAMESPACES -> bulkNamespaces(m, p);
+            default -> null;
+        };
+    }
+
+    private static String collection(String name) {
+        return NamespaceNames.collectionProblem(name);
+    }
+
+    /** bulkWrite's nsInfo, in the body or as a sequence (never both: see {@link OpMsgView#sequenceClash}). */
+    private static String bulkNamespaces(OpMsgView m, Policy p) {
+        java.util.List<org.bson.BsonValue> entries = new java.util.ArrayList<>();
+        if (m.body().isArray("nsInfo")) {
+            entries.addAll(m.body().getArray("nsInfo"));
+        }
+        for (dev.fleproxy.wire.DocumentSequence s : m.sequences()) {
+            if (s.identifier().equals("nsInfo")) {
+                entries.addAll(s.documents());
+            }
+        }
+        for (org.bson.BsonValue info : entries) {
+            if (info.isDocument() && info.asDocument().isString("ns")) {
+                String problem = namespace(info.asDocument().getString("ns").getValue(), p);
+                if (problem != null) {
+                    return problem;
+                }
+            }
+        }
+        return null;
+    }
+
+    // ---- OP_QUERY: the handshake only --------------------------------------------------------------
+
+    private static Admission handshake(Request request, Policy p) {
+        OpQuery q = request.query();
+        if (!q.fullCollectionName().equals("admin.$cmd")) {
+            return Admission.refused("OP_QUERY on '" + shown(q.fullCollectionName()) + "': while collections are "
+                    + "encrypted OP_QUERY is only for the handshake (hello or isMaster on admin.$cmd); use a driver "
+                    + "that speaks OP_MSG (MongoDB 3.6+)");
+        }
+        if (BsonCursor.nameProblem(queryBytes(request), 0, queryBytes(request).length, true) != null) {
+            return Admission.refused("a handshake that names a field twice or a name that is not valid UTF-8");
+        }
+        BsonDocument wrapper = q.query();
+        BsonDocument cmd = q.command();
+        if (cmd != wrapper && !QUERY_WRAPPING.containsAll(wrapper.keySet())) {
+            return Admission.refused("a handshake wrapped in $query with other fields than $readPreference");
+        }
+        String name = cmd.isEmpty() ? "" : cmd.getFirstKey();
+        if (!CommandTable.isHello(name)) {
+            return Admission.refused("OP_QUERY command '" + shown(name) + "': while collections are encrypted "
+                    + "OP_QUERY is only for the handshake (hello or isMaster); use a driver that speaks OP_MSG");
+        }
+        CommandSpec spec = CommandTable.get(name);
+        for (java.util.Map.Entry<String, org.bson.BsonValue> field : cmd.entrySet()) {
+            String f = field.getKey();
+            boolean flag = spec.others() != null && !field.getValue().isDocument() && !field.getValue().isArray();
+            if (!f.equals(name) && (f.equals("$db") || spec.arg(f) == null && !flag)) {
+                return Admission.refused("the handshake field '" + shown(f) + "' is not one the proxy knows; "
+                        + "over OP_QUERY only the handshake's own fields pass (and flags, single values)");
+            }
+        }
+        return new Admission(new Command(name, spec, "admin", true), null);
+    }
+
+    /** The legacy query document's bytes, as they arrived (its names checked where the decoder would keep one). */
+    private static byte[] queryBytes(Request request) {
+        io.netty.buffer.ByteBuf buf = request.frame().content();
+        int start = buf.readerIndex() + 16 + 4;
+        int nul = buf.indexOf(start, buf.readerIndex() + request.frame().length(), (byte) 0);
+        int docStart = nul + 1 + 8;
+        byte[] doc = new byte[buf.getIntLE(docStart)];
+        buf.getBytes(docStart, doc);
+        return doc;
+    }
+
+    /** A client's name to quote in an error: cut short, control characters made visible. */
+    static String shown(String name) {
+        StringBuilder b = new StringBuilder(Math.min(name.length(), 64) + 1);
+        for (int i = 0; i < name.length() && i < 64; i++) {
+            char ch = name.charAt(i);
+            b.append(ch == '\0' ? "\\0" : Character.isISOControl(ch) ? "?" : String.valueOf(ch));
+        }
+        return name.length() > 64 ? b.append('…').toString() : b.toString();
+    }
+}
