@@ -4,13 +4,13 @@ import dev.fleproxy.config.ConfigSchema;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code java -jar fle-proxy.jar <subcommand>}: the proxy, the embedded backend, keys, rewrap, check. */
+/** {@code java -jar fle-proxy.jar <subcommand>}: the proxy, the embedded backend, keys, rewrap, check, audit, commands. */
 @Command(name = "fle-proxy",
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = "mongo-fle-proxy: a MongoDB wire-protocol proxy with per-collection field encryption.",
         subcommands = {ProxyCommand.class, BackendCommand.class, KeysCommand.class, RewrapCommand.class, CheckCommand.class,
-                AuditCommand.class,
+                AuditCommand.class, CommandsCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

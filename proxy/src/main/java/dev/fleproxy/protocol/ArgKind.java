@@ -73,9 +73,21 @@ public enum ArgKind {
      */
     SETTINGS,
     /**
-     * A document of server configuration forwarded as it is (storageEngine, timeseries,
-     * clusteredIndex, a search index definition, ...): it describes the collection, never holds
-     * documents' values.
+     * A document of server configuration (storageEngine, timeseries, clusteredIndex, a search index
+     * definition, a user's roles, ...): it describes the collection or the server, never holds
+     * documents' values, so it is forwarded as it is unless a name in it is a policy field's path.
      */
-    CONFIGURATION
+    CONFIGURATION,
+    /**
+     * A filter over what the server says about itself (collections, databases, operations, profiler
+     * entries, users), never over a collection's documents: it may name only the fields its row
+     * lists ({@link Arg#fields}; under a field of kind CONFIGURATION, any path that names no policy
+     * field), compare them with single values or lists of them, and combine conditions with $and,
+     * $or, $nor and $not. Anything else ($expr, $where, $elemMatch, a document as a value) is refused.
+     */
+    METADATA_FILTER,
+    /** A list of settings documents with known fields ({@link Arg#fields}): session ids, users. */
+    SETTINGS_LIST,
+    /** explain's command: examined as if it were sent itself. */
+    COMMAND
 }

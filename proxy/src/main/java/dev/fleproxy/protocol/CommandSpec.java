@@ -14,9 +14,13 @@ import java.util.Map;
  * @param labelled whether it has its own value of the metrics' {@code command} label
  * @param crossReferences whether its body can name other namespaces ($lookup, $out, views,
  *        renames, ...): checked for encrypted ones whatever its own namespace
+ * @param self what its own element holds when that is more than a name or a single value
+ *        (explain's command, a list of session ids); null: a collection's name or a single value
+ * @param others how arguments its row does not list are examined on a database with encrypted
+ *        collections (a server's parameters by name, currentOp's filter); null: refused
  */
 public record CommandSpec(String name, Scope scope, OnEncrypted onEncrypted, Rewriter rewriter, Map<String, Arg> args,
-                          boolean labelled, boolean crossReferences) {
+                          boolean labelled, boolean crossReferences, Arg self, Arg others) {
 
     /** How a command names what it works on. */
     public enum Scope {

@@ -95,6 +95,8 @@ final class CommandSpecs {
         private final List<Arg> args = new ArrayList<>(generic);
         private boolean labelled;
         private boolean crossReferences;
+        private Arg self;
+        private Arg others;
         private CommandSpec built;
 
         Builder(String name, Scope scope, OnEncrypted onEncrypted, Rewriter rewriter) {
@@ -106,6 +108,18 @@ final class CommandSpecs {
 
         Builder args(Arg... more) {
             args.addAll(List.of(more));
+            return rebuild();
+        }
+
+        /** What the command's own element holds, when more than a name or a single value. */
+        Builder self(Arg own) {
+            self = own;
+            return rebuild();
+        }
+
+        /** How arguments the row does not list are examined (the server's own names: parameters, filters). */
+        Builder others(Arg rest) {
+            others = rest;
             return rebuild();
         }
 
@@ -135,7 +149,7 @@ final class CommandSpecs {
 
         private Builder rebuild() {
             CommandSpec spec = new CommandSpec(name, scope, onEncrypted, rewriter, byName(args), labelled,
-                    crossReferences);
+                    crossReferences, self, others);
             if (built != null) {
                 all.remove(built);
             }

@@ -3,6 +3,7 @@ package dev.fleproxy.protocol;
 import static dev.fleproxy.protocol.ArgKind.ARRAY_FILTERS;
 import static dev.fleproxy.protocol.ArgKind.BOUNDS;
 import static dev.fleproxy.protocol.ArgKind.BULK_OPERATIONS;
+import static dev.fleproxy.protocol.ArgKind.COMMAND;
 import static dev.fleproxy.protocol.ArgKind.COLLATION;
 import static dev.fleproxy.protocol.ArgKind.COMMENT;
 import static dev.fleproxy.protocol.ArgKind.CONFIGURATION;
@@ -16,6 +17,7 @@ import static dev.fleproxy.protocol.ArgKind.INDEX;
 import static dev.fleproxy.protocol.ArgKind.INDEX_SPECS;
 import static dev.fleproxy.protocol.ArgKind.KEY_PATTERN;
 import static dev.fleproxy.protocol.ArgKind.LET;
+import static dev.fleproxy.protocol.ArgKind.METADATA_FILTER;
 import static dev.fleproxy.protocol.ArgKind.NAMES;
 import static dev.fleproxy.protocol.ArgKind.NAMESPACE;
 import static dev.fleproxy.protocol.ArgKind.NAMESPACES;
@@ -23,6 +25,7 @@ import static dev.fleproxy.protocol.ArgKind.OPTION;
 import static dev.fleproxy.protocol.ArgKind.PIPELINE;
 import static dev.fleproxy.protocol.ArgKind.PROJECTION;
 import static dev.fleproxy.protocol.ArgKind.SETTINGS;
+import static dev.fleproxy.protocol.ArgKind.SETTINGS_LIST;
 import static dev.fleproxy.protocol.ArgKind.SORT;
 import static dev.fleproxy.protocol.ArgKind.STORED_FILTER;
 import static dev.fleproxy.protocol.ArgKind.UPDATE;
@@ -57,15 +60,6 @@ import java.util.Set;
  * server's internal arguments (those mongos adds for shards) are not, since drivers do not send them.
  */
 public final class CommandTable {
-    /**
-     * Legacy opcodes drivers since MongoDB 3.6 never send: OP_UPDATE, OP_INSERT, OP_DELETE and
-     * OP_KILL_CURSORS get no reply by design, OP_GET_MORE's would carry documents in an OP_REPLY,
-     * which the proxy does not decrypt. While collections are encrypted, a connection that sends
-     * one is closed.
-     */
-    public static final Set<Integer> LEGACY_OPCODES = Set.of(2001, 2002, 2005, 2006, 2007);
-
-
     /** Arguments every command may carry (the command reference's generic arguments). */
     private static final List<Arg> GENERIC = List.of(
             arg("$db", NAMESPACE),
@@ -85,10 +79,60 @@ public final class CommandTable {
     private static final CommandSpecs SPECS = new CommandSpecs(GENERIC);
 
     private static final Arg CURSOR = settings("cursor", option("batchSize"));
+    /**
+     * The profiler's filter (profile, setProfilingFilterGlobally): over the fields of its entries
+     * that hold no command and no document (command, originatingCommand and execStats do).
+     */
+    private static final Arg PROFILER_FILTER = arg("filter", METADATA_FILTER, option("op"), option("ns"),
+            option("millis"), option("ts"), option("client"), option("appName"), option("user"),
+            configuration("allUsers"), option("nreturned"), option("keysExamined"), option("docsExamined"),
+            option("planSummary"), option("planningTimeMicros"), option("responseLength"), option("numYield"),
+            option("nMatched"), option("nModified"), option("ninserted"), option("ndeleted"), option("nUpserted"),
+            option("keysInserted"), option("keysDeleted"), option("writeConflicts"), option("hasSortStage"),
+            option("usedDisk"), option("fromMultiPlanner"), option("fromPlanCache"), option("replanned"),
+            option("replanReason"), option("queryHash"), option("planCacheShapeHash"), option("planCacheKey"),
+            option("queryShapeHash"), option("cursorid"), option("cursorExhausted"), option("protocol"),
+            configuration("locks"), configuration("flowControl"), configuration("storage"),
+            option("durationMillis"), option("cpuNanos"), option("workingMillis"), option("isFromUserConnection"),
+            option("errCode"), option("errName"));
+    /** What the server says of its operations (currentOp, $currentOp): no field that holds a command or document. */
+    private static final Arg OPERATIONS = arg("filter", METADATA_FILTER, option("type"), option("host"), option("desc"),
+            option("connectionId"), option("client"), option("client_s"), option("appName"),
+            configuration("clientMetadata"), option("active"), option("currentOpTime"),
+            configuration("effectiveUsers"), configuration("runBy"), option("threaded"), option("opid"),
+            configuration("lsid"), configuration("transaction"), option("secs_running"),
+            option("microsecs_running"), option("op"), option("ns"), option("planSummary"),
+            option("prepareReadConflicts"), option("writeConflicts"), configuration("locks"),
+            option("waitingForLock"), option("msg"), configuration("progress"), option("killPending"),
+            option("numYields"), option("dataThroughputLastSecond"), option("dataThroughputAverage"),
+            option("waitingForFlowControl"), configuration("flowControlStats"), configuration("lockStats"),
+            configuration("waitingForLatch"), configuration("queues"), configuration("currentQueue"),
+            option("redacted"), option("isFromUserConnection"));
+
     /** A collation's settings (the command reference's collation document), each a single value. */
     private static final Arg COLLATION_SPEC = arg("collation", COLLATION, option("locale"), option("caseLevel"),
             option("caseFirst"), option("strength"), option("numericOrdering"), option("alternate"),
             option("maxVariable"), option("normalization"), option("backwards"), option("version"));
+
+    /**
+     * The stages that start a database-level aggregate ({@code aggregate: 1}) the proxy examines on
+     * a database with encrypted collections (and on admin), each with the fields of the records it
+     * returns (what a later $match, $sort or $project may name). $changeStream is not among them:
+     * its events would carry the encrypted collections' documents.
+     */
+    private static final java.util.Map<String, Arg> DATABASE_STAGES = java.util.Map.of(
+            "$currentOp", OPERATIONS,
+            "$listLocalSessions", arg("sessions", METADATA_FILTER, configuration("_id"), option("lastUse"),
+                    configuration("user")),
+            "$querySettings", arg("settings", METADATA_FILTER, option("queryShapeHash"), configuration("settings"),
+                    configuration("representativeQuery"), configuration("debugQueryShape")),
+            "$listSampledQueries", arg("samples", METADATA_FILTER, option("ns"), option("collectionUuid"),
+                    option("sampleId"), option("cmdName"), configuration("cmd"), option("expireAt")),
+            "$listClusterCatalog", arg("catalog", METADATA_FILTER, option("db"), option("ns"), option("name"),
+                    option("type"), configuration("options"), configuration("info"), configuration("idIndex"),
+                    configuration("shards"), option("tracked"), option("sharded"), option("balancingEnabled"),
+                    configuration("shardKey")),
+            "$shardedDataDistribution", arg("distribution", METADATA_FILTER, option("ns"), configuration("shards")));
 
     static {
         crud();
@@ -115,6 +159,15 @@ public final class CommandTable {
     /** Every name the table knows, aliases included. */
     public static Set<String> names() {
         return SPECS.names();
+    }
+
+    /**
+     * A stage that may start a database-level aggregate on a database with encrypted collections,
+     * with the fields of the records it returns; null for any other ($documents and $changeStream
+     * are decided by their own rules).
+     */
+    public static Arg databaseStage(String name) {
+        return DATABASE_STAGES.get(name);
     }
 
     /** The handshake, in its three spellings; its replies are rewritten (server.HelloRewriter). */
@@ -177,7 +230,8 @@ public final class CommandTable {
             spec(name, Scope.COLLECTION, OnEncrypted.REFUSE, null);
         }
         builder("mapReduce").crossReferences().alias("mapreduce");
-        spec("explain", Scope.DATABASE, OnEncrypted.REFUSE, null).labelled().crossReferences();
+        spec("explain", Scope.DATABASE, OnEncrypted.REFUSE, null).labelled().crossReferences()
+                .self(arg("explain", COMMAND)).args(option("verbosity"));
     }
 
     /** Collections and indexes. */
@@ -187,7 +241,7 @@ public final class CommandTable {
                 option("expireAfterSeconds"), option("hidden"), configuration("storageEngine"),
                 configuration("weights"), option("default_language"), option("language_override"),
                 option("textIndexVersion"), option("2dsphereIndexVersion"), option("bits"), option("min"),
-                option("max"), option("bucketSize"), COLLATION_SPEC, configuration("wildcardProjection"),
+                option("max"), option("bucketSize"), COLLATION_SPEC, arg("wildcardProjection", PROJECTION),
                 arg("partialFilterExpression", STORED_FILTER), option("background"), option("v"),
                 option("prepareUnique")), option("commitQuorum"));
         collection("create", Rewriter.COLLECTION_OPTIONS).labelled().crossReferences().args(option("capped"),
@@ -198,7 +252,9 @@ public final class CommandTable {
                 configuration("clusteredIndex"), configuration("changeStreamPreAndPostImages"),
                 configuration("encryptedFields"), configuration("idIndex"));
         collection("collMod", Rewriter.COLLECTION_OPTIONS).labelled().crossReferences().args(
-                configuration("index"), arg("validator", STORED_FILTER), option("validationLevel"),
+                settings("index", arg("keyPattern", KEY_PATTERN), option("name"), option("hidden"),
+                        option("expireAfterSeconds"), option("prepareUnique"), option("unique"),
+                        option("forceNonUnique")), arg("validator", STORED_FILTER), option("validationLevel"),
                 option("validationAction"), arg("viewOn", VIEW), arg("pipeline", VIEW), option("expireAfterSeconds"),
                 configuration("changeStreamPreAndPostImages"), option("cappedSize"), option("cappedMax"),
                 configuration("timeseries"), option("dryRun"), option("timeseriesBucketsMayHaveMixedSchemaData"));
@@ -221,10 +277,13 @@ public final class CommandTable {
         spec("renameCollection", Scope.NAMESPACE, OnEncrypted.REFUSE, null).labelled().crossReferences();
         spec("internalRenameIfOptionsAndIndexesMatch", Scope.SERVER, OnEncrypted.REFUSE, null).crossReferences();
         spec("applyOps", Scope.SERVER, OnEncrypted.REFUSE, null).crossReferences();
-        spec("filemd5", Scope.DATABASE, OnEncrypted.PASS, null);
+        spec("filemd5", Scope.DATABASE, OnEncrypted.PASS, null).args(option("root"), option("partialOk"),
+                option("startAt"), option("md5state"));
         // query settings hold a whole query shape, constants included: refused on encrypted ones (CrossReferences)
-        spec("setQuerySettings", Scope.SERVER, OnEncrypted.PASS, null).crossReferences();
-        spec("removeQuerySettings", Scope.SERVER, OnEncrypted.PASS, null).crossReferences();
+        spec("setQuerySettings", Scope.SERVER, OnEncrypted.PASS, null).crossReferences()
+                .self(configuration("setQuerySettings")).args(configuration("settings"));
+        spec("removeQuerySettings", Scope.SERVER, OnEncrypted.PASS, null).crossReferences()
+                .self(configuration("removeQuerySettings"));
     }
 
     /** Sharding: key patterns pass; commands whose arguments hold shard-key values do not. */
@@ -251,68 +310,168 @@ public final class CommandTable {
                 "reshardCollection", "analyzeShardKey", "checkShardingIndex"}) {
             spec(name, Scope.NAMESPACE, OnEncrypted.REFUSE, null);
         }
-        spec("enableSharding", Scope.SERVER, OnEncrypted.PASS, null).labelled();
+        spec("enableSharding", Scope.SERVER, OnEncrypted.PASS, null).labelled().args(option("primaryShard"));
         spec("flushRouterConfig", Scope.SERVER, OnEncrypted.PASS, null);
-        spec("checkMetadataConsistency", Scope.DATABASE, OnEncrypted.PASS, null);
-        for (String name : new String[] {"addShard", "addShardToZone", "removeShard", "removeShardFromZone",
-                "balancerStart", "balancerStatus", "balancerStop", "listShards", "getShardMap", "isdbgrid",
-                "shardingState", "movePrimary", "mergeAllChunksOnShard", "transitionToDedicatedConfigServer",
-                "transitionFromDedicatedConfigServer", "resetPlacementHistory"}) {
+        spec("checkMetadataConsistency", Scope.DATABASE, OnEncrypted.PASS, null).args(CURSOR,
+                option("checkIndexes"), option("dbMetadataLockMaxTimeMS"));
+        for (String name : new String[] {"balancerStart", "balancerStatus", "balancerStop", "listShards", "getShardMap",
+                "isdbgrid", "shardingState", "transitionToDedicatedConfigServer", "transitionFromDedicatedConfigServer",
+                "resetPlacementHistory", "removeShard"}) {
             spec(name, Scope.SERVER, OnEncrypted.PASS, null);
         }
+        spec("addShard", Scope.SERVER, OnEncrypted.PASS, null).args(option("name"), option("maxSize"));
+        spec("addShardToZone", Scope.SERVER, OnEncrypted.PASS, null).args(option("zone"));
+        spec("removeShardFromZone", Scope.SERVER, OnEncrypted.PASS, null).args(option("zone"));
+        spec("movePrimary", Scope.SERVER, OnEncrypted.PASS, null).args(option("to"));
+        spec("mergeAllChunksOnShard", Scope.SERVER, OnEncrypted.PASS, null).args(option("shard"),
+                option("maxNumberOfChunksToMerge"));
     }
 
     /** Handshake, authentication, sessions and transactions. */
     private static void connection() {
-        spec("hello", Scope.CONNECTION, OnEncrypted.PASS, null).labelled();
-        spec("isMaster", Scope.CONNECTION, OnEncrypted.PASS, null).alias("ismaster").labelled();
-        for (String name : new String[] {"saslStart", "saslContinue", "authenticate", "logout", "ping",
-                "buildInfo", "endSessions", "startSession"}) {
+        // the handshake's own fields (the MongoDB Handshake spec, the server's hello), also all an OP_QUERY
+        // hello may carry (admission.AdmissionGate); drivers add flags to it (backpressure, 2025), so a
+        // field it does not list passes as a single value, unless its name is a policy field's
+        Arg[] handshake = {option("helloOk"), configuration("client"), arg("compression", NAMES),
+            option("saslSupportedMechs"), configuration("speculativeAuthenticate"), configuration("topologyVersion"),
+            option("maxAwaitTimeMS"), option("loadBalanced"), option("backpressure"), option("forShell"),
+            configuration("internalClient"), option("hangUpOnStepDown")};
+        spec("hello", Scope.CONNECTION, OnEncrypted.PASS, null).labelled().args(handshake).others(option("flag"));
+        spec("isMaster", Scope.CONNECTION, OnEncrypted.PASS, null).alias("ismaster").labelled().args(handshake)
+                .others(option("flag"));
+        spec("saslStart", Scope.CONNECTION, OnEncrypted.PASS, null).labelled().args(option("mechanism"),
+                option("payload"), option("autoAuthorize"), configuration("options"));
+        spec("saslContinue", Scope.CONNECTION, OnEncrypted.PASS, null).labelled().args(option("conversationId"),
+                option("payload"), configuration("options"));
+        spec("authenticate", Scope.CONNECTION, OnEncrypted.PASS, null).labelled().args(option("mechanism"),
+                option("user"), option("nonce"), option("key"));
+        for (String name : new String[] {"logout", "ping", "buildInfo", "startSession"}) {
             spec(name, Scope.CONNECTION, OnEncrypted.PASS, null).labelled();
         }
+        Arg sessionIds = arg("sessions", SETTINGS_LIST, option("id"), option("uid"));
+        spec("endSessions", Scope.CONNECTION, OnEncrypted.PASS, null).labelled().self(sessionIds);
         spec("getnonce", Scope.CONNECTION, OnEncrypted.PASS, null);
         builder("buildInfo").alias("buildinfo");
-        for (String name : new String[] {"refreshSessions", "commitTransaction", "abortTransaction"}) {
-            spec(name, Scope.SERVER, OnEncrypted.PASS, null).labelled();
+        spec("refreshSessions", Scope.SERVER, OnEncrypted.PASS, null).labelled().self(sessionIds);
+        for (String name : new String[] {"commitTransaction", "abortTransaction"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null).labelled().args(configuration("recoveryToken"));
         }
-        for (String name : new String[] {"killSessions", "killAllSessions", "killAllSessionsByPattern"}) {
-            spec(name, Scope.SERVER, OnEncrypted.PASS, null);
-        }
+        spec("killSessions", Scope.SERVER, OnEncrypted.PASS, null).self(sessionIds);
+        spec("killAllSessions", Scope.SERVER, OnEncrypted.PASS, null).self(arg("users", SETTINGS_LIST, option("user"),
+                option("db")));
+        spec("killAllSessionsByPattern", Scope.SERVER, OnEncrypted.PASS, null).self(arg("patterns", SETTINGS_LIST,
+                configuration("lsid"), option("uid"), configuration("users"), configuration("roles")));
     }
 
     /** The server as a whole: diagnostics, administration, replication, users and roles, auditing. */
     private static void server() {
-        for (String name : new String[] {"getParameter", "serverStatus", "connectionStatus", "whatsmyuri", "getLog",
-                "hostInfo", "listDatabases", "replSetGetStatus", "replSetInitiate", "replSetReconfig"}) {
-            spec(name, Scope.SERVER, OnEncrypted.PASS, null).labelled();
+        spec("currentOp", Scope.SERVER, OnEncrypted.PASS, null).args(option("$all"), option("$ownOps"),
+                option("$truncateOps")).others(OPERATIONS);
+        spec("killOp", Scope.SERVER, OnEncrypted.PASS, null).args(option("op"));
+        spec("listDatabases", Scope.SERVER, OnEncrypted.PASS, null).labelled().args(arg("filter", METADATA_FILTER,
+                option("name"), option("sizeOnDisk"), option("empty"), configuration("shards")), option("nameOnly"),
+                option("authorizedDatabases"));
+        // parameters and status sections, by the server's own names
+        spec("getParameter", Scope.SERVER, OnEncrypted.PASS, null).labelled().self(settings("getParameter",
+                option("showDetails"), option("allParameters"), option("setAt"))).others(option("parameter"));
+        spec("setParameter", Scope.SERVER, OnEncrypted.PASS, null).others(configuration("parameter"));
+        spec("serverStatus", Scope.SERVER, OnEncrypted.PASS, null).labelled().others(configuration("section"));
+        spec("getClusterParameter", Scope.SERVER, OnEncrypted.PASS, null).self(arg("getClusterParameter", NAMES));
+        spec("setClusterParameter", Scope.SERVER, OnEncrypted.PASS, null).self(configuration("setClusterParameter"));
+        spec("connectionStatus", Scope.SERVER, OnEncrypted.PASS, null).labelled().args(option("showPrivileges"));
+        spec("replSetGetStatus", Scope.SERVER, OnEncrypted.PASS, null).labelled().args(option("initialSync"));
+        spec("replSetInitiate", Scope.SERVER, OnEncrypted.PASS, null).labelled().self(configuration("config"));
+        spec("replSetReconfig", Scope.SERVER, OnEncrypted.PASS, null).labelled().self(configuration("config"))
+                .args(option("force"));
+        spec("replSetGetConfig", Scope.SERVER, OnEncrypted.PASS, null).args(option("commitmentStatus"),
+                option("includeNewlyAdded"));
+        spec("replSetResizeOplog", Scope.SERVER, OnEncrypted.PASS, null).args(option("size"),
+                option("minRetentionHours"));
+        spec("replSetStepDown", Scope.SERVER, OnEncrypted.PASS, null).args(option("secondaryCatchUpPeriodSecs"),
+                option("force"));
+        spec("lockInfo", Scope.SERVER, OnEncrypted.PASS, null).args(option("includeStorageEngineDiagnostics"));
+        spec("fsync", Scope.SERVER, OnEncrypted.PASS, null).args(option("lock"), option("async"),
+                option("fsyncLockAcquisitionTimeoutMillis"));
+        spec("rotateCertificates", Scope.SERVER, OnEncrypted.PASS, null).args(option("message"));
+        spec("setFeatureCompatibilityVersion", Scope.SERVER, OnEncrypted.PASS, null).args(option("confirm"));
+        spec("getDefaultRWConcern", Scope.SERVER, OnEncrypted.PASS, null).args(option("inMemory"));
+        spec("setDefaultRWConcern", Scope.SERVER, OnEncrypted.PASS, null).args(configuration("defaultReadConcern"),
+                configuration("defaultWriteConcern"));
+        spec("setUserWriteBlockMode", Scope.SERVER, OnEncrypted.PASS, null).args(option("global"),
+                option("reason"));
+        spec("shutdown", Scope.SERVER, OnEncrypted.PASS, null).args(option("force"), option("timeoutSecs"));
+        spec("dropConnections", Scope.SERVER, OnEncrypted.PASS, null).args(arg("hostAndPort", NAMES));
+        spec("getAuditConfig", Scope.SERVER, OnEncrypted.PASS, null);
+        spec("setAuditConfig", Scope.SERVER, OnEncrypted.PASS, null).args(option("auditAuthorizationSuccess"),
+                configuration("filter"));
+        spec("appendOplogNote", Scope.SERVER, OnEncrypted.PASS, null).args(arg("data", COMMENT));
+        spec("getLastError", Scope.SERVER, OnEncrypted.PASS, null).args(option("w"), option("j"), option("wtimeout"),
+                option("fsync"));
+        spec("setFreeMonitoring", Scope.SERVER, OnEncrypted.PASS, null).args(option("action"));
+        spec("setProfilingFilterGlobally", Scope.SERVER, OnEncrypted.PASS, null).args(PROFILER_FILTER);
+        spec("setChangeStreamState", Scope.SERVER, OnEncrypted.PASS, null).args(option("enabled"));
+        spec("startRecordingTraffic", Scope.SERVER, OnEncrypted.PASS, null).args(option("filename"),
+                option("maxFileSize"), option("bufferSize"), option("maxMemUsage"));
+        spec("autoCompact", Scope.SERVER, OnEncrypted.PASS, null).args(option("freeSpaceTargetMB"),
+                option("runOnce"));
+        for (String name : new String[] {"getCmdLineOpts", "listCommands", "connPoolStats", "shardConnPoolStats", "top",
+                "fsyncUnlock", "logRotate", "features", "logApplicationMessage", "replSetAbortPrimaryCatchUp",
+                "replSetFreeze", "replSetMaintenance", "replSetSyncFrom", "resetError", "getPrevError", "atlasVersion",
+                "getFreeMonitoringStatus", "availableQueryOptions", "replSetHeartbeat", "replSetUpdatePosition",
+                "getDiagnosticData", "invalidateUserCache", "getChangeStreamState", "stopRecordingTraffic",
+                "whatsmyuri", "getLog", "hostInfo"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null);
         }
-        for (String name : new String[] {"getCmdLineOpts", "listCommands", "lockInfo", "connPoolStats",
-                "shardConnPoolStats", "top", "currentOp", "killOp", "fsync", "fsyncUnlock", "logRotate",
-                "rotateCertificates", "setFeatureCompatibilityVersion", "getDefaultRWConcern", "setDefaultRWConcern",
-                "getClusterParameter", "setClusterParameter", "setParameter", "setUserWriteBlockMode", "shutdown",
-                "dropConnections", "features", "getAuditConfig", "setAuditConfig", "logApplicationMessage",
-                "appendOplogNote", "replSetAbortPrimaryCatchUp", "replSetFreeze", "replSetGetConfig",
-                "replSetMaintenance", "replSetResizeOplog", "replSetStepDown", "replSetSyncFrom", "getLastError",
-                "resetError", "getPrevError", "atlasVersion", "getFreeMonitoringStatus",
-                "setFreeMonitoring", "availableQueryOptions",
-                "replSetHeartbeat", "replSetUpdatePosition", "setProfilingFilterGlobally", "getDiagnosticData",
-                "usersInfo", "rolesInfo", "createUser", "updateUser", "dropUser",
-                "dropAllUsersFromDatabase", "grantRolesToUser", "revokeRolesFromUser", "createRole", "updateRole",
-                "dropRole", "dropAllRolesFromDatabase", "grantPrivilegesToRole", "revokePrivilegesFromRole",
-                "grantRolesToRole", "revokeRolesFromRole", "invalidateUserCache", "setChangeStreamState",
-                "getChangeStreamState", "startRecordingTraffic", "stopRecordingTraffic", "autoCompact"}) {
+        for (String name : new String[] {"whatsmyuri", "getLog", "hostInfo"}) {
+            builder(name).labelled();
+        }
+        users();
+    }
+
+    /** Users and roles: names, roles and privileges are configuration; customData is the application's own. */
+    private static void users() {
+        Arg[] user = {option("pwd"), arg("customData", COMMENT), configuration("roles"), option("digestPassword"),
+            arg("mechanisms", NAMES), configuration("authenticationRestrictions")};
+        spec("createUser", Scope.SERVER, OnEncrypted.PASS, null).args(user);
+        spec("updateUser", Scope.SERVER, OnEncrypted.PASS, null).args(user);
+        spec("usersInfo", Scope.SERVER, OnEncrypted.PASS, null).self(configuration("usersInfo")).args(
+                option("showCredentials"), option("showCustomData"), option("showPrivileges"),
+                option("showAuthenticationRestrictions"), arg("filter", METADATA_FILTER, option("_id"),
+                        option("user"), option("db"), configuration("roles"), arg("mechanisms", NAMES)));
+        spec("rolesInfo", Scope.SERVER, OnEncrypted.PASS, null).self(configuration("rolesInfo")).args(
+                option("showPrivileges"), option("showBuiltinRoles"), option("showAuthenticationRestrictions"));
+        Arg[] role = {configuration("privileges"), configuration("roles"),
+            configuration("authenticationRestrictions")};
+        spec("createRole", Scope.SERVER, OnEncrypted.PASS, null).args(role);
+        spec("updateRole", Scope.SERVER, OnEncrypted.PASS, null).args(role);
+        for (String name : new String[] {"grantRolesToUser", "revokeRolesFromUser", "grantRolesToRole",
+                "revokeRolesFromRole"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null).args(configuration("roles"));
+        }
+        for (String name : new String[] {"grantPrivilegesToRole", "revokePrivilegesFromRole"}) {
+            spec(name, Scope.SERVER, OnEncrypted.PASS, null).args(configuration("privileges"));
+        }
+        for (String name : new String[] {"dropUser", "dropAllUsersFromDatabase", "dropRole", "dropAllRolesFromDatabase"}) {
             spec(name, Scope.SERVER, OnEncrypted.PASS, null);
         }
     }
 
     /** The database as a whole. */
     private static void database() {
-        for (String name : new String[] {"listCollections", "dbStats", "dropDatabase"}) {
-            spec(name, Scope.DATABASE, OnEncrypted.PASS, null).labelled();
-        }
-        for (String name : new String[] {"profile", "dbHash", "validateDBMetadata", "dbCheck"}) {
-            spec(name, Scope.DATABASE, OnEncrypted.PASS, null);
-        }
+        spec("listCollections", Scope.DATABASE, OnEncrypted.PASS, null).labelled().args(arg("filter", METADATA_FILTER,
+                option("name"), option("type"), configuration("options"), configuration("info"),
+                configuration("idIndex")), option("nameOnly"), option("authorizedCollections"), CURSOR);
+        spec("dbStats", Scope.DATABASE, OnEncrypted.PASS, null).labelled().args(option("scale"), option("freeStorage"));
+        spec("dropDatabase", Scope.DATABASE, OnEncrypted.PASS, null).labelled();
+        spec("profile", Scope.DATABASE, OnEncrypted.PASS, null).args(option("slowms"), option("sampleRate"),
+                PROFILER_FILTER);
+        spec("dbHash", Scope.DATABASE, OnEncrypted.PASS, null).args(arg("collections", NAMES));
+        spec("validateDBMetadata", Scope.DATABASE, OnEncrypted.PASS, null).args(settings("apiParameters",
+                option("version"), option("strict"), option("deprecationErrors")), option("db"), option("collection"));
+        spec("dbCheck", Scope.DATABASE, OnEncrypted.PASS, null).args(option("maxCount"), option("maxSize"),
+                option("maxCountPerSecond"), option("maxDocsPerBatch"), option("maxBatchTimeMillis"),
+                option("snapshotRead"), configuration("batchWriteConcern"), option("validateMode"),
+                option("skipLookupForExtraKeys"), option("bsonValidateMode"));
     }
 
     // ---- building (CommandSpecs): the rows above name what the registry builds --------------

@@ -9,6 +9,7 @@ import dev.fleproxy.keys.KeysPending;
 import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.Policy;
+import dev.fleproxy.protocol.Command;
 import dev.fleproxy.protocol.CommandSpec;
 import dev.fleproxy.protocol.CommandTable;
 import dev.fleproxy.protocol.ErrorReplies;
@@ -36,15 +37,12 @@ import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
-import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpMsgView;
-import dev.fleproxy.wire.OpQuery;
 import java.time.Duration;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.bson.BsonDocument;
-import org.bson.BsonValue;
 
 /**
  * Encrypts what is written to, and decrypts what is read from, the collections of the policy
@@ -70,6 +68,8 @@ public final class EncryptionFilter implements MessageFilter {
     /** The audit trail, or null without one. */
     private final AuditLog audit;
     private final ProxyMetrics metrics;
+    /** Commands on a database that holds encrypted collections (or on admin) that name none of them. */
+    private final DatabaseCommands databases;
 
     /** @param kmsWait how long a message may wait for keys (its await decisions carry it; refusals name it) */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait) {
@@ -91,6 +91,7 @@ public final class EncryptionFilter implements MessageFilter {
         this.kmsWait = kmsWait;
         this.contexts = new CollectionContexts(policy);
         this.replies = new Replies(resolver, envelopes, kmsWait, metrics, policy);
+        this.databases = new DatabaseCommands(policy);
     }
 
     @Override
@@ -109,14 +110,18 @@ public final class EncryptionFilter implements MessageFilter {
             if (carriedOut != null) {
                 return carriedOut; // the next step of a write the proxy carries out itself
             }
-            return switch (request.opCode()) {
-                case OpCode.OP_MSG -> opMsg(request, p, keys);
-                case OpCode.OP_QUERY -> legacyQuery(request.query(), p);
-                default -> CommandTable.LEGACY_OPCODES.contains(request.opCode())
-                        ? RequestDecision.close("legacy opcode " + OpCode.name(request.opCode()) + " is not supported "
-                                + "while collections are encrypted (drivers since MongoDB 3.6 use OP_MSG)")
-                        : RequestDecision.PASS;
-            };
+            Command command = request.command();
+            if (command == null) {
+                // the admission gate admits every request while collections are encrypted; one it did not
+                // see (the policy changed between the two) is not read here either
+                throw Refusal.command("(a request)", "a request the admission gate did not admit (the policy changed "
+                        + "while it was read); send it again");
+            }
+            if (command.legacyHandshake()) {
+                databases.examine(command.spec(), request.query().command(), 0, command.database(), p);
+                return RequestDecision.PASS;
+            }
+            return opMsg(request, command, p, keys);
         } catch (KeysPending pending) {
             return RequestDecision.await(keys.fetchPending(), kmsWait);
         } catch (Refusal r) {
@@ -129,88 +134,48 @@ public final class EncryptionFilter implements MessageFilter {
         }
     }
 
-    private RequestDecision legacyQuery(OpQuery q, Policy p) {
-        String cmd = q.isCommand() && !q.command().isEmpty() ? q.command().getFirstKey() : null;
-        if (cmd != null && CommandTable.isConnectionLevel(cmd)) {
-            return RequestDecision.PASS;
-        }
-        if (p.coversDatabase(q.database())) {
-            throw Refusal.command(q.fullCollectionName(), "legacy OP_QUERY is not supported on a database with "
-                    + "encrypted collections; use a driver that speaks OP_MSG (MongoDB 3.6+)");
-        }
-        if (cmd != null) {
-            // servers before 5.1 still run commands sent this way, $merge into another database included
-            CommandSpec spec = CommandTable.get(cmd);
-            if (spec == null && q.database().equals("admin")) {
-                throw unknownCommand(cmd, q.database());
-            }
-            BsonDocument c = q.command();
-            BsonValue target = c.get(cmd);
-            CrossReferences.check(cmd, c, p, q.database(), target.isString() ? target.asString().getValue() : null);
-        }
-        return RequestDecision.PASS;
-    }
-
     /**
-     * An OP_MSG command, routed by its entry in the command table: connection-level commands pass;
-     * a command on a namespace no policy names passes (its body checked for references to
-     * encrypted ones where it can make them); on an encrypted namespace every argument is examined
-     * and the command is rewritten, passed or refused as its entry says. A command the table does
-     * not know passes only where its target is shown to be plain.
+     * An OP_MSG command the admission gate admitted, routed by its row in the command table: on an
+     * encrypted collection every argument is examined and the command rewritten, passed or refused
+     * as its row says; a command that names no encrypted collection but is sent to a database that
+     * holds some (or to admin) has every argument examined against its row too ({@link
+     * DatabaseCommands}); anywhere else it passes, its body checked for references to encrypted
+     * collections where it can make them. A command the table does not know passes only where its
+     * database holds nothing encrypted.
      */
-    private RequestDecision opMsg(Request request, Policy p, CollectionKeys keys) {
-        String cmd = request.commandName();
+    private RequestDecision opMsg(Request request, Command command, Policy p, CollectionKeys keys) {
         OpMsgView m = request.msg();
-        if (cmd.isEmpty() || CommandTable.isConnectionLevel(cmd)) {
-            return RequestDecision.PASS;
-        }
-        String db = database(m);
-        if (db == null) {
-            return RequestDecision.PASS; // the server will reject it
-        }
-        CommandSpec spec = CommandTable.get(cmd);
+        String db = command.database();
+        CommandSpec spec = command.spec();
         if (spec == null) {
-            if (db.equals("admin") || p.coversDatabase(db)) {
-                throw unknownCommand(cmd, db);
+            if (DatabaseCommands.examines(db, p)) {
+                throw unknownCommand(command.name(), db);
             }
             return RequestDecision.PASS; // a database without encrypted collections
         }
         if (spec.scope() == CommandSpec.Scope.NAMESPACES) {
             return BulkWrites.decide(request, spec, p, keys, contexts, kmsWait, audit, metrics);
         }
-        String targetArg = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : cmd;
+        String targetArg = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : command.name();
         String name = m.bodyString(targetArg);
         if (name != null && !m.bodyStringIsUtf8(targetArg)) {
             throw Refusal.command(db + ".(?)", "the command " + spec.name() + " on a collection whose name is not "
                     + "valid UTF-8");
         }
         CollectionPolicy cp = name == null ? null : target(spec.scope(), name, db, p);
-        if (cp == null) {
-            // Not an encrypted collection, but maybe a way into one, from any database.
-            if (spec.crossReferences()) {
-                CrossReferences.check(spec.name(), m.body(), p, db, name);
-            }
-            return RequestDecision.PASS;
+        if (cp != null) {
+            return onEncrypted(request, spec, cp, p, db, keys);
         }
-        return onEncrypted(request, spec, cp, p, db, keys);
-    }
-
-    /**
-     * The $db a command is sent to; null if it names none. A command whose top-level names the
-     * proxy cannot read as the server would (which command, or which namespace, would the server
-     * run?), or whose $db is not UTF-8, is refused: not forwarded while encrypting.
-     */
-    private static String database(OpMsgView m) {
-        BsonCursor.NameProblem names = m.topLevelNameProblem();
-        if (names != null) {
-            throw Refusal.command("(a command)", names.describe() + " at the top of a command; the proxy refuses "
-                    + "commands it cannot read as the server would while collections are encrypted");
+        // Not an encrypted collection, but maybe a way into one, from any database.
+        if (spec.crossReferences()) {
+            CrossReferences.check(spec.name(), m.body(), p, db, name);
         }
-        String db = m.bodyString("$db");
-        if (db != null && !m.bodyStringIsUtf8("$db")) {
-            throw Refusal.command("(a database)", "a $db that is not valid UTF-8");
+        boolean namesCollection = name != null && spec.scope() != CommandSpec.Scope.SERVER
+                && spec.scope() != CommandSpec.Scope.DATABASE && spec.scope() != CommandSpec.Scope.CONNECTION;
+        if (!namesCollection && DatabaseCommands.examines(db, p)) {
+            databases.examine(spec, m.body(), m.sequenceCount(), db, p);
         }
-        return db;
+        return RequestDecision.PASS;
     }
 
     /**

@@ -225,15 +225,16 @@ class EncryptionFilterTest extends FilterFixture {
     }
 
     @Test
-    void legacyCommandsFromDatabasesWithoutPolicyAreCheckedToo() {
-        OpQuery q = new OpQuery(0, "other.$cmd", 0, -1, BsonDocument.parse("{aggregate: 'src', pipeline: "
-                + "[{$merge: {into: {db: 'hr', coll: 'people'}}}], cursor: {}}"), null);
-        OpReply reply = (OpReply) assertInstanceOf(RequestDecision.Refuse.class, decide(q)).reply();
-        BsonDocument err = reply.documents().get(0);
-        assertEquals(9720011, err.getInt32("code").getValue());
-        assertTrue(err.getString("errmsg").getValue().contains("hr.people"), err.toJson());
-        assertSame(RequestDecision.PASS, decide(new OpQuery(0, "other.$cmd", 0, -1,
-                BsonDocument.parse("{aggregate: 'src', pipeline: [{$merge: {into: 'dst'}}], cursor: {}}"), null)));
+    void legacyCommandsAreRefusedWhateverTheirDatabase() {
+        // OP_QUERY carries only the handshake while collections are encrypted (the admission gate)
+        for (String query : new String[] {"{aggregate: 'src', pipeline: [{$merge: {into: {db: 'hr', coll: 'people'}}}], "
+                + "cursor: {}}", "{aggregate: 'src', pipeline: [{$merge: {into: 'dst'}}], cursor: {}}"}) {
+            OpQuery q = new OpQuery(0, "other.$cmd", 0, -1, BsonDocument.parse(query), null);
+            OpReply reply = (OpReply) assertInstanceOf(RequestDecision.Refuse.class, decide(q)).reply();
+            BsonDocument err = reply.documents().get(0);
+            assertEquals(9720011, err.getInt32("code").getValue());
+            assertTrue(err.getString("errmsg").getValue().contains("only for the handshake"), err.toJson());
+        }
     }
 
     @Test
@@ -420,7 +421,7 @@ class EncryptionFilterTest extends FilterFixture {
         BsonValue stored = rewritten(decide(command("{insert: 'people', $db: 'hr', documents: [{_id: 1, ssn: '"
                 + SSN + "'}]}"))).body().getArray("documents").get(0).asDocument().get("ssn");
         Request agg = Requests.of(command("{aggregate: 'people', pipeline: [{$project: {who: '$ssn', ssn: "
-                + "{$literal: 1}}}], cursor: {batchSize: 0}, $db: 'hr'}"), filter);
+                + "'$name'}}], cursor: {batchSize: 0}, $db: 'hr'}"), filter);
         filter.onRequest(agg);
         assertFalse(replied(filter.onReply(Requests.replyOf(batch("firstBatch", 42,
                 new BsonDocument("_id", new BsonInt32(0)).append("who", stored))), Requests.replyStates(agg).get(0)))
@@ -432,7 +433,7 @@ class EncryptionFilterTest extends FilterFixture {
                 new BsonDocument("_id", new BsonInt32(1)).append("who", stored).append("ssn", stored))),
                 Requests.replyStates(more).get(0))).getDocument("cursor").getArray("nextBatch").get(0).asDocument();
         assertEquals(SSN, doc.getString("who").getValue(), "the copy is decrypted where it landed");
-        assertEquals(stored, doc.get("ssn"), "ssn was given a computed value: whatever is there is returned as stored");
+        assertEquals(stored, doc.get("ssn"), "ssn was given a plain field's value: whatever is there is returned as stored");
 
         // exhausted: forgotten, and a cursor never seen is refused
         BsonDocument err = refusal(decide(command("{getMore: {$numberLong: '42'}, collection: 'people', $db: 'hr'}")));

@@ -38,6 +38,7 @@ public final class ForeignStages {
                         throw Refusal.command(ns, e.getKey() + " with the encrypted collection " + target
                                 + " is not supported");
                     }
+                    refuseMisspelt(e.getKey(), target, p, ns);
                 }
                 refuseEncrypted(e.getValue(), p, db, ns);
             }
@@ -45,6 +46,23 @@ public final class ForeignStages {
             for (BsonValue v : pipeline.asArray()) {
                 refuseEncrypted(v, p, db, ns);
             }
+        }
+    }
+
+    /**
+     * A namespace the server could take for an encrypted one the policy spells otherwise ("HR.people"
+     * for "hr.people"), or could not hold at all: refused like the admission gate refuses such a $db.
+     */
+    private static void refuseMisspelt(String stage, String target, Policy p, String ns) {
+        if (target == null) {
+            return;
+        }
+        String problem = dev.fleproxy.policy.NamespaceNames.namespaceProblem(target);
+        String policyDb = problem == null ? p.databaseDifferingInCase(target.substring(0, target.indexOf('.'))) : null;
+        if (problem != null || policyDb != null) {
+            throw Refusal.command(ns, stage + " naming a namespace " + (problem != null ? "MongoDB cannot hold (" + problem
+                    + ")" : "whose database differs only in case from '" + policyDb + "', which holds encrypted "
+                    + "collections"));
         }
     }
 

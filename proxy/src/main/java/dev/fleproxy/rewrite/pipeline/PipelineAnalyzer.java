@@ -100,6 +100,7 @@ public final class PipelineAnalyzer {
             return;
         }
         if (NEW_DOCUMENTS.contains(name)) {
+            s.refuseMentions(spec, name); // their arguments ($documents' literals, $currentOp's options) name none
             s.shape = ReadShape.none(s.ctx.policy);
             return;
         }
@@ -169,6 +170,8 @@ public final class PipelineAnalyzer {
         if (ref == null || !ref.isEmpty()) {
             // a sub-document or a computed one: refused if it holds encrypted values, else nothing to decrypt
             s.refuseReferences(root == null ? spec : root, name);
+            // and no literal under a policy field's name, which would reach the server in clear
+            Expressions.refuseMentions(root == null ? spec : root, s, "the stage " + name + " naming it", false);
             s.shape = ReadShape.none(s.ctx.policy);
         }
     }
@@ -211,6 +214,7 @@ public final class PipelineAnalyzer {
             BsonValue v = e.getValue();
             if (v.isNumber() || v.isBoolean()) {
                 if (!project) {
+                    refuseWritten(out, s, stage);
                     s.shape.assign(out, null); // $addFields/$set: a literal value, not an inclusion
                 }
                 continue;
@@ -229,7 +233,20 @@ public final class PipelineAnalyzer {
                 continue;
             }
             s.refuseReferences(v, stage);
+            refuseWritten(out, s, stage);
             s.shape.assign(out, null);
+        }
+    }
+
+    /**
+     * A literal or computed value given a policy field's name: the constant would reach the server
+     * in clear, under the very name a write seals. A pipeline only reads, so nothing here seals it;
+     * it is refused (a copy of a field, "$path", is no constant and passes).
+     */
+    private static void refuseWritten(String out, PipelineSchema s, String stage) {
+        if (s.kind(out) != PathKind.NONE) {
+            throw s.refuse(out, stage + " giving '" + out + "' a literal or computed value (the proxy seals a "
+                    + "policy field's values only where documents are written)");
         }
     }
 
@@ -248,6 +265,7 @@ public final class PipelineAnalyzer {
             }
             if (!v.isDocument() || v.asDocument().size() != 1) {
                 s.refuseReferences(v, "$group");
+                refuseWritten(out, s, "$group");
                 continue;
             }
             String acc = v.asDocument().getFirstKey();
@@ -262,6 +280,9 @@ public final class PipelineAnalyzer {
                 groups.assignCopy(out, s.shape.at(ref));
             } else {
                 s.refuseReferences(arg, "$group " + acc);
+                if (ref == null) {
+                    refuseWritten(out, s, "$group " + acc);
+                }
             }
         }
         s.shape = groups;
