@@ -68,6 +68,50 @@ class FailClosedTest extends FilterFixture {
         assertTrue(checked > 30, "commands checked: " + checked);
     }
 
+    /**
+     * A command that names no collection, sent to a database with encrypted collections or to admin: an
+     * argument its row does not list is refused there too, for every such command in the table (those
+     * whose row takes arguments by the server's own names take no document under an unlisted one).
+     */
+    @Test
+    void everyWholeDatabaseCommandRefusesAnArgumentItsRowDoesNotList() {
+        int checked = 0;
+        for (CommandSpec spec : CommandTable.all()) {
+            boolean wholeDatabase = spec.scope() == CommandSpec.Scope.SERVER || spec.scope() == CommandSpec.Scope.DATABASE
+                    || spec.scope() == CommandSpec.Scope.CONNECTION;
+            if (!wholeDatabase || spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
+                continue;
+            }
+            for (String db : new String[] {"hr", "admin"}) {
+                // a row that takes arguments by the server's names takes a document only if it names no policy field
+                String value = spec.others() == null ? "{note: {x: 1}}" : "{note: {ssn: 1}}";
+                String json = "{" + spec.name() + ": 1, $db: '" + db + "', bogusArg: " + value + "}";
+                RequestDecision d = decide(command(json));
+                assertTrue(d instanceof RequestDecision.Refuse, json);
+                BsonDocument reply = refusal(d);
+                int code = reply.getInt32("code").getValue();
+                assertTrue(code == 9720011 || spec.others() != null && code == 9720010, json + ": " + reply.toJson());
+                // on a database that holds nothing encrypted, the same passes untouched
+                assertSame(RequestDecision.PASS, decide(command(json.replace("$db: '" + db + "'", "$db: 'plaindb'"))),
+                        spec.name());
+            }
+            checked++;
+        }
+        assertTrue(checked > 100, "commands checked: " + checked);
+    }
+
+    /** A command, an argument or a stage the table does not know is refused, not forwarded. */
+    @Test
+    void whatTheTableDoesNotKnowIsRefused() {
+        refused("{frobnicate: 'people', $db: 'hr'}", 9720011);
+        refused("{find: 'people', newArgument: 1, $db: 'hr'}", 9720011);
+        refused("{aggregate: 'people', pipeline: [{$newStage: {}}], cursor: {}, $db: 'hr'}", 9720011);
+        refused("{aggregate: 1, pipeline: [{$newSource: {}}], cursor: {}, $db: 'hr'}", 9720011);
+        refused("{aggregate: 1, pipeline: [{$currentOp: {}}, {$newStage: {}}], cursor: {}, $db: 'admin'}", 9720011);
+        refused("{listCollections: 1, filter: {newField: 1}, $db: 'hr'}", 9720011);
+        refused("{ping: 1, newArgument: 1, $db: 'admin'}", 9720011);
+    }
+
     @Test
     void anUnknownDocumentSequenceIsRefused() {
         RequestDecision d = decide(command("{insert: 'people', $db: 'hr'}",
