@@ -33,7 +33,8 @@ class AdminProxy(ProxyProcess):
                                   "  kmsWaitMs: 1500\n  connectTimeoutMs: 1000\n  readTimeoutMs: 1000\n")
         policy = (f"collections:\n  metrics.aes: {{ key: {kms.keys['AES-256']}, fields: [secret] }}\n"
                   f"  metrics.tdes: {{ key: {kms.keys['3DES']}, fields: [secret] }}\n"
-                  f"  metrics.evaluated: {{ key: {kms.keys['AES-256']}, fields: [secret] }}\n")
+                  f"  metrics.evaluated: {{ key: {kms.keys['AES-256']}, fields: [secret] }}\n"
+                  f"  metrics.budget: {{ key: {kms.keys['AES-256']}, fields: [secret], maxScanDocuments: 5 }}\n")
         super().__init__(tmp, upstream_port, name=name,
                          extra=f"admin: 127.0.0.1:{self.admin_port}\n" + kmip + "envelopeSubtype: 0\n" + policy)
 
@@ -433,3 +434,38 @@ def test_queries_the_proxy_evaluates_are_counted_with_their_candidates(stack):
         before, "fleproxy_evaluated_queries_total", collection=ns, outcome="answered") == 1
     assert value(after, "fleproxy_evaluated_candidates_total", collection=ns) - value(
         before, "fleproxy_evaluated_candidates_total", collection=ns) == 5
+
+
+def test_refusals_are_counted_where_they_happen_and_answers_the_proxy_made_itself(stack):
+    """Issue 39: a refusal in place of an answer (over the scan budget) is a refusal of its command, not an
+    answered evaluated query; a request the proxy answers itself (a getMore and a killCursors of the cursor it
+    holds) is in requests_total as answered; a refusal by the admission gate is counted like any other."""
+    backend, proxy = stack
+    with client(proxy.uri()) as c:
+        c.metrics.budget.drop()
+        c.metrics.budget.insert_many([{"_id": i, "secret": f"s{i}"} for i in range(10)])
+        c.metrics.evaluated.drop()
+        c.metrics.evaluated.insert_many([{"_id": i, "secret": f"s{i}"} for i in range(8)])
+        before = proxy.metrics()
+        with pytest.raises(OperationFailure) as e:
+            list(c.metrics.budget.find({"secret": {"$gt": "s"}}))
+        assert e.value.code == 9720012
+        cursor = c.metrics.evaluated.find({"secret": {"$gt": "s"}}, batch_size=2)  # held by the proxy
+        next(cursor)
+        next(cursor), next(cursor)  # its getMore, answered by the proxy
+        cursor.close()  # its killCursors, answered by the proxy
+        with pytest.raises(OperationFailure) as e:
+            c.get_database("METRICS").budget.find_one({})
+        assert e.value.code == 9720011
+    after = proxy.metrics()
+
+    def delta(name, **labels):
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta("fleproxy_requests_refused_total", command="find", code="9720012") == 1
+    assert delta("fleproxy_reply_errors_total", code="9720012") == 1
+    assert delta("fleproxy_evaluated_queries_total", collection="metrics.budget", outcome="over_budget") == 1
+    assert delta("fleproxy_evaluated_queries_total", collection="metrics.budget", outcome="answered") == 0
+    assert delta("fleproxy_requests_total", command="getMore", outcome="answered") >= 1
+    assert delta("fleproxy_requests_total", command="killCursors", outcome="answered") == 1
+    assert delta("fleproxy_requests_refused_total", command="find", code="9720011") == 1

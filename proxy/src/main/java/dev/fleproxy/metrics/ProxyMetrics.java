@@ -43,7 +43,12 @@ public final class ProxyMetrics {
         /** Answered by the proxy with an error reply, not forwarded. */
         REFUSED,
         /** Not forwarded and not answerable (legacy write opcodes, unacknowledged writes): the connection closed. */
-        CLOSED;
+        CLOSED,
+        /**
+         * Answered by the proxy itself, nothing of it forwarded as it was: a write it carried out in
+         * steps, a getMore or killCursors of a cursor it holds.
+         */
+        ANSWERED;
 
         static final int COUNT = values().length;
         final String label = name().toLowerCase(Locale.ROOT);
@@ -136,8 +141,25 @@ public final class ProxyMetrics {
                 .tag("code", c).register(registry)).increment();
     }
 
-    /** A reply the proxy replaced with an error (a value it could not decrypt, a key it could not get). */
-    public void replyError(int code) {
+    /** What became of a query the proxy evaluated on plaintext. */
+    public enum EvaluatedOutcome {
+        /** Its answer went to the client. */
+        ANSWERED,
+        /** Refused with 9720012: more candidates than the collection's scan budget. */
+        OVER_BUDGET,
+        /** Refused with 9720013: the answer does not fit in one reply. */
+        TOO_LARGE;
+
+        final String label = name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * A reply the proxy replaced with an error of its own (a value it could not decrypt, a key it
+     * could not get, an evaluated answer over budget or too large): a refusal of the command that
+     * asked, counted with the refusals decided on requests, and in the reply errors by code.
+     */
+    public void replyError(String command, int code) {
+        refused(command, code);
         if (registry != null) {
             String c = Integer.toString(code);
             replyErrors.computeIfAbsent(c, k -> Counter.builder("fleproxy.reply.errors")
@@ -147,14 +169,14 @@ public final class ProxyMetrics {
     }
 
     /**
-     * A query the proxy evaluated on plaintext (docs/query-model.md): answered, or refused over
-     * its scan budget; and the candidates it decrypted and examined for it.
+     * A query the proxy evaluated on plaintext (docs/query-model.md): answered, or refused (over
+     * its scan budget, too large an answer); and the candidates it decrypted and examined for it.
      *
      * @param collection the policy's namespace (never a name a client chose)
      */
-    public void evaluated(String collection, boolean answered, long candidates) {
+    public void evaluated(String collection, EvaluatedOutcome how, long candidates) {
         if (registry != null) {
-            String outcome = answered ? "answered" : "over_budget";
+            String outcome = how.label;
             evaluated.computeIfAbsent(collection + "\0" + outcome, k -> Counter.builder("fleproxy.evaluated.queries")
                     .description("queries the proxy evaluated on plaintext, by outcome").tag("collection", collection)
                     .tag("outcome", outcome).register(registry)).increment();

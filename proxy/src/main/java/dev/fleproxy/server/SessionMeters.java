@@ -41,6 +41,11 @@ final class SessionMeters implements SessionObserver {
     }
 
     @Override
+    public void answered(Request request) {
+        meters.request(request.commandName(), ProxyMetrics.Outcome.ANSWERED);
+    }
+
+    @Override
     public void closedBy(Request request) {
         meters.request(request.commandName(), ProxyMetrics.Outcome.CLOSED);
     }

@@ -19,11 +19,11 @@ interface SessionObserver {
     default void upstreamBytes(boolean in, int bytes) {
     }
 
-    /** A request was read and is about to enter the filters. */
-    /** A request a filter answered itself after its own upstream calls (nothing of it was forwarded). */
+    /** A request a filter answered itself (nothing of it was forwarded as it was). */
     default void answered(Request request) {
     }
 
+    /** A request was read and is about to enter the filters. */
     default void read(Request request) {
     }
 

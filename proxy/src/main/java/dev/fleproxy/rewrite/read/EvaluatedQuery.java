@@ -77,7 +77,12 @@ final class EvaluatedQuery {
     Frame batch;
     long cursorId;
 
-    EvaluatedQuery(ReadShape shape, Steps steps, FirstBatch firstBatch, int budget, BsonDocument getMoreTemplate) {
+    /** The command that asked (find, aggregate, count, distinct): the metrics' label for a refusal of its answer. */
+    final String command;
+
+    EvaluatedQuery(String command, ReadShape shape, Steps steps, FirstBatch firstBatch, int budget,
+                   BsonDocument getMoreTemplate) {
+        this.command = command;
         this.shape = shape;
         this.steps = steps;
         this.firstBatch = firstBatch;

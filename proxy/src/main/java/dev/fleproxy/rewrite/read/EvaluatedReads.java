@@ -119,7 +119,7 @@ public final class EvaluatedReads {
         server.put("limit", new BsonInt32(budget + 1));
         server.put("batchSize", new BsonInt32(budget + 1));
         EvaluatedQuery.FirstBatch batching = find ? firstBatch(body, ctx) : EvaluatedQuery.FirstBatch.ALL;
-        EvaluatedQuery state = new EvaluatedQuery(ctx.paths.readShape(), steps, batching, budget, getMore);
+        EvaluatedQuery state = new EvaluatedQuery(spec.name(), ctx.paths.readShape(), steps, batching, budget, getMore);
         return new Plan(msg.withBody(server), state);
     }
 
@@ -174,7 +174,7 @@ public final class EvaluatedReads {
         BsonValue cursor = body.get("cursor");
         int size = cursor != null && cursor.isDocument() && cursor.asDocument().isNumber("batchSize")
                 ? cursor.asDocument().getNumber("batchSize").intValue() : -1;
-        return new Plan(msg.withBody(server), new EvaluatedQuery(ctx.paths.readShape(), steps,
+        return new Plan(msg.withBody(server), new EvaluatedQuery("aggregate", ctx.paths.readShape(), steps,
                 new EvaluatedQuery.FirstBatch(size, false), budget, getMore));
     }
 

@@ -54,13 +54,13 @@ final class EvaluatedReplies {
             CompletableFuture<Frame> read = q.call.toCompletableFuture();
             if (!read.isDone()) {
                 return refuse(reply, q, new Refusal(ProxyError.UPSTREAM_UNAVAILABLE, q.ns() + ": the upstream did not "
-                        + "answer the proxy's read of the next candidates within " + READ_WAIT.toSeconds() + " s"));
+                        + "answer the proxy's read of the next candidates within " + READ_WAIT.toSeconds() + " s"), metrics);
             }
             q.call = null;
             if (read.isCompletedExceptionally()) {
                 // the connection is closing; never the candidates in place of an answer
                 return refuse(reply, q, new Refusal(ProxyError.UPSTREAM_UNAVAILABLE, q.ns() + ": the connection to "
-                        + "the upstream closed while the proxy read the candidates of a query it evaluates"));
+                        + "the upstream closed while the proxy read the candidates of a query it evaluates"), metrics);
             }
             q.batch = read.join();
         }
@@ -84,26 +84,31 @@ final class EvaluatedReplies {
             if (q.cursorId != 0) {
                 reply.calls().command(q.killCursor()).thenAccept(Frame::release);
             }
-            metrics.evaluated(q.ns(), false, q.examined());
-            return refuse(reply, q, overBudget(q));
+            metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.OVER_BUDGET, q.examined());
+            return refuse(reply, q, overBudget(q), metrics);
         }
         if (q.cursorId != 0) {
             q.call = reply.calls().command(q.getMore());
             return ReplyDecision.awaitUpstream(q.call, READ_WAIT);
         }
-        metrics.evaluated(q.ns(), true, q.examined());
         List<BsonDocument> answer = q.documents(masks);
-        return answer == null ? answer(reply, q, masks) : firstBatch(reply, q, answer, held, masks);
+        if (answer == null) {
+            return answer(reply, q, masks, metrics); // a count's or a distinct's, which may not fit
+        }
+        metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.ANSWERED, q.examined());
+        return firstBatch(reply, q, answer, held, masks);
     }
 
     /** A count's or a distinct's answer: one document, refused if over what a reply may hold. */
-    private static ReplyDecision answer(Reply reply, EvaluatedQuery q, FieldMasks masks) {
+    private static ReplyDecision answer(Reply reply, EvaluatedQuery q, FieldMasks masks, ProxyMetrics metrics) {
         Frame out = reply.encode(new OpMsg(0, q.answer(masks)));
         if (out.length() > BATCH_BYTES + ENVELOPE_ROOM) {
             out.release();
+            metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.TOO_LARGE, q.examined());
             return refuse(reply, q, new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, q.ns() + ": the answer to a "
-                    + "distinct the proxy evaluated is over the 16 MiB a reply may hold; narrow its query"));
+                    + "distinct the proxy evaluated is over the 16 MiB a reply may hold; narrow its query"), metrics);
         }
+        metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.ANSWERED, q.examined());
         return ReplyDecision.replace(out);
     }
 
@@ -138,8 +143,10 @@ final class EvaluatedReplies {
                 + "a deterministic field to narrow the documents the server returns");
     }
 
-    private static ReplyDecision refuse(Reply reply, EvaluatedQuery q, Refusal r) {
+    /** The answer replaced by a refusal, counted as one (the request itself was counted as rewritten). */
+    private static ReplyDecision refuse(Reply reply, EvaluatedQuery q, Refusal r, ProxyMetrics metrics) {
         q.releaseBatch();
+        metrics.replyError(q.command, r.error().code());
         return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(),
                 r.getMessage()))));
     }

@@ -83,7 +83,7 @@ public final class Replies {
             throw Refusal.command(ctx.ns(), "getMore of a cursor this proxy did not open on " + ctx.ns()
                     + " (opened before a restart, or elsewhere); run the query again");
         }
-        request.expectReply(new ReplyPlan(plan.shape(), plan.documents(), false, true, id));
+        request.expectReply(new ReplyPlan("getMore", plan.shape(), plan.documents(), false, true, id));
         return RequestDecision.PASS;
     }
 
@@ -161,7 +161,7 @@ public final class Replies {
             }
             return ReplyDecision.replace(plan.distinct() ? distinctValues(decrypted, reply) : decrypted);
         } catch (Refusal r) {
-            metrics.replyError(r.error().code());
+            metrics.replyError(plan.command(), r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
         }
     }
@@ -178,12 +178,12 @@ public final class Replies {
             return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics, held, masks(reply, q.shape.policy, keys));
         } catch (Refusal r) {
             q.releaseBatch();
-            metrics.replyError(r.error().code());
+            metrics.replyError(q.command, r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
         } catch (NotEvaluable e) {
             // met while matching or sorting the candidates; its message may quote a value, so it is not repeated
             q.releaseBatch();
-            metrics.replyError(ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD.code());
+            metrics.replyError(q.command, ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD.code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(
                     ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, q.ns() + ": " + EvaluatedReads.DATA_NOT_EVALUABLE))));
         }
