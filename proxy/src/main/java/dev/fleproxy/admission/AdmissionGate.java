@@ -70,7 +70,10 @@ public final class AdmissionGate implements MessageFilter {
                 return RequestDecision.refuse(ErrorReplies.replyTo(request.frame(), ProxyError.UNSUPPORTED_COMMAND,
                         a.refusal));
             }
-            request.admit(a.command);
+            request.admit(a.command, p);
+            if (a.command.target() != null) {
+                request.policyCollection(a.command.target());
+            }
             return RequestDecision.PASS;
         }
         if (LEGACY_OPCODES.contains(op)) {
@@ -131,7 +134,41 @@ public final class AdmissionGate implements MessageFilter {
         if (problem == null && spec != null) {
             problem = ownNamespace(spec, m, body, p);
         }
-        return problem != null ? Admission.refused(problem) : new Admission(new Command(name, spec, db, false), null);
+        if (problem != null) {
+            return Admission.refused(problem);
+        }
+        return new Admission(new Command(name, spec, db, spec == null ? null : target(spec, m, body, db, p), false), null);
+    }
+
+    /**
+     * The encrypted collection the command works on, by how its row says it names one: a collection
+     * of $db, getMore's collection, an admin command's "db.coll" (a bare name: one of $db), bulkWrite's
+     * first encrypted namespace; a server or database command names none, but one whose element is
+     * the name of an encrypted collection anyway is taken to be about it (its target cannot be shown
+     * to be plain).
+     */
+    private static String target(CommandSpec spec, OpMsgView m, BsonDocument body, String db, Policy p) {
+        if (spec.scope() == CommandSpec.Scope.NAMESPACES) {
+            for (org.bson.BsonValue info : nsInfo(m)) {
+                if (info.isDocument() && info.asDocument().isString("ns") && p.get(info.asDocument().getString("ns")
+                        .getValue()) != null) {
+                    return info.asDocument().getString("ns").getValue();
+                }
+            }
+            return null;
+        }
+        String own = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : m.commandName();
+        if (!body.isString(own)) {
+            return null;
+        }
+        String name = body.getString(own).getValue();
+        boolean dotted = name.indexOf('.') > 0;
+        dev.fleproxy.policy.CollectionPolicy cp = switch (spec.scope()) {
+            case COLLECTION, CURSOR -> p.get(db, name);
+            case NAMESPACE -> dotted ? p.get(name) : p.get(db, name);
+            default -> p.get(db, name) != null ? p.get(db, name) : dotted ? p.get(name) : null;
+        };
+        return cp == null ? null : cp.namespace();
     }
 
     /** What is wrong with a database name a request carries: MongoDB's rules, then the policy's spelling. */
@@ -153,6 +190,10 @@ public final class AdmissionGate implements MessageFilter {
 
     /** The namespace the command's row says it works on, held to the same rules as $db. */
     private static String ownNamespace(CommandSpec spec, OpMsgView m, BsonDocument body, Policy p) {
+        String own = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : m.commandName();
+        if (!m.bodyStringIsUtf8(own)) {
+            return "the command " + spec.name() + " on a collection whose name is not valid UTF-8";
+        }
         return switch (spec.scope()) {
             case COLLECTION -> body.isString(m.commandName()) ? collection(body.getString(m.commandName()).getValue())
                     : null;
@@ -170,6 +211,19 @@ public final class AdmissionGate implements MessageFilter {
 
     /** bulkWrite's nsInfo, in the body or as a sequence (never both: see {@link OpMsgView#sequenceClash}). */
     private static String bulkNamespaces(OpMsgView m, Policy p) {
+        for (org.bson.BsonValue info : nsInfo(m)) {
+            if (info.isDocument() && info.asDocument().isString("ns")) {
+                String problem = namespace(info.asDocument().getString("ns").getValue(), p);
+                if (problem != null) {
+                    return problem;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** bulkWrite's nsInfo entries, from the body or a sequence (never both: {@link OpMsgView#sequenceClash}). */
+    private static java.util.List<org.bson.BsonValue> nsInfo(OpMsgView m) {
         java.util.List<org.bson.BsonValue> entries = new java.util.ArrayList<>();
         if (m.body().isArray("nsInfo")) {
             entries.addAll(m.body().getArray("nsInfo"));
@@ -179,15 +233,7 @@ public final class AdmissionGate implements MessageFilter {
                 entries.addAll(s.documents());
             }
         }
-        for (org.bson.BsonValue info : entries) {
-            if (info.isDocument() && info.asDocument().isString("ns")) {
-                String problem = namespace(info.asDocument().getString("ns").getValue(), p);
-                if (problem != null) {
-                    return problem;
-                }
-            }
-        }
-        return null;
+        return entries;
     }
 
     // ---- OP_QUERY: the handshake only --------------------------------------------------------------
@@ -221,7 +267,7 @@ public final class AdmissionGate implements MessageFilter {
                         + "over OP_QUERY only the handshake's own fields pass (and flags, single values)");
             }
         }
-        return new Admission(new Command(name, spec, "admin", true), null);
+        return new Admission(new Command(name, spec, "admin", null, true), null);
     }
 
     /** The legacy query document's bytes, as they arrived (its names checked where the decoder would keep one). */

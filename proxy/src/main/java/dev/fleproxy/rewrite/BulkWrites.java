@@ -31,8 +31,7 @@ final class BulkWrites {
      * and namespace entry on one of them field by field.
      */
     static RequestDecision decide(Request request, CommandSpec spec, Policy p, CollectionKeys keys,
-                                  CollectionContexts contexts, Duration kmsWait, dev.fleproxy.audit.AuditLog audit,
-                                  dev.fleproxy.metrics.ProxyMetrics metrics) {
+                                  CollectionContexts contexts, Duration kmsWait) {
         OpMsg msg = request.msg().toOpMsg();
         List<BsonDocument> nsInfo = MessageDocuments.of(msg, "nsInfo");
         List<CollectionContext> byIndex = new ArrayList<>(nsInfo.size());
@@ -49,26 +48,10 @@ final class BulkWrites {
             return RequestDecision.PASS;
         }
         String named = encrypted.keySet().iterator().next();
-        request.policyCollection(named);
-        if (Auditing.follows(p, audit)) {
-            Auditing.begin(request, spec, encrypted.get(named).policy, p, audit, metrics); // under its first encrypted namespace
-        }
         for (CollectionContext ctx : encrypted.values()) {
             Arguments.examine(spec, request.msg(), ctx);
         }
         EncryptionFilter.refuseBadNames(request, named);
-        if (p.hasAccessRules()) {
-            String identity = request.peer().identity(p.identities());
-            for (BsonDocument op : MessageDocuments.of(msg, "ops")) {
-                for (String kind : List.of("insert", "update", "delete")) {
-                    BsonValue i = op.get(kind);
-                    if (i != null && i.isNumber() && i.asNumber().intValue() >= 0 && i.asNumber().intValue() < byIndex.size()
-                            && byIndex.get(i.asNumber().intValue()) != null) {
-                        FieldUse.checkOperation(op, byIndex.get(i.asNumber().intValue()).policy, identity);
-                    }
-                }
-            }
-        }
         encrypted.values().forEach(ctx -> keys.need(ctx.policy.keyId()));
         if (keys.hasPending()) {
             return RequestDecision.await(keys.fetchPending(), kmsWait);

@@ -1,7 +1,5 @@
 package dev.fleproxy.rewrite;
 
-import dev.fleproxy.audit.AuditEvent;
-import dev.fleproxy.audit.AuditLog;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.keys.KeyResolver;
@@ -18,37 +16,26 @@ import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.CollectionContexts;
-import dev.fleproxy.rewrite.paths.ReadShape;
-import dev.fleproxy.rewrite.pipeline.PipelineSchema;
 import dev.fleproxy.rewrite.query.Arguments;
 import dev.fleproxy.rewrite.read.EvaluatedReads;
 import dev.fleproxy.rewrite.read.FieldMasks;
-import dev.fleproxy.rewrite.read.ReadCommands;
 import dev.fleproxy.rewrite.read.Replies;
-import dev.fleproxy.rewrite.read.ReplyPlan;
 import dev.fleproxy.rewrite.scan.EvaluatedWrites;
-import dev.fleproxy.rewrite.write.CollectionDefinitions;
-import dev.fleproxy.rewrite.write.Inserts;
-import dev.fleproxy.rewrite.write.WriteCommands;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.wire.BsonCursor;
-import dev.fleproxy.wire.Frame;
-import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpMsgView;
 import java.time.Duration;
 import java.util.function.Supplier;
-import java.util.function.UnaryOperator;
-import org.bson.BsonDocument;
 
 /**
  * Encrypts what is written to, and decrypts what is read from, the collections of the policy
- * (docs/query-model.md). This class decides which command goes where; the work is done by {@link
- * Inserts}, {@link WriteCommands}, {@link ReadCommands}, {@link CollectionDefinitions} and, for
- * replies, {@link Replies}. Requests to other collections pass untouched after a look at their body's
+ * (docs/query-model.md). This class decides which command goes where; the work is done by the
+ * rewriters ({@link Rewriters}), the proxy's own evaluation ({@link EvaluatedReads}, {@link
+ * EvaluatedWrites}) and, for replies, {@link Replies}. Requests to other collections pass untouched after a look at their body's
  * {@code $db} and collection name and, for the commands that can name another collection, at
  * those ({@link CrossReferences}). For an encrypted collection every command is either rewritten
  * correctly, passed because it does not touch field values, or refused with a MongoDB error
@@ -65,11 +52,11 @@ public final class EncryptionFilter implements MessageFilter {
     private final CollectionContexts contexts;
     /** The replies to reads, and the cursors they open. */
     private final Replies replies;
-    /** The audit trail, or null without one. */
-    private final AuditLog audit;
     private final ProxyMetrics metrics;
     /** Commands on a database that holds encrypted collections (or on admin) that name none of them. */
     private final DatabaseCommands databases;
+    /** The rewriter each command on an encrypted collection goes through. */
+    private final Rewriters rewriters;
 
     /** @param kmsWait how long a message may wait for keys (its await decisions carry it; refusals name it) */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait) {
@@ -78,13 +65,6 @@ public final class EncryptionFilter implements MessageFilter {
 
     /** @param metrics where replies replaced with errors are counted */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics) {
-        this(policy, resolver, kmsWait, metrics, null);
-    }
-
-    /** @param audit the audit trail every request on an encrypted collection is written to (null: none) */
-    public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics,
-                            AuditLog audit) {
-        this.audit = audit;
         this.metrics = metrics;
         this.policy = policy;
         this.resolver = resolver;
@@ -92,25 +72,23 @@ public final class EncryptionFilter implements MessageFilter {
         this.contexts = new CollectionContexts(policy);
         this.replies = new Replies(resolver, envelopes, kmsWait, metrics, policy);
         this.databases = new DatabaseCommands(policy);
+        this.rewriters = new Rewriters(replies);
     }
 
+    /** Decides by the policy the admission gate admitted the request by (the one in force if it was not). */
     @Override
     public RequestDecision onRequest(Request request) {
-        Policy p = policy.get();
+        Command command = request.command();
+        Policy p = command != null ? request.policy() : policy.get();
         if (p.isEmpty()) {
             return RequestDecision.PASS;
         }
-        return audit == null ? decide(request, p) : Auditing.after(request, decide(request, p), audit, metrics);
-    }
-
-    private RequestDecision decide(Request request, Policy p) {
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, request.waitedOut(), kmsWait);
         try {
             RequestDecision carriedOut = EvaluatedWrites.resume(request, keys, kmsWait);
             if (carriedOut != null) {
                 return carriedOut; // the next step of a write the proxy carries out itself
             }
-            Command command = request.command();
             if (command == null) {
                 // the admission gate admits every request while collections are encrypted; one it did not
                 // see (the policy changed between the two) is not read here either
@@ -154,18 +132,14 @@ public final class EncryptionFilter implements MessageFilter {
             return RequestDecision.PASS; // a database without encrypted collections
         }
         if (spec.scope() == CommandSpec.Scope.NAMESPACES) {
-            return BulkWrites.decide(request, spec, p, keys, contexts, kmsWait, audit, metrics);
+            return command.target() == null ? RequestDecision.PASS
+                    : BulkWrites.decide(request, spec, p, keys, contexts, kmsWait);
         }
-        String targetArg = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : command.name();
-        String name = m.bodyString(targetArg);
-        if (name != null && !m.bodyStringIsUtf8(targetArg)) {
-            throw Refusal.command(db + ".(?)", "the command " + spec.name() + " on a collection whose name is not "
-                    + "valid UTF-8");
-        }
-        CollectionPolicy cp = name == null ? null : target(spec.scope(), name, db, p);
+        CollectionPolicy cp = command.target() == null ? null : p.get(command.target());
         if (cp != null) {
             return onEncrypted(request, spec, cp, p, db, keys);
         }
+        String name = m.bodyString(spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : command.name());
         // Not an encrypted collection, but maybe a way into one, from any database.
         if (spec.crossReferences()) {
             CrossReferences.check(spec.name(), m.body(), p, db, name);
@@ -184,15 +158,8 @@ public final class EncryptionFilter implements MessageFilter {
      */
     private RequestDecision onEncrypted(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, String db,
                                         CollectionKeys keys) {
-        request.policyCollection(cp.namespace());
-        if (Auditing.follows(p, audit)) {
-            Auditing.begin(request, spec, cp, p, audit, metrics);
-        }
         if (spec.onEncrypted() == CommandSpec.OnEncrypted.REFUSE) {
             throw Refusal.command(cp.namespace(), spec.name() + " is not supported on an encrypted collection");
-        }
-        if (p.hasAccessRules()) {
-            FieldUse.check(spec, request.msg().toOpMsg(), cp, request.peer().identity(p.identities()));
         }
         CollectionContext ctx = contexts.of(cp, keys);
         if (EvaluatedReads.evaluates(spec)) {
@@ -234,7 +201,7 @@ public final class EncryptionFilter implements MessageFilter {
             // its reply needs the key as much as its values do: fetch it before anything is forwarded
             return RequestDecision.await(keys.fetchPending(), kmsWait);
         }
-        return rewrite(request, spec, ctx, p, db);
+        return rewriters.rewrite(request, spec, ctx, p, db);
     }
 
     /**
@@ -277,75 +244,9 @@ public final class EncryptionFilter implements MessageFilter {
         return keys.need(ctx.policy.keyId()) ? null : RequestDecision.await(keys.fetchPending(), kmsWait);
     }
 
-    /** The command run through the rewriter its entry names; a read also says what its reply needs. */
-    private RequestDecision rewrite(Request request, CommandSpec spec, CollectionContext ctx, Policy p, String db) {
-        OpMsgView m = request.msg();
-        ReadShape stored = ctx.paths.readShape();
-        return switch (spec.rewriter()) {
-            case INSERT -> {
-                Frame out = Inserts.rewrite(m, ctx, request.alloc());
-                yield out == null ? RequestDecision.PASS : RequestDecision.replace(out);
-            }
-            case UPDATE -> rewrite(request, msg -> WriteCommands.update(msg, ctx, spec.arg("updates")));
-            case DELETE -> rewrite(request, msg -> WriteCommands.delete(msg, ctx, spec.arg("deletes")));
-            case FIND_AND_MODIFY -> expect(request, rewrite(request, msg -> WriteCommands.findAndModify(msg, ctx)),
-                    new ReplyPlan(stored, stored.root, spec));
-            case FIND -> expect(request, ReadCommands.findTouchesNothingEncrypted(m.bodyBytes(), ctx.paths)
-                    ? RequestDecision.PASS : rewrite(request, msg -> ReadCommands.find(msg, ctx)),
-                    new ReplyPlan(stored, stored.root, spec));
-            case COUNT -> rewrite(request, msg -> ReadCommands.count(msg, ctx));
-            case DISTINCT -> {
-                RequestDecision d = rewrite(request, msg -> ReadCommands.distinct(msg, ctx));
-                String key = m.bodyString("key");
-                yield expect(request, d, new ReplyPlan(stored, key == null ? null : stored.distinctValues(key), spec));
-            }
-            case AGGREGATE -> {
-                PipelineSchema schema = new PipelineSchema(ctx);
-                RequestDecision d = rewrite(request, msg -> ReadCommands.aggregate(msg, schema, p, db));
-                yield expect(request, d, new ReplyPlan(schema.shape(), schema.shape().root, spec));
-            }
-            case GET_MORE -> replies.getMore(request, ctx);
-            case CREATE_INDEXES -> {
-                CollectionDefinitions.createIndexes(m.body(), ctx, spec.arg("indexes"));
-                yield RequestDecision.PASS;
-            }
-            case COLLECTION_OPTIONS -> {
-                CollectionDefinitions.collectionOptions(spec.name(), m.body(), ctx);
-                yield RequestDecision.PASS;
-            }
-            case KILL_CURSORS, BULK_WRITE -> throw new IllegalStateException(spec.name() + " is decided above");
-        };
-    }
-
-    /**
-     * The encrypted collection a command's own element (or getMore's collection) names, or null.
-     * A collection command names one of $db; a namespace command "db.coll" (a bare name, which
-     * is malformed, read as one of $db); a server or database command names none, but one whose
-     * element is the name of an encrypted collection anyway is taken to be about it: its target
-     * cannot be shown to be plain.
-     */
-    private static CollectionPolicy target(CommandSpec.Scope scope, String name, String db, Policy p) {
-        boolean dotted = name.indexOf('.') > 0;
-        return switch (scope) {
-            case COLLECTION, CURSOR -> p.get(db, name);
-            case NAMESPACE -> dotted ? p.get(name) : p.get(db, name);
-            default -> p.get(db, name) != null ? p.get(db, name) : dotted ? p.get(name) : null;
-        };
-    }
-
     private static Refusal unknownCommand(String cmd, String db) {
         return Refusal.command(db, "the command '" + Arguments.quoted(cmd) + "' is not one the proxy knows; "
                 + "on a database with encrypted collections (and on admin) it refuses commands it cannot examine");
-    }
-
-    /**
-     * Runs a rewriter on the message by documents; forwards what it returns, or the request as it
-     * is when the rewriter gave back the very message it was given.
-     */
-    private static RequestDecision rewrite(Request request, UnaryOperator<OpMsg> rewriter) {
-        OpMsg original = request.msg().toOpMsg();
-        OpMsg rewritten = rewriter.apply(original);
-        return rewritten == original ? RequestDecision.PASS : RequestDecision.replace(request.encode(rewritten));
     }
 
     /**
@@ -360,18 +261,8 @@ public final class EncryptionFilter implements MessageFilter {
         }
     }
 
-    /** A command whose reply holds documents to decrypt: the decision on the request, and the plan for its reply. */
-    private static RequestDecision expect(Request request, RequestDecision d, ReplyPlan plan) {
-        request.expectReply(plan);
-        return d;
-    }
-
     @Override
     public ReplyDecision onReply(Reply reply, Object state) {
-        if (state instanceof AuditEvent e) {
-            Auditing.onReply(reply, e, audit, metrics);
-            return ReplyDecision.PASS;
-        }
         return replies.onReply(reply, state);
     }
 }

@@ -1,6 +1,8 @@
 package dev.fleproxy.runtime;
 
 import dev.fleproxy.admin.AdminServer;
+import dev.fleproxy.access.AccessFilter;
+import dev.fleproxy.access.AuditFilter;
 import dev.fleproxy.admission.AdmissionGate;
 import dev.fleproxy.audit.AuditLog;
 import dev.fleproxy.admin.PrometheusLint;
@@ -106,7 +108,7 @@ public final class ProxyRuntime implements AutoCloseable {
         }
     }
 
-    /** The admission gate, the handshake filter, then (with a KMS) the encryption filter. */
+    /** The admission gate, the handshake filter, then (with a KMS) the audit trail, the access rules and the encryption filter. */
     private static List<MessageFilter> filters(ProxyConfig config, PolicyHolder holder, KeyResolver resolver,
                                                ProxyMetrics metrics, AuditLog audit) {
         List<MessageFilter> filters = new ArrayList<>();
@@ -114,7 +116,9 @@ public final class ProxyRuntime implements AutoCloseable {
         filters.add(new HandshakeFilter(() -> !holder.get().isEmpty(), config.upstream().form().isReplicaSet()));
         filters.add(new AuthenticationWatch()); // the user the server confirms, for identities: (and no X.509 through TLS it cannot see)
         if (resolver != null) {
-            filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics, audit));
+            filters.add(new AuditFilter(audit, metrics)); // in front: it sees every answer as the client will
+            filters.add(new AccessFilter());
+            filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics));
         }
         return filters;
     }

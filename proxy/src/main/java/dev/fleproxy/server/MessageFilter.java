@@ -20,4 +20,13 @@ public interface MessageFilter {
     default ReplyDecision onReply(Reply reply, Object state) {
         return ReplyDecision.PASS;
     }
+
+    /**
+     * A filter after this one answered the request itself (a refusal, or the proxy's own answer:
+     * {@code reply}) or closed the connection instead ({@code reply} null): nothing of it reaches
+     * the server. Called, last filter first, on every filter the request passed through before, and
+     * before the answer is written to the client.
+     */
+    default void onAnswered(Request request, dev.fleproxy.wire.WireMessage reply) {
+    }
 }

@@ -18,9 +18,16 @@ final class PendingReplies {
 
     private final Map<Integer, List<Expectation>> byRequestId = new HashMap<>();
 
+    /**
+     * The filters a request's reply goes to, in the reverse of the order they saw the request (the
+     * last filter first, as the request's rewrites are undone in the reverse order they were made):
+     * a filter in front of the encryption filter (the audit trail) sees the reply as the client will.
+     */
     void expect(int requestId, List<Expectation> expectations) {
         if (!expectations.isEmpty()) {
-            byRequestId.put(requestId, List.copyOf(expectations));
+            List<Expectation> reversed = new java.util.ArrayList<>(expectations);
+            java.util.Collections.reverse(reversed);
+            byRequestId.put(requestId, List.copyOf(reversed));
         }
     }
 

@@ -29,6 +29,8 @@ public final class Request extends InFlight {
     private dev.fleproxy.audit.AuditEvent audit;
     /** What the admission gate read of it (null: not admitted, or no gate while nothing is encrypted). */
     private dev.fleproxy.protocol.Command command;
+    /** The policy the gate admitted it by: every filter after it decides by this one. */
+    private dev.fleproxy.policy.Policy policy;
 
     /** Reads the frame (an OP_MSG's structure and checksum are verified here, once). */
     public Request(Frame frame, ByteBufAllocator alloc) {
@@ -71,9 +73,15 @@ public final class Request extends InFlight {
         return command;
     }
 
-    /** The admission gate's reading of this request, for the filters after it. */
-    public void admit(dev.fleproxy.protocol.Command admitted) {
+    /** The policy the admission gate read it by (null if not admitted). */
+    public dev.fleproxy.policy.Policy policy() {
+        return policy;
+    }
+
+    /** The admission gate's reading of this request, by this policy, for the filters after it. */
+    public void admit(dev.fleproxy.protocol.Command admitted, dev.fleproxy.policy.Policy by) {
         command = admitted;
+        policy = by;
     }
 
     private void read() {

@@ -51,30 +51,35 @@ final class RequestLane extends Lane<Request> {
 
     @Override
     void continueFrom(Request request, int from) {
+        int i = from;
         try {
-            for (int i = from; i < filters.size(); i++) {
+            for (; i < filters.size(); i++) {
                 MessageFilter filter = filters.get(i);
                 request.enter(filter);
                 RequestDecision decision = filter.onRequest(request);
                 if (decision instanceof RequestDecision.Replace replace) {
                     request.replaceFrame(replace.frame());
                 } else if (decision instanceof RequestDecision.Answer answer) {
+                    answered(request, i, answer.reply());
                     session.observer().answered(request);
                     refuse(request.frame(), answer.reply());
                     request.release();
                     return;
                 } else if (decision instanceof RequestDecision.Refuse refuse) {
+                    answered(request, i, refuse.reply());
                     session.observer().refused(request.commandName(), ErrorReplies.codeOf(refuse.reply()));
                     refuse(request.frame(), refuse.reply());
                     request.release();
                     return;
                 } else if (decision instanceof RequestDecision.RefuseAndClose rc) {
+                    answered(request, i, rc.reply());
                     session.observer().refused(request.commandName(), ErrorReplies.codeOf(rc.reply()));
                     refuse(request.frame(), rc.reply());
                     session.close(BadInputLog.Reason.REFUSED, "closed: " + rc.reason());
                     request.release();
                     return;
                 } else if (decision instanceof RequestDecision.Close c) {
+                    answered(request, i, null);
                     session.observer().closedBy(request);
                     session.close(BadInputLog.Reason.REFUSED, "closed: " + c.reason());
                     request.release();
@@ -89,9 +94,11 @@ final class RequestLane extends Lane<Request> {
             }
         } catch (TooLargeAfterRewrite e) {
             session.observer().refused(request.commandName(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION.code());
-            refuse(request.frame(), ErrorReplies.replyTo(request.frame(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION,
+            WireMessage tooLarge = ErrorReplies.replyTo(request.frame(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION,
                     "the request would be " + e.size + " bytes once encrypted, over the " + MsgHeader.MAX_MESSAGE_SIZE
-                            + "-byte message limit; send smaller batches"));
+                            + "-byte message limit; send smaller batches");
+            answered(request, i + 1, tooLarge); // the filter that rewrote it too
+            refuse(request.frame(), tooLarge);
             request.release();
             return;
         } catch (RuntimeException | Error e) {
@@ -99,6 +106,13 @@ final class RequestLane extends Lane<Request> {
             throw e;
         }
         forward(request);
+    }
+
+    /** Tells the filters the request passed through before filter {@code by}, last first, how it was answered. */
+    private void answered(Request request, int by, WireMessage reply) {
+        for (int j = Math.min(by, filters.size()) - 1; j >= 0; j--) {
+            filters.get(j).onAnswered(request, reply);
+        }
     }
 
     private void forward(Request request) {

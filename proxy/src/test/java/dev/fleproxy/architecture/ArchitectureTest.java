@@ -22,7 +22,7 @@ class ArchitectureTest {
     static final List<List<String>> LAYERS = List.of(
             List.of("cli"),                         // the commands
             List.of("runtime"),                     // wires a running proxy together
-            List.of("admission", "rewrite", "rewrap"), // the gate; what encryption does to commands, replies, stored data
+            List.of("admission", "access", "rewrite", "rewrap"), // the gate; access rules and the audit trail; what encryption does to commands, replies, stored data
             List.of("admin"),                       // health, readiness, /metrics: reads the layers below
             List.of("server"),                      // connections, framing, parking, the filter seam
             List.of("metrics", "audit"),            // what the data path records: metrics, the audit trail

@@ -82,7 +82,7 @@ class ReplyDecryptionFuzzTest {
     private static void collect(EncryptionFilter filter, String coll, String doc) {
         OpMsg insert = new OpMsg(0, BsonDocument.parse("{insert: '" + coll + "', $db: 'hr', documents: [" + doc + "]}"));
         Request r = Requests.of(new Frame(Unpooled.wrappedBuffer(WireIO.encode(insert, 1, 0))), ALLOC, filter);
-        Frame out = ((RequestDecision.Replace) filter.onRequest(r)).frame();
+        Frame out = ((RequestDecision.Replace) FuzzSupport.gatedThenFiltered(r, filter)).frame();
         BsonDocument stored = OpMsg.parse(out).body().getArray("documents").get(0).asDocument();
         out.release();
         gather(coll, "", stored);
@@ -148,7 +148,7 @@ class ReplyDecryptionFuzzTest {
     private static Object send(EncryptionFilter filter, BsonDocument body) {
         Request r = Requests.of(new Frame(Unpooled.wrappedBuffer(WireIO.encode(new OpMsg(0, body), 7, 0))), ALLOC,
                 filter);
-        RequestDecision d = filter.onRequest(r);
+        RequestDecision d = FuzzSupport.gatedThenFiltered(r, filter);
         if (d instanceof RequestDecision.Replace rep) {
             rep.frame().release();
         } else if (!(d instanceof RequestDecision.Pass)) {

@@ -369,7 +369,7 @@ class EncryptionFilterTest extends FilterFixture {
         OpMsg insert = rewritten(decide(command("{insert: 'people', $db: 'hr', documents: [{_id: 1, ssn: '" + SSN + "'}]}")));
         BsonBinary stored = insert.body().getArray("documents").get(0).asDocument().getBinary("ssn");
 
-        Request find = Requests.of(command("{find: 'people', filter: {}, $db: 'hr'}"), filter);
+        Request find = Requests.admitted(command("{find: 'people', filter: {}, $db: 'hr'}"), filter, POLICY);
         assertSame(RequestDecision.PASS, filter.onRequest(find));
         Object state = Requests.replyStates(find).get(0);
 
@@ -406,7 +406,7 @@ class EncryptionFilterTest extends FilterFixture {
                 + SSN + "'}]}"))).body().getArray("documents").get(0).asDocument().get("ssn"));
         java.nio.ByteBuffer.wrap(env, 2, 16).putLong(foreign.getMostSignificantBits())
                 .putLong(foreign.getLeastSignificantBits());
-        Request find = Requests.of(command("{find: 'people', filter: {}, $db: 'hr'}"), filter);
+        Request find = Requests.admitted(command("{find: 'people', filter: {}, $db: 'hr'}"), filter, POLICY);
         filter.onRequest(find);
         BsonDocument err = replied(filter.onReply(Requests.replyOf(batch("firstBatch", 0,
                 new BsonDocument("_id", new BsonInt32(1)).append("ssn", new BsonBinary((byte) 6, env)))),
@@ -420,14 +420,14 @@ class EncryptionFilterTest extends FilterFixture {
     void aGetMoreReadsItsBatchWithTheShapeOfTheAggregateThatOpenedIt() {
         BsonValue stored = rewritten(decide(command("{insert: 'people', $db: 'hr', documents: [{_id: 1, ssn: '"
                 + SSN + "'}]}"))).body().getArray("documents").get(0).asDocument().get("ssn");
-        Request agg = Requests.of(command("{aggregate: 'people', pipeline: [{$project: {who: '$ssn', ssn: "
-                + "'$name'}}], cursor: {batchSize: 0}, $db: 'hr'}"), filter);
+        Request agg = Requests.admitted(command("{aggregate: 'people', pipeline: [{$project: {who: '$ssn', ssn: "
+                + "'$name'}}], cursor: {batchSize: 0}, $db: 'hr'}"), filter, POLICY);
         filter.onRequest(agg);
         assertFalse(replied(filter.onReply(Requests.replyOf(batch("firstBatch", 42,
                 new BsonDocument("_id", new BsonInt32(0)).append("who", stored))), Requests.replyStates(agg).get(0)))
                 .toJson().contains("$binary"));
 
-        Request more = Requests.of(command("{getMore: {$numberLong: '42'}, collection: 'people', $db: 'hr'}"), filter);
+        Request more = Requests.admitted(command("{getMore: {$numberLong: '42'}, collection: 'people', $db: 'hr'}"), filter, POLICY);
         assertSame(RequestDecision.PASS, filter.onRequest(more));
         BsonDocument doc = replied(filter.onReply(Requests.replyOf(batch("nextBatch", 0,
                 new BsonDocument("_id", new BsonInt32(1)).append("who", stored).append("ssn", stored))),
@@ -472,7 +472,7 @@ class EncryptionFilterTest extends FilterFixture {
         for (String json : new String[] {"{find: 'people', filter: {_id: 1}, limit: 1, $db: 'hr'}",
                 "{find: 'people', filter: {name: 'a', 'address.city': 'Oslo'}, $db: 'hr'}",
                 "{find: 'all', filter: {_id: {$in: [1, 2]}}, batchSize: 5, $db: 'hr'}"}) {
-            Request r = Requests.of(command(json), filter);
+            Request r = Requests.admitted(command(json), filter, POLICY);
             assertSame(RequestDecision.PASS, filter.onRequest(r), json);
             assertEquals(1, Requests.replyStates(r).size(), "the reply is still decrypted: " + json);
         }

@@ -12,29 +12,26 @@ public final class Requests {
     private Requests() {
     }
 
-    /**
-     * A request for this message, entered into {@code filter}, as the session would pass it, and
-     * admitted as the admission gate would admit it if it had no objection (its command and $db
-     * read, nothing checked: for unit tests of the filters after the gate; {@code AdmissionGateTest}
-     * tests the gate, and the fuzz tests run both).
-     */
+    /** A request for this message, entered into {@code filter}, as the session would pass it (not admitted). */
     public static Request of(WireMessage message, MessageFilter filter) {
         Frame frame = new Frame(Unpooled.wrappedBuffer(WireIO.encode(message, 7, 0)));
         Request r = new Request(frame, ByteBufAllocator.DEFAULT);
         r.enter(filter);
-        admitted(r);
         return r;
     }
 
-    private static void admitted(Request r) {
-        if (r.msg() != null && r.msg().bodyString("$db") != null) {
-            String name = r.msg().commandName();
-            r.admit(new dev.fleproxy.protocol.Command(name, dev.fleproxy.protocol.CommandTable.get(name),
-                    r.msg().bodyString("$db"), false));
-        } else if (r.query() != null && dev.fleproxy.protocol.CommandTable.isHello(r.commandName())) {
-            r.admit(new dev.fleproxy.protocol.Command(r.commandName(),
-                    dev.fleproxy.protocol.CommandTable.get(r.commandName()), "admin", true));
+    /**
+     * A request for this message as the filters after the admission gate get it: admitted by the
+     * real gate under {@code policy} (which must admit it), entered into {@code filter}.
+     */
+    public static Request admitted(WireMessage message, MessageFilter filter, dev.fleproxy.policy.Policy policy) {
+        Request r = of(message, filter);
+        RequestDecision d = new dev.fleproxy.admission.AdmissionGate(() -> policy).onRequest(r);
+        if (d != RequestDecision.PASS) {
+            throw new AssertionError("the admission gate did not admit the request: " + d);
         }
+        r.enter(filter);
+        return r;
     }
 
     /**
@@ -44,7 +41,6 @@ public final class Requests {
     public static Request of(Frame frame, ByteBufAllocator alloc, MessageFilter filter) {
         Request r = new Request(frame, alloc);
         r.enter(filter);
-        admitted(r);
         return r;
     }
 

@@ -61,6 +61,7 @@ public class PipelineBenchmark {
 
     private KeyResolver resolver;
     private EncryptionFilter filter;
+    private dev.fleproxy.admission.AdmissionGate gate;
     private byte[] insertAes;
     private byte[] insertPlain;
     private byte[] findAes;
@@ -105,19 +106,20 @@ public class PipelineBenchmark {
         }, KeyResolver.Settings.DEFAULT);
         resolver.prefetch(List.of(KEY));
         filter = new EncryptionFilter(() -> POLICY, resolver, Duration.ofMillis(5000));
+        gate = new dev.fleproxy.admission.AdmissionGate(() -> POLICY);
         insertAes = WireIO.encode(insert("aes"), 7, 0);
         insertPlain = WireIO.encode(insert("plain"), 7, 0);
         findAes = WireIO.encode(find("aes"), 7, 0);
         findPlain = WireIO.encode(find("plain"), 7, 0);
         // the stored document, as the backend returns it in the find's reply
-        Request r = Requests.of(insert("aes"), filter);
+        Request r = Requests.admitted(insert("aes"), filter, POLICY);
         RequestDecision.Replace d = (RequestDecision.Replace) filter.onRequest(r);
         BsonDocument stored = OpMsg.parse(d.frame()).sequences().get(0).documents().get(0);
         d.frame().release();
         encryptedReply = WireIO.encode(new OpMsg(0, new BsonDocument("cursor", new BsonDocument("firstBatch",
                 new BsonArray(List.<BsonValue>of(stored))).append("id", new BsonInt64(0))
                 .append("ns", new BsonString("bench.aes"))).append("ok", new BsonInt32(1))), 8, 7);
-        Request f = Requests.of(find("aes"), filter);
+        Request f = Requests.admitted(find("aes"), filter, POLICY);
         filter.onRequest(f);
         replyState = Requests.replyStates(f).get(0);
     }
@@ -131,6 +133,12 @@ public class PipelineBenchmark {
         return new Request(new Frame(Unpooled.wrappedBuffer(bytes)), ByteBufAllocator.DEFAULT);
     }
 
+    /** The admission gate, then the encryption filter, as the session runs them. */
+    private RequestDecision through(Request r) {
+        RequestDecision admitted = gate.onRequest(r);
+        return admitted == RequestDecision.PASS ? filter.onRequest(r) : admitted;
+    }
+
     private static Object release(Request r, RequestDecision d) {
         if (d instanceof RequestDecision.Replace rep) {
             rep.frame().release();
@@ -142,25 +150,25 @@ public class PipelineBenchmark {
     @Benchmark
     public Object insertEncrypted() {
         Request r = request(insertAes);
-        return release(r, filter.onRequest(r));
+        return release(r, through(r));
     }
 
     @Benchmark
     public Object insertPlain() {
         Request r = request(insertPlain);
-        return release(r, filter.onRequest(r));
+        return release(r, through(r));
     }
 
     @Benchmark
     public Object findEncrypted() {
         Request r = request(findAes);
-        return release(r, filter.onRequest(r));
+        return release(r, through(r));
     }
 
     @Benchmark
     public Object findPlain() {
         Request r = request(findPlain);
-        return release(r, filter.onRequest(r));
+        return release(r, through(r));
     }
 
     @Benchmark

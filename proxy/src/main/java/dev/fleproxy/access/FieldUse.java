@@ -1,4 +1,4 @@
-package dev.fleproxy.rewrite;
+package dev.fleproxy.access;
 
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldAccess;

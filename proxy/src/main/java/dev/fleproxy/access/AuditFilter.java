@@ -1,4 +1,4 @@
-package dev.fleproxy.rewrite;
+package dev.fleproxy.access;
 
 import dev.fleproxy.audit.AuditEvent;
 import dev.fleproxy.audit.AuditLog;
@@ -8,12 +8,16 @@ import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldAccess;
 import dev.fleproxy.policy.FieldRule;
 import dev.fleproxy.policy.Policy;
+import dev.fleproxy.protocol.Command;
 import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
-import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
+import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.WireMessage;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.BsonCursor;
@@ -24,43 +28,75 @@ import java.util.Map;
 import org.bson.BsonDocument;
 
 /**
- * The audit trail's side of the filter (docs/access.md, "The audit trail"): an event begun for each
- * request on an encrypted collection, its fields listed with what the connection's identity gets
- * of each (revealed, masked, refused; written for a write), and written once the outcome is known:
- * when the proxy answers the request itself, or when the server's reply to it has passed.
+ * The audit trail, a filter of its own in front of the access rules and the encryption filter
+ * (docs/access.md, "The audit trail"): an event begun for each request on an encrypted collection
+ * (a bulkWrite under its first encrypted namespace), its fields listed with what the connection's
+ * identity gets of each (revealed, masked, refused; written for a write), and written once the
+ * outcome is known, before the client has it: the proxy's own answer (a refusal, a write it
+ * carried out), or the server's reply once the filters after this one have decrypted and masked it.
+ * With identities but no trail, the events only count requests by identity.
  */
-final class Auditing {
-    private Auditing() {
+public final class AuditFilter implements MessageFilter {
+    /** The trail, or null: then only the metrics by identity. */
+    private final AuditLog log;
+    private final ProxyMetrics metrics;
+
+    public AuditFilter(AuditLog log, ProxyMetrics metrics) {
+        this.log = log;
+        this.metrics = metrics;
     }
 
-    /** True if requests on encrypted collections are followed: an audit trail, or identities to count by. */
-    static boolean follows(Policy p, AuditLog log) {
-        return log != null || !p.identities().byName().isEmpty();
-    }
-
-    /**
-     * The request's event (begun once, on its first turn), counted by identity; refused when the
-     * trail cannot take it.
-     */
-    static void begin(Request request, CommandSpec spec, CollectionPolicy cp, Policy p, AuditLog log,
-                      ProxyMetrics metrics) {
-        if (request.audit() != null) {
-            return;
+    @Override
+    public RequestDecision onRequest(Request request) {
+        Command command = request.command();
+        Policy p = request.policy();
+        if (command == null || command.target() == null || command.legacyHandshake()
+                || log == null && p.identities().byName().isEmpty()) {
+            return RequestDecision.PASS;
         }
         if (log != null && !log.admits()) {
-            throw new Refusal(ProxyError.AUDIT_UNAVAILABLE, cp.namespace() + ": the audit trail cannot keep up (or "
-                    + "cannot be written), and audit.onFull is refuse: no request on an encrypted collection goes "
-                    + "unrecorded; try again");
+            return RequestDecision.refuse(ErrorReplies.replyTo(request.frame(), ProxyError.AUDIT_UNAVAILABLE,
+                    command.target() + ": the audit trail cannot keep up (or cannot be written), and audit.onFull is "
+                            + "refuse: no request on an encrypted collection goes unrecorded; try again"));
         }
+        CollectionPolicy cp = p.get(command.target());
         String identity = request.peer().identity(p.identities());
         AuditMemo memo = request.peer().auditMemo();
-        AuditMemo.Scope scope = memo.scope(cp, spec, identity);
+        AuditMemo.Scope scope = memo.scope(cp, command.spec(), identity);
         if (scope == null) {
-            scope = memo.remember(cp, spec, identity, scope(spec, cp, identity));
+            scope = memo.remember(cp, command.spec(), identity, scope(command.spec(), cp, identity));
         }
-        request.audit(new AuditEvent(System.currentTimeMillis(), memo.who(request.peer().connection(), identity,
-                request.peer().address()), scope.what()));
         metrics.identity(identity, scope.outcomes());
+        if (log != null) {
+            AuditEvent e = new AuditEvent(System.currentTimeMillis(), memo.who(request.peer().connection(), identity,
+                    request.peer().address()), scope.what());
+            request.audit(e);
+            request.expectReply(e);
+        }
+        return RequestDecision.PASS;
+    }
+
+    /** Answered by the proxy (a refusal, a write it carried out) or closed (no reply): its line now. */
+    @Override
+    public void onAnswered(Request request, WireMessage reply) {
+        AuditEvent e = request.audit();
+        if (e == null) {
+            return;
+        }
+        if (reply instanceof OpMsg m) {
+            metrics.audit(log.write(outcome(e, m.body())));
+        } else {
+            metrics.audit(log.write(e.code(-1))); // closed unanswered
+        }
+    }
+
+    /** The server's reply, as the client gets it (decrypted and masked): the outcome, then the line. */
+    @Override
+    public ReplyDecision onReply(Reply reply, Object state) {
+        if (state instanceof AuditEvent e && reply.opCode() == OpCode.OP_MSG) {
+            metrics.audit(log.write(outcome(e, reply.msg().bodyBytes())));
+        }
+        return ReplyDecision.PASS;
     }
 
     /** What a command's lines on this collection say of its fields for this identity (made once per connection). */
@@ -83,31 +119,6 @@ final class Auditing {
     private static String outcome(FieldAccess a, String identity) {
         FieldAccess.Mask m = a.maskFor(identity);
         return m == null ? "revealed" : m == FieldAccess.Mask.DENY ? "refused" : "masked:" + m.name().toLowerCase(Locale.ROOT);
-    }
-
-    /** After the filter decided: the event written if the proxy answers, or followed to the server's reply. */
-    static RequestDecision after(Request request, RequestDecision d, AuditLog log, ProxyMetrics metrics) {
-        AuditEvent e = request.audit();
-        if (e == null || log == null) {
-            return d;
-        }
-        if (d instanceof RequestDecision.Refuse r && r.reply() instanceof OpMsg m) {
-            metrics.audit(log.write(outcome(e, m.body())));
-        } else if (d instanceof RequestDecision.Answer a && a.reply() instanceof OpMsg m) {
-            metrics.audit(log.write(outcome(e, m.body())));
-        } else if (d instanceof RequestDecision.Close) {
-            metrics.audit(log.write(e.code(-1)));
-        } else if (d instanceof RequestDecision.Pass || d instanceof RequestDecision.Replace) {
-            request.expectReply(e);
-        }
-        return d;
-    }
-
-    /** The server's reply (after the reads' decryption and masks): the outcome, then the line. */
-    static void onReply(Reply reply, AuditEvent e, AuditLog log, ProxyMetrics metrics) {
-        if (reply.opCode() == OpCode.OP_MSG) {
-            metrics.audit(log.write(outcome(e, reply.msg().bodyBytes())));
-        }
     }
 
     private static final byte[] OK = "ok".getBytes(StandardCharsets.UTF_8);
