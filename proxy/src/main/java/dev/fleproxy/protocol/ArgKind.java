@@ -88,6 +88,14 @@ public enum ArgKind {
     METADATA_FILTER,
     /** A list of settings documents with known fields ({@link Arg#fields}): session ids, users. */
     SETTINGS_LIST,
+    /**
+     * What a driver says of itself in the handshake (hello's {@code client}): a document whose
+     * top-level fields are the MongoDB Handshake spec's ({@link Arg#fields}: application, driver, os,
+     * platform, env), forwarded as it is below them (drivers' names, versions, platforms: no
+     * document's values, and names such as {@code name} and {@code version} that a policy may well
+     * have too).
+     */
+    DRIVER_METADATA,
     /** explain's command: examined as if it were sent itself. */
     COMMAND
 }

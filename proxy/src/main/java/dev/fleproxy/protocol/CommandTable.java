@@ -12,6 +12,7 @@ import static dev.fleproxy.protocol.ArgKind.CURSOR_IDS;
 import static dev.fleproxy.protocol.ArgKind.DELETE_STATEMENTS;
 import static dev.fleproxy.protocol.ArgKind.DISTINCT_KEY;
 import static dev.fleproxy.protocol.ArgKind.DOCUMENTS;
+import static dev.fleproxy.protocol.ArgKind.DRIVER_METADATA;
 import static dev.fleproxy.protocol.ArgKind.FILTER;
 import static dev.fleproxy.protocol.ArgKind.INDEX;
 import static dev.fleproxy.protocol.ArgKind.INDEX_SPECS;
@@ -65,7 +66,7 @@ public final class CommandTable {
             arg("$db", NAMESPACE),
             settings("lsid", option("id"), option("uid"), option("txnNumber"), option("txnUUID")),
             option("txnNumber"), option("autocommit"), option("startTransaction"), option("txnRetryCounter"),
-            settings("$clusterTime", option("clusterTime"), configuration("signature")),
+            settings("$clusterTime", option("clusterTime"), settings("signature", option("hash"), option("keyId"))),
             settings("readConcern", option("level"), option("afterClusterTime"), configuration("afterOpTime"),
                     option("atClusterTime"), option("provenance")),
             settings("writeConcern", option("w"), option("j"), option("wtimeout"), option("fsync"),
@@ -332,8 +333,12 @@ public final class CommandTable {
         // the handshake's own fields (the MongoDB Handshake spec, the server's hello), also all an OP_QUERY
         // hello may carry (admission.AdmissionGate); drivers add flags to it (backpressure, 2025), so a
         // field it does not list passes as a single value, unless its name is a policy field's
-        Arg[] handshake = {option("helloOk"), configuration("client"), arg("compression", NAMES),
-            option("saslSupportedMechs"), configuration("speculativeAuthenticate"), configuration("topologyVersion"),
+        Arg[] handshake = {option("helloOk"), arg("client", DRIVER_METADATA, configuration("application"),
+                configuration("driver"), configuration("os"), option("platform"), configuration("env")),
+            arg("compression", NAMES), option("saslSupportedMechs"), settings("speculativeAuthenticate",
+                option("saslStart"), option("authenticate"), option("mechanism"), option("payload"), option("db"),
+                option("user"), settings("options", option("skipEmptyExchange"))),
+            settings("topologyVersion", option("processId"), option("counter")),
             option("maxAwaitTimeMS"), option("loadBalanced"), option("backpressure"), option("forShell"),
             configuration("internalClient"), option("hangUpOnStepDown")};
         spec("hello", Scope.CONNECTION, OnEncrypted.PASS, null).labelled().args(handshake).others(option("flag"));

@@ -100,6 +100,40 @@ class FailClosedTest extends FilterFixture {
         assertTrue(checked > 100, "commands checked: " + checked);
     }
 
+    /** Settings within settings, and the key pattern of collMod's index, are examined too. */
+    @Test
+    void nestedSettingsAndKeyPatternsAreExamined() {
+        refused("{find: 'people', filter: {_id: 1}, $clusterTime: {clusterTime: Timestamp(1, 1), signature: "
+                + "{hash: BinData(0, 'AA=='), keyId: 1, ssn: '" + SSN + "'}}, $db: 'hr'}", 9720011);
+        refused("{collMod: 'people', index: {keyPattern: {ssn: '" + SSN + "'}, hidden: true}, $db: 'hr'}", 9720011);
+        assertSame(RequestDecision.PASS, decide(command("{collMod: 'people', index: {keyPattern: {ssn: 1}, hidden: "
+                + "true}, $db: 'hr'}")));
+    }
+
+    /**
+     * A policy with fields named as drivers name what they say of themselves (name, version) and as
+     * the server names its records: the handshake and the catalog still pass.
+     */
+    @Test
+    void commonFieldNamesInAPolicyDoNotStopTheHandshakeOrTheCatalog() {
+        dev.fleproxy.policy.Policy named = dev.fleproxy.policy.PolicyParser.parse(java.util.Map.of("app.users",
+                java.util.Map.of("key", AES_KEY.toString(), "fields", java.util.Map.of("name", java.util.Map.of(),
+                        "version", java.util.Map.of(), "payload", java.util.Map.of()))), 6, "test");
+        EncryptionFilter f = new EncryptionFilter(() -> named, RESOLVER, java.time.Duration.ofMillis(5000));
+        dev.fleproxy.admission.AdmissionGate gate = new dev.fleproxy.admission.AdmissionGate(() -> named);
+        for (String json : new String[] {
+            "{hello: 1, helloOk: true, client: {application: {name: 'app'}, driver: {name: 'PyMongo', version: '4.1'}, "
+                    + "os: {type: 'Linux', name: 'Linux', architecture: 'x86_64', version: '6.1'}, platform: 'CPython'},"
+                    + " speculativeAuthenticate: {saslStart: 1, mechanism: 'SCRAM-SHA-256', payload: BinData(0, 'AA=='),"
+                    + " db: 'admin', options: {skipEmptyExchange: true}}, $db: 'admin'}",
+            "{listCollections: 1, filter: {name: 'users'}, nameOnly: true, $db: 'app'}",
+            "{listDatabases: 1, filter: {name: 'app'}, nameOnly: true, $db: 'admin'}"}) {
+            dev.fleproxy.server.Request r = dev.fleproxy.server.Requests.of(command(json), f);
+            assertSame(RequestDecision.PASS, gate.onRequest(r), json);
+            assertSame(RequestDecision.PASS, f.onRequest(r), json);
+        }
+    }
+
     /** A command, an argument or a stage the table does not know is refused, not forwarded. */
     @Test
     void whatTheTableDoesNotKnowIsRefused() {

@@ -153,6 +153,16 @@ public final class Arguments {
     /** A value by its kind, for the kinds a database command's row uses; any other kind is refused there. */
     private static void examineAny(Arg arg, BsonValue v, On on, String where) {
         switch (arg.kind()) {
+            case DRIVER_METADATA -> {
+                if (!v.isDocument()) {
+                    throw Refusal.command(on.ns(), "the argument '" + arg.name() + "' of " + where + " must be a document");
+                }
+                for (String k : v.asDocument().keySet()) {
+                    if (arg.field(k) == null) {
+                        throw unknown(on, arg.name(), k);
+                    }
+                }
+            }
             case NAMESPACE -> {
                 if (!v.isString()) { // $db, checked by the admission gate; getMore's collection
                     throw notAValue(on, where, arg.name());
@@ -213,8 +223,10 @@ public final class Arguments {
             if (field.kind() == ArgKind.OPTION && (f.type == BsonCursor.DOCUMENT || f.type == BsonCursor.ARRAY)) {
                 throw notAValue(ctx, arg.name(), field.name());
             }
-            if (field.kind() == ArgKind.CONFIGURATION) {
-                // rare (read preference tags, a signature): decoded only when there
+            if (field.kind() == ArgKind.SETTINGS) {
+                settings(body, f, field, ctx, arg.name()); // $clusterTime's signature, a handshake's options
+            } else if (field.kind() != ArgKind.OPTION) {
+                // rare (read preference tags, an index's key pattern): decoded only when there
                 BsonValue v = new org.bson.RawBsonDocument(body, c.valueStart, c.valueEnd - c.valueStart).get(f.name());
                 examineValue(field, v, ctx, arg.name());
             }

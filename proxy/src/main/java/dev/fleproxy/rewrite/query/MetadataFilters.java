@@ -62,7 +62,9 @@ public final class MetadataFilters {
                     + " is not one the proxy lets it name (" + String.join(", ", new java.util.TreeSet<>(
                     allowed.fields().keySet())) + ")");
         }
-        if (on.paths().kind(path) != PathKind.NONE) {
+        // a field the row lists is the server's own, whatever its name; what lies below one of kind
+        // CONFIGURATION (a collection's options, an operation's locks) may name no policy field
+        if (dot > 0 && on.paths().kind(path.substring(dot + 1)) != PathKind.NONE) {
             throw on.paths().refuse(path, "the filter of " + where + " naming it");
         }
     }
