@@ -140,13 +140,14 @@ bench-rewrap: build venv
 bench-crypto:
 	cd proxy && $(MVN) -q test-compile exec:exec@crypto-bench
 
-## fuzz: coverage-guided fuzzing (Jazzer) of each fuzz target in proxy/src/test/java/dev/fleproxy/fuzz
+## fuzz: coverage-guided fuzzing (Jazzer) of each fuzz target in proxy/src/test/java/dev/fleproxy/fuzz,
+## and the leak fuzzer (generated commands through the real proxy, a recording relay before the backend),
 ## for FUZZ_SECONDS in all (default 300, shared by the targets); executions, coverage and crashes per target
-## in results/fuzz/summary.md
-## (`make test` only replays the committed inputs)
+## in results/fuzz/summary.md, the leak fuzzer's figures in results/fuzz/leak-fuzz.md
+## (`make test` only replays the committed inputs, and runs 2,500 leak-fuzzer cases)
 FUZZ_SECONDS ?= 300
-fuzz:
-	FUZZ_SECONDS=$(FUZZ_SECONDS) MVN="$(MVN)" proxy/fuzz.sh
+fuzz: build venv
+	FUZZ_SECONDS=$(FUZZ_SECONDS) MVN="$(MVN)" PYTHON=$(VENV)/bin/python proxy/fuzz.sh
 
 clean:
 	cd proxy && $(MVN) -q clean

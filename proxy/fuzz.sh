@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make fuzz`: coverage-guided fuzzing of every fuzz target (proxy/src/test/java/dev/fleproxy/fuzz)
-# with Jazzer, one Maven run per target (Jazzer fuzzes one @FuzzTest per JVM), FUZZ_SECONDS of
-# fuzzing in all (default 300), shared equally by the targets (each also costs 15-30 s of start-up). The corpus grows in proxy/.cifuzz-corpus (kept between runs, not committed); a
+# with Jazzer, one Maven run per target (Jazzer fuzzes one @FuzzTest per JVM), and the leak fuzzer
+# (proxy/tests/test_leak_fuzz.py, the real jar and KMS), FUZZ_SECONDS of fuzzing in all (default
+# 300), shared equally by the targets (each also costs 15-30 s of start-up). The corpus grows in proxy/.cifuzz-corpus (kept between runs, not committed); a
 # crashing input is written to src/test/resources/dev/fleproxy/fuzz/<Class>Inputs/<method>/crash-…,
 # where `mvn test` replays it from then on (commit it with the fix). Raw logs go to
 # results/fuzz/logs/, the figures per target (executions, coverage, crashes) to
@@ -14,7 +15,10 @@ total="${FUZZ_SECONDS:-300}"
 mvn_cmd="${MVN:-mvn -B -ntp}"
 targets="${FUZZ_TARGETS:-WireFuzzTest#frameDecoder WireFuzzTest#opMsg RequestRewriteFuzzTest#commands \
 RequestRewriteFuzzTest#rawRequests ReplyDecryptionFuzzTest#replies}"
-count=$(wc -w <<<"$targets")
+# and the leak fuzzer (proxy/tests/test_leak_fuzz.py): generated commands through the real proxy, with
+# a recording relay before the backend, for an equal share of the time (LEAK_FUZZ=0: not run)
+leak="${LEAK_FUZZ:-1}"
+count=$(( $(wc -w <<<"$targets") + (leak == 1 ? 1 : 0) ))
 seconds=$(( total / count ))
 [ "$seconds" -ge 10 ] || seconds=10
 out="$root/results/fuzz"
@@ -62,6 +66,24 @@ for t in $targets; do
   rows+=("| \`$t\` | ${ran:-?} | ${execs:-?} | ${rate:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} | $crashes | $result |")
   echo "fuzz: $t: ${execs:-?} executions in ${ran:-?} s (${wall} s with Maven), coverage ${cov:-?} edges, ${crashes} crash(es): $result"
 done
+
+if [ "$leak" = 1 ]; then
+  log="$logs/leak-fuzz.log"
+  seed="${LEAK_FUZZ_SEED:-$(date +%s)000}"  # new seeds each run, unless one is asked for
+  echo "fuzz: the leak fuzzer for ${seconds} s from seed $seed (log: ${log#"$root"/})"
+  start=$(date +%s)
+  (cd "$root" && FLE_LEAK_FUZZ_SECONDS="$seconds" FLE_LEAK_FUZZ_SEED="$seed" FLE_LEAK_FUZZ_REPORT="$out/leak-fuzz.md" \
+    "${PYTHON:-.venv/bin/python}" -m pytest -q -p no:cacheprovider proxy/tests/test_leak_fuzz.py) >"$log" 2>&1
+  rc=$?
+  wall=$(( $(date +%s) - start ))
+  cases=$(sed -n 's/.*: \([0-9,]*\) cases, seeds.*/\1/p' "$out/leak-fuzz.md" 2>/dev/null | tr -d ,)
+  if [ "$rc" -eq 0 ]; then result="ok"; else result="FINDING (see ${out#"$root"/}/leak-fuzz.md and the log)"; failed=1; fi
+  [ -n "$cases" ] || { result="did not run (exit $rc; see the log)"; failed=1; }
+  rate=$([ -n "$cases" ] && [ "$wall" -gt 0 ] && echo $(( cases / wall )) || echo "?")
+  rows+=("| leak fuzzer (\`proxy/tests/test_leak_fuzz.py\`, seeds from $seed) | $wall | ${cases:-?} | $rate | – | – | – | – | $result |")
+  [ "$rc" -eq 0 ] || findings+=("leak fuzzer: ${out#"$root"/}/leak-fuzz.md")
+  echo "fuzz: leak fuzzer: ${cases:-?} cases in $wall s: $result"
+fi
 
 {
   echo "# Fuzzing summary"
