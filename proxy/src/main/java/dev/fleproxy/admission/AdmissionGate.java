@@ -105,13 +105,13 @@ public final class AdmissionGate implements MessageFilter {
                     + "cannot read as the server would while collections are encrypted");
         }
         for (int i = 0; i < m.sequenceCount(); i++) {
-            if (!m.sequenceIdentifierIsUtf8(i)) {
+            if (notUtf8(m.sequenceIdentifier(i))) {
                 return Admission.refused("a document sequence whose identifier is not valid UTF-8");
             }
         }
         String clash = m.sequenceClash();
         if (clash != null) {
-            return Admission.refused("the field '" + shown(clash) + "' is given twice (in the body and as a document "
+            return Admission.refused("the field '" + ErrorReplies.quoted(clash) + "' is given twice (in the body and as a document "
                     + "sequence, or as two sequences); the server merges them into one command, so the proxy cannot "
                     + "tell which it would use");
         }
@@ -119,25 +119,28 @@ public final class AdmissionGate implements MessageFilter {
         if (name.isEmpty()) {
             return Admission.refused("a message whose body names no command");
         }
-        BsonDocument body = m.body();
-        if (!body.isString("$db")) {
-            return Admission.refused("the command '" + shown(name) + "' " + (body.containsKey("$db")
+        // the top-level names are read in place (nothing decoded): this runs for every message
+        String db = m.bodyString("$db");
+        if (db == null) {
+            return Admission.refused("the command '" + ErrorReplies.quoted(name) + "' " + (m.bodyHas("$db")
                     ? "has a $db that is not a string" : "names no database ($db)")
                     + "; every OP_MSG command must (the proxy decides by it)");
         }
-        if (!m.bodyStringIsUtf8("$db")) {
+        if (notUtf8(db)) {
             return Admission.refused("a $db that is not valid UTF-8");
         }
-        String db = body.getString("$db").getValue();
         String problem = database(db, p);
         CommandSpec spec = CommandTable.get(name);
+        String own = spec == null ? null : spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : name;
+        String named = own == null ? null : m.bodyString(own);
         if (problem == null && spec != null) {
-            problem = ownNamespace(spec, m, body, p);
+            problem = ownNamespace(spec, own, named, m, p);
         }
         if (problem != null) {
             return Admission.refused(problem);
         }
-        return new Admission(new Command(name, spec, db, spec == null ? null : target(spec, m, body, db, p), false), null);
+        return new Admission(new Command(name, spec, db, named, spec == null ? null : target(spec, named, m, db, p),
+                false), null);
     }
 
     /**
@@ -147,7 +150,7 @@ public final class AdmissionGate implements MessageFilter {
      * the name of an encrypted collection anyway is taken to be about it (its target cannot be shown
      * to be plain).
      */
-    private static String target(CommandSpec spec, OpMsgView m, BsonDocument body, String db, Policy p) {
+    private static String target(CommandSpec spec, String name, OpMsgView m, String db, Policy p) {
         if (spec.scope() == CommandSpec.Scope.NAMESPACES) {
             for (org.bson.BsonValue info : nsInfo(m)) {
                 if (info.isDocument() && info.asDocument().isString("ns") && p.get(info.asDocument().getString("ns")
@@ -157,11 +160,9 @@ public final class AdmissionGate implements MessageFilter {
             }
             return null;
         }
-        String own = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : m.commandName();
-        if (!body.isString(own)) {
+        if (name == null) {
             return null;
         }
-        String name = body.getString(own).getValue();
         boolean dotted = name.indexOf('.') > 0;
         dev.fleproxy.policy.CollectionPolicy cp = switch (spec.scope()) {
             case COLLECTION, CURSOR -> p.get(db, name);
@@ -169,6 +170,15 @@ public final class AdmissionGate implements MessageFilter {
             default -> p.get(db, name) != null ? p.get(db, name) : dotted ? p.get(name) : null;
         };
         return cp == null ? null : cp.namespace();
+    }
+
+    /**
+     * Whether a name read from the wire was not valid UTF-8: Java decodes what is not into U+FFFD, and
+     * would then decide by another name than the server sees. (A name that really holds U+FFFD is
+     * refused too: no database or collection needs one.)
+     */
+    private static boolean notUtf8(String name) {
+        return name.indexOf('\uFFFD') >= 0;
     }
 
     /** What is wrong with a database name a request carries: MongoDB's rules, then the policy's spelling. */
@@ -189,17 +199,13 @@ public final class AdmissionGate implements MessageFilter {
     }
 
     /** The namespace the command's row says it works on, held to the same rules as $db. */
-    private static String ownNamespace(CommandSpec spec, OpMsgView m, BsonDocument body, Policy p) {
-        String own = spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : m.commandName();
-        if (!m.bodyStringIsUtf8(own)) {
+    private static String ownNamespace(CommandSpec spec, String own, String name, OpMsgView m, Policy p) {
+        if (name != null && notUtf8(name)) {
             return "the command " + spec.name() + " on a collection whose name is not valid UTF-8";
         }
         return switch (spec.scope()) {
-            case COLLECTION -> body.isString(m.commandName()) ? collection(body.getString(m.commandName()).getValue())
-                    : null;
-            case CURSOR -> body.isString("collection") ? collection(body.getString("collection").getValue()) : null;
-            case NAMESPACE -> body.isString(m.commandName()) ? namespace(body.getString(m.commandName()).getValue(), p)
-                    : null;
+            case COLLECTION, CURSOR -> name != null ? collection(name) : null;
+            case NAMESPACE -> name != null ? namespace(name, p) : null;
             case NAMESPACES -> bulkNamespaces(m, p);
             default -> null;
         };
@@ -241,7 +247,7 @@ public final class AdmissionGate implements MessageFilter {
     private static Admission handshake(Request request, Policy p) {
         OpQuery q = request.query();
         if (!q.fullCollectionName().equals("admin.$cmd")) {
-            return Admission.refused("OP_QUERY on '" + shown(q.fullCollectionName()) + "': while collections are "
+            return Admission.refused("OP_QUERY on '" + ErrorReplies.quoted(q.fullCollectionName()) + "': while collections are "
                     + "encrypted OP_QUERY is only for the handshake (hello or isMaster on admin.$cmd); use a driver "
                     + "that speaks OP_MSG (MongoDB 3.6+)");
         }
@@ -255,7 +261,7 @@ public final class AdmissionGate implements MessageFilter {
         }
         String name = cmd.isEmpty() ? "" : cmd.getFirstKey();
         if (!CommandTable.isHello(name)) {
-            return Admission.refused("OP_QUERY command '" + shown(name) + "': while collections are encrypted "
+            return Admission.refused("OP_QUERY command '" + ErrorReplies.quoted(name) + "': while collections are encrypted "
                     + "OP_QUERY is only for the handshake (hello or isMaster); use a driver that speaks OP_MSG");
         }
         CommandSpec spec = CommandTable.get(name);
@@ -263,11 +269,11 @@ public final class AdmissionGate implements MessageFilter {
             String f = field.getKey();
             boolean flag = spec.others() != null && !field.getValue().isDocument() && !field.getValue().isArray();
             if (!f.equals(name) && (f.equals("$db") || spec.arg(f) == null && !flag)) {
-                return Admission.refused("the handshake field '" + shown(f) + "' is not one the proxy knows; "
+                return Admission.refused("the handshake field '" + ErrorReplies.quoted(f) + "' is not one the proxy knows; "
                         + "over OP_QUERY only the handshake's own fields pass (and flags, single values)");
             }
         }
-        return new Admission(new Command(name, spec, "admin", null, true), null);
+        return new Admission(new Command(name, spec, "admin", null, null, true), null);
     }
 
     /** The legacy query document's bytes, as they arrived (its names checked where the decoder would keep one). */
@@ -279,15 +285,5 @@ public final class AdmissionGate implements MessageFilter {
         byte[] doc = new byte[buf.getIntLE(docStart)];
         buf.getBytes(docStart, doc);
         return doc;
-    }
-
-    /** A client's name to quote in an error: cut short, control characters made visible. */
-    static String shown(String name) {
-        StringBuilder b = new StringBuilder(Math.min(name.length(), 64) + 1);
-        for (int i = 0; i < name.length() && i < 64; i++) {
-            char ch = name.charAt(i);
-            b.append(ch == '\0' ? "\\0" : Character.isISOControl(ch) ? "?" : String.valueOf(ch));
-        }
-        return name.length() > 64 ? b.append('…').toString() : b.toString();
     }
 }

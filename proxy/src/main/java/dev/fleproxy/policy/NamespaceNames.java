@@ -1,6 +1,7 @@
 package dev.fleproxy.policy;
 
 import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.protocol.ErrorReplies;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -55,11 +56,12 @@ public final class NamespaceNames {
         for (int i = 0; i < db.length(); i++) {
             char c = db.charAt(i);
             if (DATABASE_FORBIDDEN.indexOf(c) >= 0) {
-                return "the database name '" + shown(db) + "' contains " + named(c)
+                return "the database name '" + ErrorReplies.quoted(db) + "' contains " + named(c)
                         + ", which MongoDB does not allow in database names (/\\. \"$*<>:|? and NUL)" + wildcard(c);
             }
         }
-        if (db.getBytes(StandardCharsets.UTF_8).length > DATABASE_MAX_BYTES) {
+        // at most 3 UTF-8 bytes per char: most names are short enough not to need counting (every request asks)
+        if (db.length() * 3 > DATABASE_MAX_BYTES && db.getBytes(StandardCharsets.UTF_8).length > DATABASE_MAX_BYTES) {
             return "the database name is longer than MongoDB allows (" + DATABASE_MAX_BYTES + " bytes)";
         }
         return null;
@@ -71,12 +73,12 @@ public final class NamespaceNames {
             return "the collection name is empty";
         }
         if (coll.charAt(0) == '.') {
-            return "the collection name '" + shown(coll) + "' starts with a dot, which MongoDB does not allow";
+            return "the collection name '" + ErrorReplies.quoted(coll) + "' starts with a dot, which MongoDB does not allow";
         }
         for (int i = 0; i < coll.length(); i++) {
             char c = coll.charAt(i);
             if (c == '$' || c == '\0') {
-                return "the collection name '" + shown(coll) + "' contains " + named(c)
+                return "the collection name '" + ErrorReplies.quoted(coll) + "' contains " + named(c)
                         + ", which MongoDB does not allow in collection names";
             }
         }
@@ -87,7 +89,7 @@ public final class NamespaceNames {
     public static String namespaceProblem(String ns) {
         int dot = ns.indexOf('.');
         if (dot < 0) {
-            return "the namespace '" + shown(ns) + "' is not \"database.collection\"";
+            return "the namespace '" + ErrorReplies.quoted(ns) + "' is not \"database.collection\"";
         }
         String problem = databaseProblem(ns.substring(0, dot));
         return problem != null ? problem : collectionProblem(ns.substring(dot + 1));
@@ -121,15 +123,5 @@ public final class NamespaceNames {
             case ' ' -> "a space";
             default -> "'" + c + "'";
         };
-    }
-
-    /** The name for a message, with NUL and other control characters made visible so the line stays printable. */
-    private static String shown(String name) {
-        StringBuilder b = new StringBuilder(Math.min(name.length(), 80));
-        for (int i = 0; i < name.length() && i < 80; i++) {
-            char ch = name.charAt(i);
-            b.append(ch == '\0' ? "\\0" : Character.isISOControl(ch) ? "?" : String.valueOf(ch));
-        }
-        return name.length() > 80 ? b.append('…').toString() : b.toString();
     }
 }

@@ -13,6 +13,9 @@ public final class Policy {
     private final Identities identities;
     /** True if some field has reveal, query or write rules: without any, no request needs its identity. */
     private final boolean accessRules;
+    /** The databases that hold encrypted collections, and the same by their names in lower case (asked of every request). */
+    private final Set<String> databases;
+    private final Map<String, String> databasesByLowerCase;
 
     public Policy(Map<String, CollectionPolicy> byNamespace) {
         this(byNamespace, Identities.NONE);
@@ -23,6 +26,11 @@ public final class Policy {
         this.identities = identities;
         this.accessRules = byNamespace.values().stream()
                 .anyMatch(c -> c.fields().values().stream().anyMatch(r -> !r.access().open()));
+        Map<String, String> dbs = new java.util.HashMap<>();
+        byNamespace.values().forEach(c -> dbs.put(c.database().toLowerCase(java.util.Locale.ROOT), c.database()));
+        this.databasesByLowerCase = Map.copyOf(dbs);
+        this.databases = byNamespace.values().stream().map(CollectionPolicy::database)
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
     /** True if some field has reveal, query or write rules. */
@@ -62,12 +70,7 @@ public final class Policy {
 
     /** True if some policy collection lives in this database. */
     public boolean coversDatabase(String database) {
-        for (CollectionPolicy p : byNamespace.values()) {
-            if (p.database().equals(database)) {
-                return true;
-            }
-        }
-        return false;
+        return databases.contains(database);
     }
 
     /**
@@ -76,12 +79,7 @@ public final class Policy {
      * in clear what the proxy took for a plain database's.
      */
     public String databaseDifferingInCase(String database) {
-        for (CollectionPolicy p : byNamespace.values()) {
-            if (!p.database().equals(database) && p.database().equalsIgnoreCase(database)) {
-                return p.database();
-            }
-        }
-        return null;
+        return databases.contains(database) ? null : databasesByLowerCase.get(database.toLowerCase(java.util.Locale.ROOT));
     }
 
     /** Every key the policy names, previous keys included: all of them are validated and prefetched. */

@@ -16,6 +16,22 @@ public final class ErrorReplies {
     private ErrorReplies() {
     }
 
+    /** How much of a client's name an error quotes back. */
+    private static final int QUOTED = 64;
+
+    /**
+     * A name the client chose (a command, an argument, a database), as an error quotes it: cut short,
+     * NUL shown as a backslash and 0, and other control characters as {@code ?}, so the line stays printable.
+     */
+    public static String quoted(String name) {
+        StringBuilder b = new StringBuilder(Math.min(name.length(), QUOTED) + 1);
+        for (int i = 0; i < name.length() && i < QUOTED; i++) {
+            char ch = name.charAt(i);
+            b.append(ch == '\0' ? "\\0" : Character.isISOControl(ch) ? "?" : String.valueOf(ch));
+        }
+        return name.length() > QUOTED ? b.append('…').toString() : b.toString();
+    }
+
     public static BsonDocument document(ProxyError error, String message) {
         return new BsonDocument("ok", new BsonDouble(0))
                 .append("errmsg", new BsonString(ProxyError.PRODUCT + ": " + message))

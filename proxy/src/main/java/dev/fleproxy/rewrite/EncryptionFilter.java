@@ -139,7 +139,7 @@ public final class EncryptionFilter implements MessageFilter {
         if (cp != null) {
             return onEncrypted(request, spec, cp, p, db, keys);
         }
-        String name = m.bodyString(spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : command.name());
+        String name = command.named();
         // Not an encrypted collection, but maybe a way into one, from any database.
         if (spec.crossReferences()) {
             CrossReferences.check(spec.name(), m.body(), p, db, name);

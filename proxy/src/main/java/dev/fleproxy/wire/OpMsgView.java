@@ -200,15 +200,9 @@ public final class OpMsgView {
         return c.find(key.getBytes(StandardCharsets.UTF_8)) ? c.stringValue() : null;
     }
 
-    /**
-     * Whether the top-level string field of the body with this name is valid UTF-8 (true if it is
-     * absent or not a string): a namespace is decided by its name only when Java reads the same
-     * name as the server.
-     */
-    public boolean bodyStringIsUtf8(String key) {
-        BsonCursor c = new BsonCursor(bodyBytes(), 0, bodyLength);
-        return !c.find(key.getBytes(StandardCharsets.UTF_8)) || c.type != BsonCursor.STRING
-                || Utf8.isValid(bodyBytes, c.valueStart + 4, c.valueEnd - 1);
+    /** Whether the body has a top-level field of this name, of any type (read in place). */
+    public boolean bodyHas(String key) {
+        return new BsonCursor(bodyBytes(), 0, bodyLength).find(key.getBytes(StandardCharsets.UTF_8));
     }
 
     /** The document sequences, each document a view over one copy of its section. */
@@ -310,9 +304,31 @@ public final class OpMsgView {
     public void checkWellFormed() {
         checkBody();
         for (int i = 0; i < sequenceSections.size(); i++) {
-            checkSequence(i);
+            if (sequenceBytes != null && sequenceBytes[i] != null) {
+                checkSequence(i);
+                continue;
+            }
+            // a sequence nobody else reads (an insert forwarded as it is): checked in a scratch copy, so
+            // checking it allocates nothing; read later, it is copied out and checked once more
+            SequenceAt s = sequenceSections.get(i);
+            int n = s.end() - s.docsStart();
+            byte[] scratch = SCRATCH.get();
+            if (scratch.length < n) {
+                scratch = new byte[Math.max(n, scratch.length * 2)];
+                if (n <= MAX_SCRATCH) {
+                    SCRATCH.set(scratch);
+                }
+            }
+            frame.content().getBytes(s.docsStart(), scratch, 0, n);
+            for (int at = 0; at < n; at += BsonCursor.int32(scratch, at)) {
+                wellFormed(scratch, at, BsonCursor.int32(scratch, at));
+            }
         }
     }
+
+    /** Each event loop's buffer for checking sequences in place of a copy of their own; kept up to this size. */
+    private static final int MAX_SCRATCH = 1 << 20;
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[16 * 1024]);
 
     /**
      * A name the message gives twice at its top level, where a server merges the body and its
@@ -321,28 +337,18 @@ public final class OpMsgView {
      * #topLevelNameProblem}'s.)
      */
     public String sequenceClash() {
-        if (sequenceSections.isEmpty()) {
-            return null;
-        }
-        java.util.Set<String> names = new java.util.HashSet<>();
-        BsonCursor c = new BsonCursor(bodyBytes(), 0, bodyLength);
-        while (c.next()) {
-            names.add(c.name());
-        }
-        for (SequenceAt s : sequenceSections) {
-            if (!names.add(s.identifier())) {
-                return s.identifier();
+        for (int i = 0; i < sequenceSections.size(); i++) {
+            String id = sequenceSections.get(i).identifier();
+            if (bodyHas(id)) {
+                return id;
+            }
+            for (int j = 0; j < i; j++) {
+                if (sequenceSections.get(j).identifier().equals(id)) {
+                    return id;
+                }
             }
         }
         return null;
-    }
-
-    /** Whether sequence i's identifier is valid UTF-8 (Java reads another name than the server would). */
-    public boolean sequenceIdentifierIsUtf8(int i) {
-        SequenceAt s = sequenceSections.get(i);
-        byte[] id = new byte[s.docsStart() - 1 - (s.sectionStart() + 5)];
-        frame.content().getBytes(s.sectionStart() + 5, id);
-        return Utf8.isValid(id, 0, id.length);
     }
 
     /** A top-level name of the body given twice or not valid UTF-8 (a cheap look before the command is routed). */

@@ -28,8 +28,6 @@ public final class Arguments {
     /** Index types a key pattern may name instead of a direction. */
     private static final Set<String> INDEX_TYPES = Set.of("hashed", "text", "2d", "2dsphere", "geoHaystack",
             "columnstore");
-    /** How much of a name a refusal quotes back. */
-    private static final int QUOTED = 64;
 
     /**
      * Where the arguments are examined: the namespace refusals name, and the policy's paths as the
@@ -354,11 +352,6 @@ public final class Arguments {
 
     /** A client's name, cut short and with control characters replaced, to quote in an error. */
     public static String quoted(String name) {
-        StringBuilder b = new StringBuilder(Math.min(name.length(), QUOTED) + 1);
-        for (int i = 0; i < name.length() && i < QUOTED; i++) {
-            char ch = name.charAt(i);
-            b.append(Character.isISOControl(ch) ? '?' : ch);
-        }
-        return name.length() > QUOTED ? b.append('…').toString() : b.toString();
+        return dev.fleproxy.protocol.ErrorReplies.quoted(name);
     }
 }
