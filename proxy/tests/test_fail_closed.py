@@ -165,11 +165,18 @@ def test_plaintext_reads_allow_still_fails_a_damaged_envelope(hr, raw_hr, nothin
 
 
 def test_set_field_of_a_field_literally_named_with_a_dollar_is_not_an_encrypted_field(hr, nothing_leaks):
-    pipeline = [{"$project": {"x": {"$setField": {"field": {"$literal": "$a"}, "input": "$name", "value": 1}}}}]
+    hr.people.insert_one({"_id": "setfield", "ssn": "000-00-0003", "name": "n"})
+    pipeline = [{"$match": {"_id": "setfield"}},
+                {"$project": {"x": {"$setField": {"field": {"$literal": "$a"}, "input": {"$literal": {"b": 2}},
+                                                  "value": 1}}}}]
     try:
-        list(hr.people.aggregate(pipeline))
+        docs = list(hr.people.aggregate(pipeline))
     except OperationFailure as e:  # the embedded backend may not know $setField: its error, not the proxy's
         assert e.code not in (9720010, 9720011), e.details
+    else:  # not refused: the answer is MongoDB's
+        assert docs == [{"_id": "setfield", "x": {"b": 2, "$a": 1}}], docs
+    finally:
+        hr.people.delete_one({"_id": "setfield"})
 
 
 # ---- issue 39: the admission gate, whole-database commands, pipeline literals ---------------------

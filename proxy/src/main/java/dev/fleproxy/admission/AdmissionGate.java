@@ -96,33 +96,46 @@ public final class AdmissionGate implements MessageFilter {
     // ---- OP_MSG ---------------------------------------------------------------------------------
 
     private static Admission opMsg(OpMsgView m, Policy p) {
-        // malformed BSON anywhere is bad input: the BSONException closes this connection with one
-        // rate-limited line, as any malformed message does (the session's failure path)
-        m.checkWellFormed();
         BsonCursor.NameProblem names = m.topLevelNameProblem();
         if (names != null) {
             return Admission.refused(names.describe() + " at the top of a command; the proxy refuses commands it "
                     + "cannot read as the server would while collections are encrypted");
         }
+        String name = m.commandName();
+        CommandSpec spec = CommandTable.get(name);
+        String own = spec == null ? name : spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : name;
+        // one pass over the body (this runs for every message): $db, the own element, the sequences'
+        // names, every value checked well-formed on the way. Malformed BSON anywhere is bad input: the
+        // BSONException closes this connection with one rate-limited line, as any malformed message does.
+        String[] wanted = new String[2 + m.sequenceCount()];
+        wanted[0] = "$db";
+        wanted[1] = own;
         for (int i = 0; i < m.sequenceCount(); i++) {
-            if (notUtf8(m.sequenceIdentifier(i))) {
+            wanted[2 + i] = m.sequenceIdentifier(i);
+        }
+        OpMsgView.TopLevel top = m.topLevel(wanted);
+        m.checkSequencesWellFormed();
+        for (int i = 0; i < m.sequenceCount(); i++) {
+            String id = wanted[2 + i];
+            if (notUtf8(id)) {
                 return Admission.refused("a document sequence whose identifier is not valid UTF-8");
             }
+            boolean twice = top.present()[2 + i] || id.equals("$db") || id.equals(own);
+            for (int j = 0; j < i && !twice; j++) {
+                twice = wanted[2 + j].equals(id);
+            }
+            if (twice) {
+                return Admission.refused("the field '" + ErrorReplies.quoted(id) + "' is given twice (in the body and "
+                        + "as a document sequence, or as two sequences); the server merges them into one command, so "
+                        + "the proxy cannot tell which it would use");
+            }
         }
-        String clash = m.sequenceClash();
-        if (clash != null) {
-            return Admission.refused("the field '" + ErrorReplies.quoted(clash) + "' is given twice (in the body and as a document "
-                    + "sequence, or as two sequences); the server merges them into one command, so the proxy cannot "
-                    + "tell which it would use");
-        }
-        String name = m.commandName();
         if (name.isEmpty()) {
             return Admission.refused("a message whose body names no command");
         }
-        // the top-level names are read in place (nothing decoded): this runs for every message
-        String db = m.bodyString("$db");
+        String db = top.strings()[0];
         if (db == null) {
-            return Admission.refused("the command '" + ErrorReplies.quoted(name) + "' " + (m.bodyHas("$db")
+            return Admission.refused("the command '" + ErrorReplies.quoted(name) + "' " + (top.present()[0]
                     ? "has a $db that is not a string" : "names no database ($db)")
                     + "; every OP_MSG command must (the proxy decides by it)");
         }
@@ -130,11 +143,9 @@ public final class AdmissionGate implements MessageFilter {
             return Admission.refused("a $db that is not valid UTF-8");
         }
         String problem = database(db, p);
-        CommandSpec spec = CommandTable.get(name);
-        String own = spec == null ? null : spec.scope() == CommandSpec.Scope.CURSOR ? "collection" : name;
-        String named = own == null ? null : m.bodyString(own);
+        String named = spec == null ? null : top.strings()[1];
         if (problem == null && spec != null) {
-            problem = ownNamespace(spec, own, named, m, p);
+            problem = ownNamespace(spec, named, m, p);
         }
         if (problem != null) {
             return Admission.refused(problem);
@@ -199,7 +210,7 @@ public final class AdmissionGate implements MessageFilter {
     }
 
     /** The namespace the command's row says it works on, held to the same rules as $db. */
-    private static String ownNamespace(CommandSpec spec, String own, String name, OpMsgView m, Policy p) {
+    private static String ownNamespace(CommandSpec spec, String name, OpMsgView m, Policy p) {
         if (name != null && notUtf8(name)) {
             return "the command " + spec.name() + " on a collection whose name is not valid UTF-8";
         }
@@ -215,7 +226,7 @@ public final class AdmissionGate implements MessageFilter {
         return NamespaceNames.collectionProblem(name);
     }
 
-    /** bulkWrite's nsInfo, in the body or as a sequence (never both: see {@link OpMsgView#sequenceClash}). */
+    /** bulkWrite's nsInfo, in the body or as a sequence (never both: the gate refuses a name given twice). */
     private static String bulkNamespaces(OpMsgView m, Policy p) {
         for (org.bson.BsonValue info : nsInfo(m)) {
             if (info.isDocument() && info.asDocument().isString("ns")) {
@@ -228,7 +239,7 @@ public final class AdmissionGate implements MessageFilter {
         return null;
     }
 
-    /** bulkWrite's nsInfo entries, from the body or a sequence (never both: {@link OpMsgView#sequenceClash}). */
+    /** bulkWrite's nsInfo entries, from the body or a sequence (never both: the gate refuses a name given twice). */
     private static java.util.List<org.bson.BsonValue> nsInfo(OpMsgView m) {
         java.util.List<org.bson.BsonValue> entries = new java.util.ArrayList<>();
         if (m.body().isArray("nsInfo")) {

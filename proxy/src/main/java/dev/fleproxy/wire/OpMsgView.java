@@ -200,11 +200,6 @@ public final class OpMsgView {
         return c.find(key.getBytes(StandardCharsets.UTF_8)) ? c.stringValue() : null;
     }
 
-    /** Whether the body has a top-level field of this name, of any type (read in place). */
-    public boolean bodyHas(String key) {
-        return new BsonCursor(bodyBytes(), 0, bodyLength).find(key.getBytes(StandardCharsets.UTF_8));
-    }
-
     /** The document sequences, each document a view over one copy of its section. */
     public List<DocumentSequence> sequences() {
         if (sequences == null) {
@@ -296,13 +291,47 @@ public final class OpMsgView {
     }
 
     /**
-     * Every document of the message checked well-formed all the way down: the body and each
-     * sequence's documents (each checked once, however often asked).
+     * The body's top level read for these names in one pass, every value in it checked well-formed all
+     * the way down on the way (the body counts as checked from then on): for each name, whether the
+     * body has it and its string value (null if absent or not a string).
+     *
+     * @throws org.bson.BSONException if the body is not well-formed
+     */
+    public TopLevel topLevel(String... names) {
+        byte[][] wanted = new byte[names.length][];
+        for (int i = 0; i < names.length; i++) {
+            wanted[i] = names[i].getBytes(StandardCharsets.UTF_8);
+        }
+        String[] strings = new String[names.length];
+        boolean[] present = new boolean[names.length];
+        byte[] b = bodyBytes();
+        BsonCursor c = new BsonCursor(b, 0, bodyLength);
+        while (c.next()) {
+            if (!bodyChecked) {
+                BsonCursor.validate(c.type, b, c.valueStart, c.valueEnd, MAX_DEPTH - 1);
+            }
+            for (int i = 0; i < wanted.length; i++) {
+                if (!present[i] && c.nameIs(wanted[i])) {
+                    present[i] = true;
+                    strings[i] = c.stringValue();
+                }
+            }
+        }
+        bodyChecked = true;
+        return new TopLevel(strings, present);
+    }
+
+    /** What {@link #topLevel} read: per name asked for, its string value and whether it is there at all. */
+    public record TopLevel(String[] strings, boolean[] present) {
+    }
+
+    /**
+     * The documents of every document sequence checked well-formed all the way down (each checked
+     * once, however often asked).
      *
      * @throws org.bson.BSONException naming what is malformed
      */
-    public void checkWellFormed() {
-        checkBody();
+    public void checkSequencesWellFormed() {
         for (int i = 0; i < sequenceSections.size(); i++) {
             if (sequenceBytes != null && sequenceBytes[i] != null) {
                 checkSequence(i);
@@ -326,30 +355,20 @@ public final class OpMsgView {
         }
     }
 
+    /**
+     * Every document of the message checked well-formed all the way down: the body and each
+     * sequence's documents (each checked once, however often asked).
+     *
+     * @throws org.bson.BSONException naming what is malformed
+     */
+    public void checkWellFormed() {
+        checkBody();
+        checkSequencesWellFormed();
+    }
+
     /** Each event loop's buffer for checking sequences in place of a copy of their own; kept up to this size. */
     private static final int MAX_SCRATCH = 1 << 20;
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[16 * 1024]);
-
-    /**
-     * A name the message gives twice at its top level, where a server merges the body and its
-     * sequences into one command: a sequence whose identifier is also a body field, or two sequences
-     * of one identifier; null if there is none. (Names given twice inside the body are {@link
-     * #topLevelNameProblem}'s.)
-     */
-    public String sequenceClash() {
-        for (int i = 0; i < sequenceSections.size(); i++) {
-            String id = sequenceSections.get(i).identifier();
-            if (bodyHas(id)) {
-                return id;
-            }
-            for (int j = 0; j < i; j++) {
-                if (sequenceSections.get(j).identifier().equals(id)) {
-                    return id;
-                }
-            }
-        }
-        return null;
-    }
 
     /** A top-level name of the body given twice or not valid UTF-8 (a cheap look before the command is routed). */
     public BsonCursor.NameProblem topLevelNameProblem() {

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.testing.Bytes;
 import dev.fleproxy.testing.InMemoryKeys;
 import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.DocumentSequence;
@@ -143,7 +144,7 @@ class AdmissionGateTest {
         byte[] ok = WireIO.encode(new OpMsg(0, BsonDocument.parse("{insert: 'plain', $db: 'test'}"),
                 List.of(new DocumentSequence("documents", List.of(BsonDocument.parse("{a: {b: 'cc'}}"))))), 3, 0);
         byte[] broken = ok.clone();
-        int at = indexOf(broken, "cc".getBytes()) - 4; // the string's length, which now lies
+        int at = Bytes.indexOf(broken, "cc".getBytes()) - 4; // the string's length, which now lies
         broken[at] = 0x40;
         assertThrows(BSONException.class, () -> gate.onRequest(request(broken)));
         admitted(request(ok), "insert", "test");
@@ -198,18 +199,5 @@ class AdmissionGateTest {
             out.writeBytes(p);
         }
         return out.toByteArray();
-    }
-
-    private static int indexOf(byte[] haystack, byte[] needle) {
-        outer:
-        for (int i = 0; i <= haystack.length - needle.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (haystack[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 }

@@ -23,6 +23,7 @@ import dev.fleproxy.keys.ResolvedKey;
 import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.rewrite.EncryptionFilter;
+import dev.fleproxy.testing.Bytes;
 import dev.fleproxy.testing.Cleanup;
 import dev.fleproxy.testing.FakeUpstream;
 import dev.fleproxy.testing.LogCapture;
@@ -386,7 +387,7 @@ class BoundsTest {
         // a hello whose $db string declares more bytes than the document has: malformed BSON
         byte[] badHello = WireIO.encode(new OpMsg(0, new BsonDocument("hello", new BsonInt32(1))
                 .append("$db", new BsonString("admin"))), 1, 0);
-        int at = indexOf(badHello, "$db\0".getBytes(StandardCharsets.US_ASCII)) + 4;
+        int at = Bytes.indexOf(badHello, "$db\0".getBytes(StandardCharsets.US_ASCII)) + 4;
         badHello[at] = 100;
         int n = 10_000;
         ExecutorService pool = Executors.newFixedThreadPool(4);
@@ -441,19 +442,6 @@ class BoundsTest {
                 + " with the summaries flushed): " + all.stream().map(ILoggingEvent::getFormattedMessage).toList());
     }
 
-    private static int indexOf(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= hay.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        throw new AssertionError("not found");
-    }
-
     // ---- exceptions from bad input that are not BSONExceptions -------------------------------
 
     private static final UUID KEY = UUID.fromString("11111111-2222-3333-4444-555555555555");
@@ -486,7 +474,7 @@ class BoundsTest {
             // (OpMsgView), so it is malformed BSON: one rate-limited line, no trace, no ERROR.
             byte[] m = WireIO.encode(new OpMsg(0, new BsonDocument("create", new BsonString("people"))
                     .append("$db", new BsonString("hr")).append("comment", new BsonString("abcdef"))), 9, 0);
-            m[indexOf(m, "comment\0".getBytes(StandardCharsets.US_ASCII)) + 8 + 3] = 0x50;
+            m[Bytes.indexOf(m, "comment\0".getBytes(StandardCharsets.US_ASCII)) + 8 + 3] = 0x50;
             for (int i = 0; i < 20; i++) {
                 Socket s = connect();
                 s.getOutputStream().write(m);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.fleproxy.testing.Bytes;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -40,7 +41,7 @@ class OpMsgTest {
         // length made the driver's lazy RawBsonArray throw IllegalArgumentException
         BsonDocument agg = BsonDocument.parse("{aggregate: 'c', pipeline: [{$match: {a: 'xyz'}}], $db: 'd'}");
         byte[] wire = Messages.bytes(new OpMsg(0, agg), 1, 0);
-        int at = indexOf(wire, "xyz".getBytes(java.nio.charset.StandardCharsets.UTF_8)) - 4; // the string's length
+        int at = Bytes.indexOf(wire, "xyz".getBytes(java.nio.charset.StandardCharsets.UTF_8)) - 4; // the string's length
         ByteBuffer.wrap(wire).order(ByteOrder.LITTLE_ENDIAN).putInt(at, 486_539_354);
         OpMsgView view = OpMsgView.of(Messages.frame(wire)); // the framing is intact
         assertEquals("aggregate", view.commandName());
@@ -48,23 +49,10 @@ class OpMsgTest {
         assertThrows(org.bson.BSONException.class, () -> OpMsgView.of(Messages.frame(wire)).toOpMsg());
 
         byte[] seq = Messages.bytes(new OpMsg(0, INSERT, List.of(new DocumentSequence("documents", DOCS))), 1, 0);
-        int name = indexOf(seq, new byte[] {2, 'n', 'a', 'm', 'e', 0}) + 6; // the first string's length
+        int name = Bytes.indexOf(seq, new byte[] {2, 'n', 'a', 'm', 'e', 0}) + 6; // the first string's length
         ByteBuffer.wrap(seq).order(ByteOrder.LITTLE_ENDIAN).putInt(name, 1000);
         assertThrows(org.bson.BSONException.class, () -> OpMsgView.of(Messages.frame(seq)).sequences());
         assertThrows(org.bson.BSONException.class, () -> OpMsgView.of(Messages.frame(seq)).toOpMsg());
-    }
-
-    private static int indexOf(byte[] haystack, byte[] needle) {
-        outer:
-        for (int i = 0; i <= haystack.length - needle.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (haystack[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        throw new AssertionError("not found");
     }
 
     @Test
