@@ -693,15 +693,20 @@ def run(table, port, relay, first_seed, count, timeout=20.0, batch=100, reset=No
     """Runs count cases from first_seed; returns (summary dict, failures list)."""
     conn = Connection(port, timeout)
     failures = []
-    outcomes = {"reply": 0, "closed": 0, "timeout": 0}
+    # forwarded: cases of which something reached the server; sealed: those that held canaries
+    outcomes = {"reply": 0, "closed": 0, "timeout": 0, "forwarded": 0, "sealed": 0}
     seed = first_seed
     end = first_seed + count
     while seed < end:
         cases = [make_case(table, s) for s in range(seed, min(seed + batch, end))]
         relay.clear()
         for c in cases:
+            before = relay.size()
             outcome, reply = conn.send(c)
             outcomes[outcome] += 1
+            if relay.size() > before:
+                outcomes["forwarded"] += 1
+                outcomes["sealed"] += CANARY in c.frame
             if outcome == "timeout":
                 failures.append((c.seed, c.what, "no answer and no close within the timeout"))
             elif outcome == "reply" and proxy_refusal_quotes_canary(reply):

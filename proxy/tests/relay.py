@@ -19,6 +19,11 @@ class RecordingRelay:
         with self._lock:
             return bytes(self._sent)
 
+    def size(self) -> int:
+        """How many bytes went towards the server since the last clear() (nothing copied)."""
+        with self._lock:
+            return len(self._sent)
+
     def clear(self):
         with self._lock:
             self._sent.clear()

@@ -37,7 +37,7 @@ def test_no_canary_reaches_the_server(leak_proxy, relay, backend):
             direct.hr.drop_collection(name)
 
     started = time.monotonic()
-    total = {"cases": 0, "reply": 0, "closed": 0, "timeout": 0}
+    total = {"cases": 0, "reply": 0, "closed": 0, "timeout": 0, "forwarded": 0, "sealed": 0}
     failures = []
     seed = SEED
     while True:
@@ -56,12 +56,13 @@ def test_no_canary_reaches_the_server(leak_proxy, relay, backend):
         Path(REPORT).parent.mkdir(parents=True, exist_ok=True)
         Path(REPORT).write_text(
             "# Leak fuzzer\n\n"
-            f"`make fuzz` (proxy/tests/test_leak_fuzz.py): {total['cases']:,} cases, seeds {SEED}–{seed - 1}, "
+            f"proxy/tests/test_leak_fuzz.py: {total['cases']:,} cases, seeds {SEED}–{seed - 1}, "
             f"in {elapsed:.0f} s through the real proxy with a recording relay before the embedded backend.\n\n"
-            f"| answered | closed by the proxy | no answer | canaries that reached the server | "
-            f"canaries in the proxy's log |\n|---:|---:|---:|---:|---:|\n"
-            f"| {total['reply']:,} | {total['closed']:,} | {total['timeout']} | "
-            f"{sum(1 for f in failures if 'reached' in f[2])} | {log.count('C4NARY')} |\n\n"
+            f"| answered | closed by the proxy | no answer | forwarded (in part) | of those, holding canaries "
+            f"(sealed or evaluated) | canaries that reached the server | canaries in the proxy's log |\n"
+            f"|---:|---:|---:|---:|---:|---:|---:|\n"
+            f"| {total['reply']:,} | {total['closed']:,} | {total['timeout']} | {total['forwarded']:,} | "
+            f"{total['sealed']:,} | {sum(1 for f in failures if 'reached' in f[2])} | {log.count('C4NARY')} |\n\n"
             + ("Findings:\n\n" + "\n".join(f"- seed {s} ({w}): {why}" for s, w, why in failures[:50]) + "\n"
                if failures else "No findings.\n"))
     assert leak_proxy.alive(), "the proxy is still running"
