@@ -148,6 +148,7 @@ class Generator:
             lambda: {"items": {"$elemMatch": {"price": self.canary()}}},
             lambda: {"$expr": {self.pick(["$eq", "$gt", "$in"]): ["$" + path, self.canary()]}},
             lambda: {"$expr": {"$eq": [{"$concat": ["$" + path, "x"]}, self.canary()]}},
+            lambda: {"$expr": {"$eq": ["$" + path, "$$v"]}},
             lambda: {"$where": f"this.{path} == '{self.canary()}'"},
             lambda: {"$jsonSchema": {"properties": {path.split(".")[0]: {"enum": [self.canary()]}}}},
             lambda: {"name": "plain", path: self.canary()},
@@ -289,7 +290,9 @@ class Generator:
             return self.pick([{"locale": "en", "strength": 2}, {"locale": "en", "ssn": self.canary()},
                               {"locale": {"x": self.canary()}}])
         if kind in ("LET", "CONSTANTS"):
-            return self.pick([{"v": self.canary()}, {"v": "$ssn"}, {"v": {"$literal": self.canary()}}])
+            # a variable's value is a policy field's only where the command uses it on one ("$$v" below):
+            # make_case arms it with a canary then, and gives it a plain value otherwise
+            return self.pick([{"v": LET_VALUE}, {"v": "$ssn"}, {"v": {"$literal": LET_VALUE}}])
         if kind in ("COMMENT", "CONFIGURATION"):
             return self.pick(["a plain comment", self.secret_doc(coll), {"a": {"b": [self.secret_doc(coll)]}},
                               {"x": 1}])
@@ -504,10 +507,24 @@ def mutate_db(db, r):
     return r.choice(["HR", "Hr", "hR", db + ".", db + "\0", db + "\0x", "." + db, " " + db, db + "$"])
 
 
+LET_VALUE = "let-value"
+
+
+def arm_variables(value, armed):
+    """The command with its let/constants placeholder given this value."""
+    if isinstance(value, dict):
+        return type(value)((k, arm_variables(v, armed)) for k, v in value.items())
+    if isinstance(value, list):
+        return [arm_variables(v, armed) for v in value]
+    return armed if value == LET_VALUE else value
+
+
 def make_case(table, seed) -> Case:
     g = Generator(table, seed)
     r = g.r
     body = g.valid_command() if r.random() < 0.4 else g.command()
+    if LET_VALUE in repr(body):
+        body = arm_variables(body, g.canary() if "$$v" in repr(body) else "plain-let-value")
     what = next(iter(body))
     sequences = []
     flags = 0
