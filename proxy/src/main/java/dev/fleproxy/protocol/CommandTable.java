@@ -337,7 +337,7 @@ public final class CommandTable {
                 configuration("driver"), configuration("os"), option("platform"), configuration("env")),
             arg("compression", NAMES), option("saslSupportedMechs"), settings("speculativeAuthenticate",
                 option("saslStart"), option("authenticate"), option("mechanism"), option("payload"), option("db"),
-                option("user"), settings("options", option("skipEmptyExchange"))),
+                option("user"), option("autoAuthorize"), settings("options", option("skipEmptyExchange"))),
             settings("topologyVersion", option("processId"), option("counter")),
             option("maxAwaitTimeMS"), option("loadBalanced"), option("backpressure"), option("forShell"),
             configuration("internalClient"), option("hangUpOnStepDown")};

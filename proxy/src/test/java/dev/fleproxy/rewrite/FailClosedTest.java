@@ -112,7 +112,8 @@ class FailClosedTest extends FilterFixture {
 
     /**
      * A policy with fields named as drivers name what they say of themselves (name, version) and as
-     * the server names its records: the handshake and the catalog still pass.
+     * the server names its records: the handshake (with pymongo's speculative SCRAM) and the catalog
+     * still pass.
      */
     @Test
     void commonFieldNamesInAPolicyDoNotStopTheHandshakeOrTheCatalog() {
@@ -125,7 +126,7 @@ class FailClosedTest extends FilterFixture {
             "{hello: 1, helloOk: true, client: {application: {name: 'app'}, driver: {name: 'PyMongo', version: '4.1'}, "
                     + "os: {type: 'Linux', name: 'Linux', architecture: 'x86_64', version: '6.1'}, platform: 'CPython'},"
                     + " speculativeAuthenticate: {saslStart: 1, mechanism: 'SCRAM-SHA-256', payload: BinData(0, 'AA=='),"
-                    + " db: 'admin', options: {skipEmptyExchange: true}}, $db: 'admin'}",
+                    + " autoAuthorize: 1, db: 'admin', options: {skipEmptyExchange: true}}, $db: 'admin'}",
             "{listCollections: 1, filter: {name: 'users'}, nameOnly: true, $db: 'app'}",
             "{listDatabases: 1, filter: {name: 'app'}, nameOnly: true, $db: 'admin'}"}) {
             dev.fleproxy.server.Request r = dev.fleproxy.server.Requests.of(command(json), f);
