@@ -24,7 +24,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from . import markdown
+from . import added_latency, markdown
 from .stats import LEVEL, RESAMPLES, bootstrap, spread
 
 LIMIT = 1.03
@@ -108,7 +108,7 @@ AUDIT_RULE = ("Identities and the audit trail: the proxy with `identities:` and 
 
 
 def report(lines: list[dict], sources: list[str], control: bool, command: str, scrape_seconds: float = 5,
-           feature: str = "metrics") -> list[str]:
+           feature: str = "metrics", latency: list[dict] | None = None) -> list[str]:
     """metrics-cost.md: the rule, how it was measured, one row per subject, and each pair's report."""
     title = ("# The cost of metrics: A/A control (both twins without `admin:`)" if control
              else "# The cost of identities and the audit trail: the proxy with them against its twin without"
@@ -141,6 +141,7 @@ def report(lines: list[dict], sources: list[str], control: bool, command: str, s
     with_what = "with audit" if feature == "audit" else "with metrics"
     out += markdown.table(["subject", "rounds", f"CPU ms/1,000 ops {with_what}", "without", "ratio", "95 % interval",
                            "per pair", "all CPU", "JIT", "verdict"], rows, align="lrrrrllrll")
+    out += added_latency.section(latency or [], with_what)
     out += [f"Command: `{command}`.", "", "Each pair's own report (all its phases; its rule-5 line, on its own, judges "
             "all CPU):", ""]
     return out + [f"- `{s}`" for s in sources]
@@ -163,10 +164,15 @@ def main(argv=None) -> int:
         return 2
     lines = judge(pairs)
     sources = [str(p.parent / "overhead.md") for p in args.csv]
-    markdown.write(args.out, report(lines, sources, args.control, args.command, args.scrape_seconds, args.feature))
+    latency = added_latency.judge([added_latency.read_pair(p) for p in args.csv])
+    markdown.write(args.out, report(lines, sources, args.control, args.command, args.scrape_seconds, args.feature,
+                                    latency))
     for ln in lines:
         print(f"metrics_cost: {SUBJECTS.get(ln['kind'], ln['kind'])}: ratio {ln['pooled']:.3f} over {ln['rounds']} "
               f"rounds, pairs {', '.join(f'{r:.3f}' for r in ln['pairs'])}: {'met' if ln['met'] else 'not met'}")
+    for ln in latency:
+        print(f"metrics_cost: {SUBJECTS.get(ln['kind'], ln['kind'])} {ln['operation']}: latency added p50 "
+              f"{ln['p50_added'] * 1000:+.0f} µs, p99 {ln['p99_added'] * 1000:+.0f} µs")
     return 0
 
 

@@ -83,3 +83,26 @@ def test_without_the_compilers_column_all_cpu_is_judged(tmp_path):
     out = tmp_path / "m.md"
     metrics_cost.main([str(a), "--out", str(out)])
     assert "| not read |" in out.read_text()
+
+
+def test_the_latency_added_is_read_round_by_round_when_the_csv_has_percentiles(tmp_path):
+    """p50/p99 of the side-by-side rounds: medians with and without, and the median of the differences."""
+    path = tmp_path / "pair-1" / "overhead.csv"
+    path.parent.mkdir(parents=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS + ["jit_cpu_ms", "p50_latency_ms", "p99_latency_ms"])
+        w.writeheader()
+        for n, (p50_on, p50_off, p99_on, p99_off) in enumerate([(0.60, 0.50, 2.0, 1.5), (0.70, 0.55, 3.0, 2.0)], 1):
+            for metrics, p50, p99 in (("true", p50_on, p99_on), ("false", p50_off, p99_off)):
+                w.writerow(dict(round=f"s{n}", target=metrics, kind="encrypted", suite="AES_GCM", metrics=metrics,
+                                operation="read", ops=1000, cpu_ms_per_1000_ops="40", p50_latency_ms=str(p50),
+                                p99_latency_ms=str(p99)))
+    out = tmp_path / "m.md"
+    assert metrics_cost.main([str(path), "--out", str(out), "--feature", "audit"]) == 0
+    md = out.read_text()
+    assert "## Latency" in md
+    assert "| AES-GCM, ten fields | read | 2 | 0.650 | 0.525 | +125 | 2.500 | 1.750 | +750 |" in md, md
+    # an older CSV without the columns: no latency section
+    a = write_pair(tmp_path / "pair-2" / "overhead.csv", [(41, 40)])
+    metrics_cost.main([str(a), "--out", str(tmp_path / "n.md")])
+    assert "## Latency" not in (tmp_path / "n.md").read_text()

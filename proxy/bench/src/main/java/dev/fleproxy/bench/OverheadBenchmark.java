@@ -43,14 +43,15 @@ public final class OverheadBenchmark {
      * @param sideBySide  measured at the same time as its twin ({@link #sideBySide}), not in the rounds
      * @param cpuMs       CPU time of the target's process during the phase, NaN when it has none
      * @param jitMs       the part of cpuMs its JIT compiler threads took ({@link ProcStat#jitTicks}), NaN when not read
+     * @param p50LatencyMs the median operation's latency (all threads'), NaN when not measured; p99 likewise
      */
     public record Phase(String target, String operation, int round, boolean probe, boolean sideBySide, long ops,
                         double seconds, double meanLatencyMs, double cpuMs, Instant began, Instant ended,
-                        double jitMs) {
+                        double jitMs, double p50LatencyMs, double p99LatencyMs) {
         public Phase(String target, String operation, int round, boolean probe, boolean sideBySide, long ops,
                      double seconds, double meanLatencyMs, double cpuMs, Instant began, Instant ended) {
             this(target, operation, round, probe, sideBySide, ops, seconds, meanLatencyMs, cpuMs, began, ended,
-                    Double.NaN);
+                    Double.NaN, Double.NaN, Double.NaN);
         }
 
         public double opsPerSecond() {
@@ -419,6 +420,7 @@ public final class OverheadBenchmark {
         int n = targets.size();
         LongAdder[] done = new LongAdder[n];
         LongAdder[] nanos = new LongAdder[n];
+        List<List<Latencies>> latencies = new ArrayList<>();
         AtomicReference<RuntimeException> failure = new AtomicReference<>();
         CountDownLatch start = new CountDownLatch(1);
         long durationNanos = (long) (phaseSeconds * 1e9);
@@ -430,14 +432,19 @@ public final class OverheadBenchmark {
             Op op = ops.get(k);
             LongAdder count = done[k];
             LongAdder time = nanos[k];
+            latencies.add(new ArrayList<>());
             for (int t = 0; t < threads; t++) {
+                Latencies mine = new Latencies();
+                latencies.get(k).add(mine);
                 Thread w = new Thread(() -> {
                     try {
                         start.await();
                         while (System.nanoTime() - began[0] < durationNanos && failure.get() == null) {
                             long t0 = System.nanoTime();
                             op.run();
-                            time.add(System.nanoTime() - t0);
+                            long took = System.nanoTime() - t0;
+                            time.add(took);
+                            mine.add(took);
                             count.increment();
                         }
                     } catch (InterruptedException e) {
@@ -474,8 +481,9 @@ public final class OverheadBenchmark {
             double jitMs = target.measured() ? ProcStat.millis(ProcStat.jitTicks(target.pid()) - jitBefore[k])
                     : Double.NaN;
             long count = done[k].sum();
+            double[] p = Latencies.percentilesMs(latencies.get(k), 0.50, 0.99);
             out.add(new Phase(target.name(), operation, round, probe, sideBySide, count, elapsed,
-                    count == 0 ? 0 : nanos[k].sum() / 1e6 / count, cpuMs, from, to, jitMs));
+                    count == 0 ? 0 : nanos[k].sum() / 1e6 / count, cpuMs, from, to, jitMs, p[0], p[1]));
         }
         if (failure.get() != null) {
             String names = String.join(" and ", targets.stream().map(Target::name).toList());

@@ -434,17 +434,19 @@ public final class OverheadReport {
         Map<String, AllocationProbe.Allocation> alloc = new LinkedHashMap<>();
         result.allocations().forEach(a -> alloc.put(a.target() + "/" + a.operation(), a));
         StringBuilder csv = new StringBuilder("round,target,kind,transport,suite,tls,metrics,operation,ops,seconds,ops_per_second,"
-                + "mean_latency_ms,cpu_ms,cpu_ms_per_1000_ops,alloc_sampled_bytes_per_op,alloc_exact_bytes_per_op,jit_cpu_ms\n");
+                + "mean_latency_ms,cpu_ms,cpu_ms_per_1000_ops,alloc_sampled_bytes_per_op,alloc_exact_bytes_per_op,jit_cpu_ms,"
+                + "p50_latency_ms,p99_latency_ms\n");
         for (OverheadBenchmark.Phase p : result.phases()) {
             Target t = byName.get(p.target());
             AllocationProbe.Allocation a = p.probe() ? alloc.get(p.target() + "/" + p.operation()) : null;
-            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s,%s%n",
+            csv.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%s,%s,%s,%d,%.3f,%.1f,%.3f,%s,%s,%s,%s,%s,%s,%s%n",
                     roundLabel(p), csvField(p.target()), t.kind().label(),
                     t.transport() == null ? "" : t.transport(), t.suite() == null ? "" : t.suite(), t.tls(),
                     t.metrics(), p.operation(),
                     p.ops(), p.seconds(), p.opsPerSecond(), p.meanLatencyMs(), num(p.cpuMs(), "%.0f"),
                     num(p.cpuMsPer1000Ops(), "%.3f"), a == null ? "" : num(a.sampledBytesPerOp(), "%.0f"),
-                    a == null ? "" : num(a.exactBytesPerOp(), "%.0f"), num(p.jitMs(), "%.0f")));
+                    a == null ? "" : num(a.exactBytesPerOp(), "%.0f"), num(p.jitMs(), "%.0f"),
+                    num(p.p50LatencyMs(), "%.3f"), num(p.p99LatencyMs(), "%.3f")));
         }
         return csv.toString();
     }

@@ -81,9 +81,9 @@ class OverheadReportTest {
         phases.add(ChecksTest.phase(PLAIN_TLS, "insert", 1, 1000, 66));
         String[] lines = OverheadReport.csv(targets, new OverheadBenchmark.Result(phases, List.of(), null)).split("\n");
         assertTrue(lines[0].startsWith("round,target,kind,transport,suite,tls,metrics,operation,ops,"), lines[0]);
-        assertEquals("1,\"proxy epoll, no policy\",proxy-plain,epoll,,false,false,insert,1000,1.000,1000.0,0.500,60,60.000,,,",
+        assertEquals("1,\"proxy epoll, no policy\",proxy-plain,epoll,,false,false,insert,1000,1.000,1000.0,0.500,60,60.000,,,,,",
                 lines[1]);
-        assertEquals("1,\"proxy epoll, no policy, TLS\",proxy-plain,epoll,,true,false,insert,1000,1.000,1000.0,0.500,66,66.000,,,",
+        assertEquals("1,\"proxy epoll, no policy, TLS\",proxy-plain,epoll,,true,false,insert,1000,1.000,1000.0,0.500,66,66.000,,,,,",
                 lines[2]);
     }
 
