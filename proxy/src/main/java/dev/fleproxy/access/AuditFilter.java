@@ -12,19 +12,23 @@ import dev.fleproxy.protocol.Command;
 import dev.fleproxy.protocol.CommandSpec;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.server.AnswerHold;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
+import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.WireMessage;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.BsonCursor;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.bson.BsonDocument;
 
 /**
@@ -32,8 +36,9 @@ import org.bson.BsonDocument;
  * (docs/access.md, "The audit trail"): an event begun for each request on an encrypted collection
  * (a bulkWrite under its first encrypted namespace), its fields listed with what the connection's
  * identity gets of each (revealed, masked, refused; written for a write), and written once the
- * outcome is known, before the client has it: the proxy's own answer (a refusal, a write it
- * carried out), or the server's reply once the filters after this one have decrypted and masked it.
+ * outcome is known: the proxy's own answer (a refusal, a write it carried out), or the server's
+ * reply once the filters after this one have decrypted and masked it. The answer waits until its
+ * line is on file, and is replaced by an error (9720042) if the line cannot be written.
  * With identities but no trail, the events only count requests by identity.
  */
 public final class AuditFilter implements MessageFilter {
@@ -76,27 +81,58 @@ public final class AuditFilter implements MessageFilter {
         return RequestDecision.PASS;
     }
 
-    /** Answered by the proxy (a refusal, a write it carried out) or closed (no reply): its line now. */
+    /**
+     * Answered by the proxy (a refusal, a write it carried out) or closed (no reply): its line now,
+     * and the answer held until the line is on file (a close answers nothing: nothing to hold).
+     */
     @Override
-    public void onAnswered(Request request, WireMessage reply) {
+    public AnswerHold onAnswered(Request request, WireMessage reply) {
         AuditEvent e = request.audit();
         if (e == null) {
-            return;
+            return null;
         }
-        if (reply instanceof OpMsg m) {
-            metrics.audit(log.write(outcome(e, m.body())));
-        } else {
-            metrics.audit(log.write(e.code(-1))); // closed unanswered
-        }
+        log.write(reply instanceof OpMsg m ? outcome(e, m.body()) : e.code(-1)); // -1: closed unanswered
+        metrics.audit(!e.dropped());
+        return reply == null ? null : new AnswerHold(e.written(), MAX_WAIT, () -> withheld(request.frame()));
     }
 
-    /** The server's reply, as the client gets it (decrypted and masked): the outcome, then the line. */
+    /**
+     * The server's reply, as the client gets it (decrypted and masked): the outcome, then the line;
+     * the reply (and those behind it) waits until the line is on file. Called again when that wait
+     * is over: the line is not written twice ({@link AuditLog#write} hands an event over once).
+     */
     @Override
     public ReplyDecision onReply(Reply reply, Object state) {
-        if (state instanceof AuditEvent e && reply.opCode() == OpCode.OP_MSG) {
-            metrics.audit(log.write(outcome(e, reply.msg().bodyBytes())));
+        if (!(state instanceof AuditEvent e) || reply.opCode() != OpCode.OP_MSG) {
+            return ReplyDecision.PASS;
         }
-        return ReplyDecision.PASS;
+        if (e.written() == null) {
+            log.write(outcome(e, reply.msg().bodyBytes()));
+            metrics.audit(!e.dropped());
+        }
+        // the writer completes the line on its own thread: decide on one reading of "done" (a line
+        // that completes between two readings must not count as neither waiting nor written)
+        CompletableFuture<Void> line = e.written().toCompletableFuture();
+        if (!line.isDone()) {
+            return reply.waitedOut() ? ReplyDecision.replace(reply.encode(withheld(reply.frame())))
+                    : ReplyDecision.awaitUpstream(line, MAX_WAIT); // the upstream is still read: a short wait
+        }
+        return line.isCompletedExceptionally() ? ReplyDecision.replace(reply.encode(withheld(reply.frame())))
+                : ReplyDecision.PASS;
+    }
+
+    /**
+     * How long an answer waits for its line at most. The writer writes what waits at once, so
+     * this is only reached when the file hangs (a stalled network disk): the answer is withheld.
+     */
+    private static final Duration MAX_WAIT = Duration.ofSeconds(10);
+
+    /** The error that replaces an answer whose line did not reach the file (9720042). */
+    private WireMessage withheld(Frame answering) {
+        return ErrorReplies.replyTo(answering, ProxyError.AUDIT_UNAVAILABLE, "the answer is withheld: its line could "
+                + "not be written to the audit trail" + (log.failed() ? " (its file cannot be written; requests on "
+                + "encrypted collections are refused until the proxy is restarted with room for it)"
+                : " in time") + "; the command may have taken effect on the server");
     }
 
     /** What a command's lines on this collection say of its fields for this identity (made once per connection). */

@@ -2,6 +2,8 @@ package dev.fleproxy.audit;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * What the audit trail records of one request on an encrypted collection: when, which
@@ -13,6 +15,9 @@ import java.util.Map;
  * <p>Who and what are JSON members encoded once and reused (a connection sends many requests on
  * one collection), so that an event costs the event loop a time stamp and two references: the
  * writer thread copies the bytes into the line.
+ *
+ * <p>Once handed over, the event is also how its request learns that its line is on file
+ * ({@link #onFile}): the answer waits for that (docs/access.md, "The audit trail").
  */
 public final class AuditEvent {
     private final long epochMilli;
@@ -21,6 +26,9 @@ public final class AuditEvent {
     private long documents = -1;
     private int code;
     private boolean emitted;
+    /** Completed by the writer once the line is on file, exceptionally if it could not be written; null before. */
+    private CompletableFuture<Void> onFile;
+    private boolean dropped;
 
     /**
      * @param epochMilli when the proxy read the request ({@link System#currentTimeMillis})
@@ -71,6 +79,34 @@ public final class AuditEvent {
         boolean first = !emitted;
         emitted = true;
         return first;
+    }
+
+    /** The completion of this event's line (null before {@link AuditLog#write}). */
+    CompletableFuture<Void> completion() {
+        return onFile;
+    }
+
+    void completion(CompletableFuture<Void> c) {
+        onFile = c;
+    }
+
+    void dropped(boolean d) {
+        dropped = d;
+    }
+
+    /** Completes once its line is on file (or dropped, with onFull: drop); exceptionally if it cannot be written. */
+    public CompletionStage<Void> written() {
+        return onFile;
+    }
+
+    /** True once its line is on file, or was dropped by onFull: drop (then nothing waits for it). */
+    public boolean onFile() {
+        return onFile != null && onFile.isDone() && !onFile.isCompletedExceptionally();
+    }
+
+    /** True if its line was dropped (onFull: drop with the queue full). */
+    public boolean dropped() {
+        return dropped;
     }
 
     /** Appends the members of its JSON object, after "seq" (the writer reuses one buffer). */

@@ -1,15 +1,22 @@
 package dev.fleproxy.audit;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
  * One line of the audit trail: a JSON object whose last member is {@code "mac"}, the chain MAC of
  * the line as it reads without that member (its bytes up to the last member, then '}'):
  * <pre>{"seq":1,"t":"2026-11-26T06:30:00.123Z",…,"mac":"64 hex digits"}</pre>
+ * Parsed from its bytes as they are on file, byte for byte: the MAC covers every byte but those of
+ * the {@code mac} member, and that member must read exactly as the writer writes it (lower-case
+ * hex, then {@code "}} and nothing after), so no byte of a line can change unnoticed.
  */
 public final class AuditLine {
-    private static final String MAC = ",\"mac\":\"";
+    private static final byte[] MAC = ",\"mac\":\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] SEQ = "{\"seq\":".getBytes(StandardCharsets.US_ASCII);
+    /** The bytes after the covered part: the mac member, its 64 hex digits and the closing {@code "}}. */
+    private static final int TAIL = MAC.length + 2 * 32 + 2;
 
     private AuditLine() {
     }
@@ -19,20 +26,35 @@ public final class AuditLine {
     }
 
     public static Parsed parse(String line) {
-        int at = line.lastIndexOf(MAC);
-        if (at < 0 || !line.startsWith("{\"seq\":") || !line.endsWith("\"}") || line.length() - at - MAC.length() - 2 != 64) {
+        return parse(line.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A line's bytes, without its '\n'; null unless it is shaped exactly as the writer writes lines. */
+    public static Parsed parse(byte[] line) {
+        int at = line.length - TAIL;
+        if (at <= SEQ.length || !Arrays.equals(line, 0, SEQ.length, SEQ, 0, SEQ.length)
+                || !Arrays.equals(line, at, at + MAC.length, MAC, 0, MAC.length)
+                || line[line.length - 2] != '"' || line[line.length - 1] != '}') {
             return null;
         }
-        byte[] mac;
-        long seq;
-        try {
-            mac = HexFormat.of().parseHex(line, at + MAC.length(), line.length() - 2);
-            int comma = line.indexOf(',');
-            seq = Long.parseLong(line.substring("{\"seq\":".length(), comma < 0 ? at : comma));
-        } catch (IllegalArgumentException e) {
+        for (int i = at + MAC.length; i < line.length - 2; i++) {
+            byte b = line[i];
+            if (!(b >= '0' && b <= '9' || b >= 'a' && b <= 'f')) {
+                return null; // upper case would parse to the same MAC: not the bytes the writer wrote
+            }
+        }
+        long seq = 0;
+        int i = SEQ.length;
+        for (; i < at && line[i] >= '0' && line[i] <= '9' && i - SEQ.length < 18; i++) {
+            seq = seq * 10 + (line[i] - '0');
+        }
+        if (i == SEQ.length || i < at && line[i] != ',') {
             return null;
         }
-        return new Parsed((line.substring(0, at) + "}").getBytes(StandardCharsets.UTF_8), mac, seq);
+        byte[] covered = Arrays.copyOf(line, at + 1);
+        covered[at] = '}';
+        byte[] mac = HexFormat.of().parseHex(new String(line, at + MAC.length, 64, StandardCharsets.US_ASCII));
+        return new Parsed(covered, mac, seq);
     }
 
     /** A JSON string literal: quotes, backslashes and control characters escaped. */

@@ -1,58 +1,132 @@
 package dev.fleproxy.audit;
 
 import dev.fleproxy.crypto.ChainMac;
-import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Checks a trail (its files in order, oldest first): every line parses, numbers follow each other
- * from 1, and each MAC is the chain MAC of its line after the one before. The first line that
- * fails is reported with its file and line number: a changed or inserted line fails its own MAC,
- * a removed one the number and MAC of the line after it. Without the audit key nobody can write a
- * line that passes. (Lines cut off the end of the newest file leave no trace in the chain: keep
- * the count {@code audit verify} printed last, or the proxy's audit_lines_written metric.)
+ * Checks a trail (its files in order, oldest first), byte for byte: every line is UTF-8 and
+ * parses, numbers follow each other from 1, and each MAC is the chain MAC of its line after the
+ * one before. The first line that fails is reported with its file and line number: a changed or
+ * inserted line fails its own MAC, a removed one the number and MAC of the line after it. Without
+ * the audit key nobody can write a line that passes.
+ *
+ * <p>A line cut short (the proxy stopped, or the disk filled, while writing it) passes only when
+ * the cut record the next start wrote follows it and names it: its line number, length and
+ * SHA-256 ({@link AuditCut}); each is reported. Lines cut off the end of the newest file, with no
+ * start since, leave no trace in the chain: keep the count {@code audit verify} printed last, or
+ * watch the proxy's audit lines metric.
  */
 public final class AuditVerifier {
     private AuditVerifier() {
     }
 
-    /** ok: lines checked; else the first broken line. */
-    public record Result(boolean ok, long lines, String problem) {
+    /** ok: lines of the chain checked, and each cut found (file, line, bytes, the record's seq); else the first broken line. */
+    public record Result(boolean ok, long lines, String problem, List<String> cuts) {
     }
 
     public static Result verify(List<Path> files, ChainMac mac) throws IOException {
-        byte[] previous = new byte[ChainMac.LENGTH];
-        long expected = 1;
+        Chain chain = new Chain(mac);
+        List<String> cuts = new ArrayList<>();
         for (Path p : files) {
-            try (BufferedReader r = Files.newBufferedReader(p, StandardCharsets.UTF_8)) {
-                long lineNo = 0;
-                for (String line; (line = r.readLine()) != null; ) {
-                    lineNo++;
-                    String where = p + " line " + lineNo;
-                    AuditLine.Parsed parsed = AuditLine.parse(line);
-                    if (parsed == null) {
-                        return new Result(false, expected - 1, where + ": not an audit line (no seq or mac)");
+            try (TrailLines r = new TrailLines(p)) {
+                long lineNo = 1;
+                for (TrailLines.Line line = r.next(); line != null; lineNo++) {
+                    TrailLines.Line next = r.next();
+                    AuditCut.Record cut = next != null && next.terminated() ? cutRecord(next.bytes()) : null;
+                    if (cut != null) {
+                        // this line is a fragment, the next its cut record: a line of the chain as any other
+                        if (!cut.matches(lineNo, line.bytes())) {
+                            return broken(chain, p + " line " + lineNo + ": its cut record (line " + (lineNo + 1)
+                                    + ") does not describe it: it names line " + cut.line() + " of " + cut.bytes()
+                                    + " bytes, and their SHA-256 (" + line.bytes().length + " bytes here)");
+                        }
+                        String problem = chain.check(next.bytes());
+                        if (problem != null) {
+                            return broken(chain, p + " line " + (lineNo + 1) + ": " + problem);
+                        }
+                        cuts.add(p + " line " + lineNo + " (" + line.bytes().length + " bytes), recorded at seq "
+                                + (chain.expected - 1));
+                        line = r.next();
+                        lineNo++;
+                        continue;
                     }
-                    if (!ChainMac.same(mac.next(previous, parsed.covered()), parsed.mac())) {
-                        String why = parsed.seq() != expected
-                                ? "its number is " + parsed.seq() + " where " + expected + " was due: a line is missing "
-                                + "before it, or it was inserted"
-                                : "its MAC does not match: it was changed or inserted, or the line before it was";
-                        return new Result(false, expected - 1, where + ": " + why);
+                    String where = p + " line " + lineNo + ": ";
+                    if (!line.terminated()) {
+                        return broken(chain, where + "cut short (no newline at its end), and no cut record follows "
+                                + "it: the proxy may still be writing it, or stopped while it did (its next start "
+                                + "records the cut)");
                     }
-                    if (parsed.seq() != expected) {
-                        return new Result(false, expected - 1, where + ": numbered " + parsed.seq() + " where "
-                                + expected + " was due");
+                    String problem = chain.check(line.bytes());
+                    if (problem == null && cutRecord(line.bytes()) != null) {
+                        problem = "a cut record, but the line before it is not the fragment it names";
                     }
-                    previous = parsed.mac();
-                    expected++;
+                    if (problem != null) {
+                        return broken(chain, where + problem);
+                    }
+                    line = next;
                 }
             }
         }
-        return new Result(true, expected - 1, null);
+        return new Result(true, chain.expected - 1, null, List.copyOf(cuts));
+    }
+
+    private static Result broken(Chain chain, String problem) {
+        return new Result(false, chain.expected - 1, problem, List.of());
+    }
+
+    /** What a cut record says, if these bytes are one (its MAC is checked as the chain's). */
+    private static AuditCut.Record cutRecord(byte[] line) {
+        AuditLine.Parsed parsed = AuditLine.parse(line);
+        return parsed == null ? null : AuditCut.read(parsed.covered());
+    }
+
+    /** The chain as far as checked: the last MAC and the number due next. */
+    private static final class Chain {
+        private final ChainMac mac;
+        private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+        byte[] previous = new byte[ChainMac.LENGTH];
+        long expected = 1;
+
+        Chain(ChainMac mac) {
+            this.mac = mac;
+        }
+
+        /** Checks the line as the next of the chain and takes it; null if it holds, else why not. */
+        String check(byte[] line) {
+            try {
+                utf8.reset().decode(ByteBuffer.wrap(line));
+            } catch (CharacterCodingException e) {
+                return "not UTF-8: it was changed";
+            }
+            AuditLine.Parsed parsed = AuditLine.parse(line);
+            if (parsed == null) {
+                boolean cr = false;
+                for (byte b : line) {
+                    cr |= b == '\r';
+                }
+                return "not an audit line (no seq or mac" + (cr ? "; it holds a carriage return" : "") + ")";
+            }
+            if (!ChainMac.same(mac.next(previous, parsed.covered()), parsed.mac())) {
+                return parsed.seq() != expected
+                        ? "its number is " + parsed.seq() + " where " + expected + " was due: a line is missing "
+                        + "before it, or it was inserted"
+                        : "its MAC does not match: it was changed or inserted, or the line before it was";
+            }
+            if (parsed.seq() != expected) {
+                return "numbered " + parsed.seq() + " where " + expected + " was due";
+            }
+            previous = parsed.mac();
+            expected++;
+            return null;
+        }
     }
 }

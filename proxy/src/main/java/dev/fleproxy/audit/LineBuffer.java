@@ -45,9 +45,14 @@ final class LineBuffer {
     }
 
     LineBuffer bytes(byte[] b) {
-        room(b.length);
-        System.arraycopy(b, 0, bytes, length, b.length);
-        length += b.length;
+        return bytes(b, b.length);
+    }
+
+    /** The first {@code count} bytes of {@code b}. */
+    LineBuffer bytes(byte[] b, int count) {
+        room(count);
+        System.arraycopy(b, 0, bytes, length, count);
+        length += count;
         return this;
     }
 

@@ -16,11 +16,12 @@ import java.util.UUID;
  *   queue: 10000                         # optional: lines waiting for the writer at most
  *   onFull: refuse                       # optional: refuse (requests wait for no line) or drop (counted)
  *   stdout: false                        # optional: every line on standard output too
+ *   fsync: false                         # optional: each batch forced to the disk before its answers go
  *   syslog: 127.0.0.1:514                # optional: every line to syslog over UDP (RFC 5424) too
  * </pre>
  */
 public record AuditConfig(Path file, UUID key, long rotateBytes, Duration rotateEvery, int queue, boolean dropWhenFull,
-                          boolean stdout, HostPort syslog) {
+                          boolean stdout, HostPort syslog, boolean fsync) {
     static AuditConfig parse(YamlMap m) {
         m.allowOnlySection("audit");
         UUID key;
@@ -46,9 +47,13 @@ public record AuditConfig(Path file, UUID key, long rotateBytes, Duration rotate
         if (stdout != null && !(stdout instanceof Boolean)) {
             throw new ConfigException(m.where("stdout") + " must be true or false");
         }
+        Object fsync = m.raw("fsync");
+        if (fsync != null && !(fsync instanceof Boolean)) {
+            throw new ConfigException(m.where("fsync") + " must be true or false");
+        }
         return new AuditConfig(m.path("file"), key, rotateBytes,
                 Duration.ofSeconds(m.integer(ConfigSchema.AUDIT_ROTATE_SECONDS)), m.integer(ConfigSchema.AUDIT_QUEUE),
                 onFull.equals("drop"), Boolean.TRUE.equals(stdout),
-                m.has("syslog") ? HostPort.parse(m.string("syslog"), m.where("syslog")) : null);
+                m.has("syslog") ? HostPort.parse(m.string("syslog"), m.where("syslog")) : null, Boolean.TRUE.equals(fsync));
     }
 }

@@ -177,6 +177,8 @@ public final class ConfigSchema {
     public static final Setting AUDIT_ON_FULL = optional("audit.onFull", "refuse|drop", "refuse",
             "when the queue is full: refuse requests (9720042) or drop lines (counted)");
     public static final Setting AUDIT_STDOUT = optional("audit.stdout", "boolean", "false", "every line on standard output too");
+    public static final Setting AUDIT_FSYNC = optional("audit.fsync", "boolean", "false",
+            "each batch of lines forced to the disk (fsync) before its answers go; else written to the page cache");
     public static final Setting AUDIT_SYSLOG = optional("audit.syslog", "HOST:PORT", "",
             "every line to syslog over UDP too (RFC 5424, facility log audit); the file stays the trail of record");
 

@@ -34,11 +34,17 @@ final class AuditTrail {
         // resolved here, at start, never on the writer's way to an event loop
         java.net.InetSocketAddress syslog = c.syslog() == null ? null
                 : new java.net.InetSocketAddress(c.syslog().host(), c.syslog().port());
-        AuditLog audit = new AuditLog(c.file(), mac, c.rotateBytes(), c.rotateEvery(), c.queue(),
-                c.dropWhenFull() ? AuditLog.OnFull.DROP : AuditLog.OnFull.REFUSE, c.stdout(), syslog);
-        log.info("audit trail: {} (rotated past {} bytes{}; when {} lines wait: {})", c.file(), c.rotateBytes(),
+        AuditLog audit;
+        try {
+            audit = new AuditLog(c.file(), mac, c.rotateBytes(), c.rotateEvery(), c.queue(),
+                    c.dropWhenFull() ? AuditLog.OnFull.DROP : AuditLog.OnFull.REFUSE, c.stdout(), syslog, c.fsync());
+        } catch (IllegalStateException | java.io.UncheckedIOException e) {
+            // expected conditions (a trail it cannot go on from, a file it cannot write): one line, no trace
+            throw new ConfigException(configFile + ": audit.file: " + e.getMessage(), e);
+        }
+        log.info("audit trail: {} (rotated past {} bytes{}; when {} lines wait: {}{})", c.file(), c.rotateBytes(),
                 c.rotateEvery().isZero() ? "" : " or " + c.rotateEvery().toSeconds() + " s", c.queue(),
-                c.dropWhenFull() ? "drop, counted" : "refuse requests");
+                c.dropWhenFull() ? "drop, counted" : "refuse requests", c.fsync() ? "; fsync per batch" : "");
         return audit;
     }
 }

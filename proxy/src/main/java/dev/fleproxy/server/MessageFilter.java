@@ -26,7 +26,11 @@ public interface MessageFilter {
      * {@code reply}) or closed the connection instead ({@code reply} null): nothing of it reaches
      * the server. Called, last filter first, on every filter the request passed through before, and
      * before the answer is written to the client.
+     *
+     * @return null to let the answer go at once, or what it must wait for ({@link AnswerHold}; not
+     *         for a close, which answers nothing)
      */
-    default void onAnswered(Request request, dev.fleproxy.wire.WireMessage reply) {
+    default AnswerHold onAnswered(Request request, dev.fleproxy.wire.WireMessage reply) {
+        return null;
     }
 }

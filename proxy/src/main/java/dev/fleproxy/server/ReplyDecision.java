@@ -20,9 +20,11 @@ public sealed interface ReplyDecision {
     }
 
     /**
-     * Not yet: as {@link #await}, for a reply whose filter waits for its own {@link UpstreamCalls}:
-     * the upstream connection is still read meanwhile (the call's reply comes that way), while the
-     * replies behind this one wait in order.
+     * Not yet: as {@link #await}, but the upstream connection is still read meanwhile, while the
+     * replies behind this one wait in order. For a reply whose filter waits for its own {@link
+     * UpstreamCalls} (the call's reply comes that way), and for a wait too short to be worth
+     * stopping the reads for (the audit trail's line: stopping and resuming them costs the event
+     * loop two epoll_ctl calls per reply).
      */
     static ReplyDecision awaitUpstream(CompletionStage<?> ready, Duration maxWait) {
         return new AwaitUpstream(ready, maxWait);

@@ -17,6 +17,8 @@ import java.util.List;
  */
 final class RequestLane extends Lane<Request> {
     private final List<MessageFilter> filters;
+    /** The request parked until its answer may go, if one is (at most one: the lane parks one message). */
+    private Held held;
 
     RequestLane(ProxySession session, List<MessageFilter> filters) {
         super(session, SessionHandler.Side.CLIENT);
@@ -51,6 +53,17 @@ final class RequestLane extends Lane<Request> {
 
     @Override
     void continueFrom(Request request, int from) {
+        if (held != null && held.request == request) {
+            Held h = held;
+            held = null;
+            try {
+                send(request, h.answer, h.hold); // its hold is over: released, failed or waited out
+            } catch (RuntimeException | Error e) {
+                request.release();
+                throw e;
+            }
+            return;
+        }
         int i = from;
         try {
             for (; i < filters.size(); i++) {
@@ -60,26 +73,16 @@ final class RequestLane extends Lane<Request> {
                 if (decision instanceof RequestDecision.Replace replace) {
                     request.replaceFrame(replace.frame());
                 } else if (decision instanceof RequestDecision.Answer answer) {
-                    answered(request, i, answer.reply());
-                    session.observer().answered(request);
-                    refuse(request.frame(), answer.reply());
-                    request.release();
+                    answer(request, i, new Answer(answer.reply(), true, null));
                     return;
                 } else if (decision instanceof RequestDecision.Refuse refuse) {
-                    answered(request, i, refuse.reply());
-                    session.observer().refused(request.commandName(), ErrorReplies.codeOf(refuse.reply()));
-                    refuse(request.frame(), refuse.reply());
-                    request.release();
+                    answer(request, i, new Answer(refuse.reply(), false, null));
                     return;
                 } else if (decision instanceof RequestDecision.RefuseAndClose rc) {
-                    answered(request, i, rc.reply());
-                    session.observer().refused(request.commandName(), ErrorReplies.codeOf(rc.reply()));
-                    refuse(request.frame(), rc.reply());
-                    session.close(BadInputLog.Reason.REFUSED, "closed: " + rc.reason());
-                    request.release();
+                    answer(request, i, new Answer(rc.reply(), false, rc.reason()));
                     return;
                 } else if (decision instanceof RequestDecision.Close c) {
-                    answered(request, i, null);
+                    answered(request, i, null); // nothing is answered, so nothing to hold
                     session.observer().closedBy(request);
                     session.close(BadInputLog.Reason.REFUSED, "closed: " + c.reason());
                     request.release();
@@ -93,13 +96,10 @@ final class RequestLane extends Lane<Request> {
                 }
             }
         } catch (TooLargeAfterRewrite e) {
-            session.observer().refused(request.commandName(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION.code());
             WireMessage tooLarge = ErrorReplies.replyTo(request.frame(), ProxyError.TOO_LARGE_AFTER_ENCRYPTION,
                     "the request would be " + e.size + " bytes once encrypted, over the " + MsgHeader.MAX_MESSAGE_SIZE
                             + "-byte message limit; send smaller batches");
-            answered(request, i + 1, tooLarge); // the filter that rewrote it too
-            refuse(request.frame(), tooLarge);
-            request.release();
+            answer(request, i + 1, new Answer(tooLarge, false, null)); // the filter that rewrote it too
             return;
         } catch (RuntimeException | Error e) {
             request.release();
@@ -108,11 +108,61 @@ final class RequestLane extends Lane<Request> {
         forward(request);
     }
 
-    /** Tells the filters the request passed through before filter {@code by}, last first, how it was answered. */
-    private void answered(Request request, int by, WireMessage reply) {
-        for (int j = Math.min(by, filters.size()) - 1; j >= 0; j--) {
-            filters.get(j).onAnswered(request, reply);
+    /**
+     * The proxy's own answer to a request: {@code carriedOut} for a command a filter carried out
+     * (else a refusal), {@code closeReason} non-null to close the connection after it.
+     */
+    private record Answer(WireMessage reply, boolean carriedOut, String closeReason) {
+    }
+
+    /** The request parked while its answer is held, with the answer and the hold. */
+    private record Held(Request request, Answer answer, AnswerHold hold) {
+    }
+
+    /**
+     * Tells the filters before {@code by} how the request was answered, then sends the answer, or
+     * parks the request until what a filter holds it for is done (its line in the audit trail):
+     * the requests behind it wait meanwhile, so answers keep their order.
+     */
+    private void answer(Request request, int by, Answer a) {
+        AnswerHold hold = answered(request, by, a.reply());
+        if (hold != null && hold.pending()) {
+            held = new Held(request, a, hold);
+            park(request, by, hold.ready(), hold.maxWait());
+            return;
         }
+        send(request, a, hold);
+    }
+
+    /** Writes the answer, or what the hold gives instead if it was not released, then closes if asked. */
+    private void send(Request request, Answer a, AnswerHold hold) {
+        boolean withheld = hold != null && !hold.released();
+        WireMessage reply = withheld ? hold.withheld().get() : a.reply();
+        if (a.carriedOut() && !withheld) {
+            session.observer().answered(request);
+        } else {
+            session.observer().refused(request.commandName(), ErrorReplies.codeOf(reply));
+        }
+        refuse(request.frame(), reply);
+        if (a.closeReason() != null) {
+            session.close(BadInputLog.Reason.REFUSED, "closed: " + a.closeReason());
+        }
+        request.release();
+    }
+
+    /**
+     * Tells the filters the request passed through before filter {@code by}, last first, how it
+     * was answered; what they hold the answer for, all of it (null: nothing).
+     */
+    private AnswerHold answered(Request request, int by, WireMessage reply) {
+        AnswerHold hold = null;
+        for (int j = Math.min(by, filters.size()) - 1; j >= 0; j--) {
+            AnswerHold h = filters.get(j).onAnswered(request, reply);
+            if (h != null) {
+                hold = hold == null ? h : hold.and(h);
+            }
+        }
+        return hold;
     }
 
     private void forward(Request request) {
