@@ -139,10 +139,13 @@ final class HeldCursors {
         return new Batch(batch, id);
     }
 
-    /** killCursors of a held cursor on {@code ns}: true if it was held (and is now forgotten). */
-    synchronized boolean kill(long id, String ns) {
+    /**
+     * killCursors of a held cursor on {@code ns}, by the session and identity that opened it: true
+     * if it was held for them (and is now forgotten).
+     */
+    synchronized boolean kill(long id, String ns, BsonValue lsid, String identity) {
         Held h = byId.get(id);
-        if (h == null || !h.ns.equals(ns)) {
+        if (h == null || !h.ns.equals(ns) || !Objects.equals(h.lsid, lsid) || !Objects.equals(h.identity, identity)) {
             return false;
         }
         forget(id);

@@ -67,7 +67,9 @@ class HeldCursorsTest {
         assertNull(held.next(id, NS, null, "app", 1, Integer.MAX_VALUE));
         assertNull(held.next(id, "app.other", LSID, "app", 1, Integer.MAX_VALUE));
         assertNull(held.next(id, NS, LSID, "support", 1, Integer.MAX_VALUE), "another identity: its masks differ");
-        assertFalse(held.kill(id, "app.other"));
+        assertFalse(held.kill(id, "app.other", LSID, "app"));
+        assertFalse(held.kill(id, NS, other, "app"), "another session does not kill it");
+        assertFalse(held.kill(id, NS, LSID, "support"), "nor another identity");
         assertEquals(1, held.next(id, NS, LSID, "app", 1, Integer.MAX_VALUE).documents().size());
     }
 
@@ -75,7 +77,7 @@ class HeldCursorsTest {
     void killCursorsAndIdleTimeForgetIt() {
         long killed = held.hold(NS, null, null, documents(3, 0));
         long idle = held.hold(NS, null, null, documents(3, 0));
-        assertTrue(held.kill(killed, NS));
+        assertTrue(held.kill(killed, NS, null, null));
         assertFalse(held.holds(killed));
         now.addAndGet(HeldCursors.IDLE.toNanos() + 1);
         assertNull(held.next(idle, NS, null, null, 1, Integer.MAX_VALUE));
