@@ -300,3 +300,36 @@ def test_a_closed_cursor_of_the_proxy_is_forgotten(loaded):
     with pytest.raises(OperationFailure) as e:
         via.command("getMore", held, collection="rnd")
     assert e.value.code == 9720011 and "did not open" in str(e.value), e.value.details  # as any unknown cursor
+
+
+def test_one_connection_cannot_hold_every_cursor_and_its_cursors_go_with_it(loaded, enc):
+    """issue 41: a connection outside a session holds at most 100 of the proxy's cursors, an identity
+    250, and the cursors of a connection outside a session are forgotten when it closes — so one
+    client opening cursors and leaving cannot refuse everyone else's queries for ten minutes."""
+    import socket
+
+    import bson
+    import wire
+
+    def open_cursors(sock, count):
+        for i in range(count):
+            sock.sendall(wire.op_msg({"find": "rnd", "filter": {"x": {"$type": "number"}}, "batchSize": 1,
+                                      "$db": "enc"}, request_id=i + 1))
+            body = bson.decode(wire.read_reply(sock)[1][5:])
+            if body.get("ok") != 1:
+                return i, body
+            assert body["cursor"]["id"] != 0
+        return count, None
+
+    first = socket.create_connection(("127.0.0.1", enc.port))
+    opened, refused = open_cursors(first, 101)
+    assert opened == 100 and refused["code"] == 9720013 and "this connection or identity" in refused["errmsg"]
+    first.close()
+    # had the first connection's cursors stayed, the identity's cap (250) would stop the third at 50
+    with socket.create_connection(("127.0.0.1", enc.port)) as second, \
+            socket.create_connection(("127.0.0.1", enc.port)) as third:
+        assert open_cursors(second, 100) == (100, None)
+        assert open_cursors(third, 100) == (100, None)
+    via, plain = loaded
+    flt = {"x": {"$type": "number"}}
+    assert list(via.rnd.find(flt).sort("_id", ASCENDING).batch_size(1)) == list(plain.rnd.find(flt).sort("_id"))

@@ -2,7 +2,10 @@
 conversations the server confirmed, and the per-field reveal / mask / deny, query and write rules,
 through the real proxy. Certificates come from one test CA; the server that authenticates is
 scram_server.py (SCRAM-SHA-256 with scramp) in front of the embedded backend."""
+import os
+
 import pytest
+from bson import Binary
 from pymongo import ASCENDING
 from pymongo.errors import OperationFailure
 
@@ -19,6 +22,8 @@ def pki(workdir):
     ca.issue("proxy", "proxy", names=["127.0.0.1", "localhost"])
     ca.issue("payments", "payments", client=True)
     ca.issue("support", "support-desk", client=True, uris=["spiffe://example.org/support"])
+    ca.issue("payments-space", "payments ", client=True)  # the same letters and a trailing space
+    ca.issue("payments-upper", "PAYMENTS", client=True)
     return ca
 
 
@@ -27,7 +32,10 @@ def policy(kms, extra_fields=""):
     return (f"  acc.people:\n    key: {key}\n    fields:\n"
             f"      ssn: {{ reveal: [payments, batch], mask: partial, keep: 4, deny: [anonymous] }}\n"
             f"      card: {{ reveal: [payments], mask: pseudonym, query: [payments, support] }}\n"
-            f"      salary: {{ reveal: [payments], mask: redact, write: [payments] }}\n" + extra_fields)
+            f"      salary: {{ reveal: [payments], mask: redact, write: [payments] }}\n" + extra_fields
+            # deterministic: write defaults to who may query it (payments)
+            + f"  acc.staff:\n    key: {key}\n    fields:\n"
+            f"      tax: {{ deterministic: true, reveal: [payments], mask: partial, keep: 2 }}\n")
 
 
 class IdentityProxy(EncryptingProxy):
@@ -143,10 +151,12 @@ def test_identity_comes_from_a_confirmed_scram_conversation_only(people, pki):
         assert denied["code"] == 9720040 and "anonymous" in denied["errmsg"]
 
 
-def raw_connection(proxy, ca):
+def raw_connection(proxy, ca, cert=None):
     import socket
     import ssl
     ctx = ssl.create_default_context(cafile=str(ca.ca_file))
+    if cert:
+        ctx.load_cert_chain(str(ca.dir / f"{cert}.both.pem"))
     return ctx.wrap_socket(socket.create_connection(("127.0.0.1", proxy.port)), server_hostname="localhost")
 
 
@@ -186,3 +196,103 @@ def test_requests_and_fields_are_counted_by_identity(people, pki):
     assert 'fleproxy_identity_requests_total{identity="support"}' in text
     assert 'fleproxy_identity_fields_total{identity="support",outcome="masked:partial"}' in text
     assert 'fleproxy_identity_fields_total{identity="payments",outcome="revealed"}' in text
+
+
+def test_cursors_belong_to_who_opened_them(people, pki):
+    """A server cursor opened by payments is not support's to read, kill, or name from another
+    collection; nor is the cursor the proxy holds for support payments' (issue 40)."""
+    with raw_connection(people, pki, "payments") as pay, raw_connection(people, pki, "support") as sup:
+        assert authenticate(pay, "app", "app-secret")["done"] and authenticate(sup, "app", "app-secret")["done"]
+        opened = command(pay, {"find": "people", "filter": {}, "projection": {"ssn": 1}, "batchSize": 1,
+                               "$db": "acc"})
+        cursor = opened["cursor"]["id"]
+        assert cursor != 0
+        for probe in ({"getMore": cursor, "collection": "people", "$db": "acc"},
+                      {"getMore": cursor, "collection": "other", "$db": "acc"},
+                      {"killCursors": "people", "cursors": [cursor], "$db": "acc"},
+                      {"killCursors": "other", "cursors": [cursor], "$db": "acc"}):
+            got = command(sup, probe)
+            assert got["ok"] == 0 and got["code"] == 13 and "cursor" in got["errmsg"], (probe, got)
+            assert "987-65-4321" not in str(got) and "6789" not in str(got)
+        other_session = {"id": Binary(os.urandom(16), 4)}
+        in_session = command(pay, {"getMore": cursor, "collection": "people", "batchSize": 1, "lsid": other_session,
+                                   "$db": "acc"})
+        assert in_session["code"] == 13 and "session" in in_session["errmsg"]
+        # its owner still reads it, in the session it was opened in (none here)
+        more = command(pay, {"getMore": cursor, "collection": "people", "batchSize": 1, "$db": "acc"})
+        assert more["ok"] == 1 and more["cursor"]["nextBatch"][0]["ssn"] == "987-65-4321", more
+        # the proxy's own cursor (an evaluated query's answer) is support's alone
+        held = command(sup, {"find": "people", "filter": {"card": {"$regex": "^4111"}}, "projection": {"ssn": 0},
+                             "batchSize": 1, "$db": "acc"})
+        assert held["cursor"]["id"] != 0
+        stolen = command(pay, {"getMore": held["cursor"]["id"], "collection": "people", "batchSize": 1, "$db": "acc"})
+        assert stolen["ok"] == 0 and stolen["code"] == 43
+
+
+def test_answers_that_would_compare_stored_values_are_refused(people, pki):
+    """support may write ssn but not query it: no update, index or validator whose outcome depends
+    on the stored value (issue 40: $max/$min gave an order oracle, a unique index an equality one)."""
+    with as_user(people, pki, "app", "app-secret", tlsCertificateKeyFile=str(pki.dir / "support.both.pem")) as sup:
+        people_ = sup.acc.people
+        for update in ({"$max": {"ssn": "4"}}, {"$min": {"ssn": "6"}}, {"$addToSet": {"ssn": "x"}},
+                       {"$inc": {"ssn": 0}},
+                       [{"$set": {"name": {"$cond": [{"$eq": ["$ssn", "x"]}, "a", "b"]}}}]):
+            with pytest.raises(OperationFailure) as e:
+                people_.update_one({"_id": 1}, update)
+            assert e.value.code == 9720040 and "ssn" in str(e.value), update
+        with pytest.raises(OperationFailure) as e:
+            people_.create_index([("ssn", 1)], unique=True)
+        assert e.value.code == 9720040
+        with pytest.raises(OperationFailure) as e:
+            people_.create_index([("$**", 1)])
+        assert e.value.code == 9720040
+        with pytest.raises(OperationFailure) as e:
+            sup.acc.command({"collMod": "people", "validator": {"ssn": {"$exists": True}}})
+        assert e.value.code == 9720040
+        for _ in range(2):  # a randomized field: a new envelope each time, so the answer says nothing of what was stored
+            assert people_.update_one({"_id": 1}, {"$set": {"ssn": SSN}}).modified_count == 1
+        # a deterministic field: a write's nModified would say whether the value was stored already
+        with pytest.raises(OperationFailure) as e:
+            sup.acc.staff.update_one({"_id": 1}, {"$set": {"tax": "111"}})
+        assert e.value.code == 9720040 and "tax" in str(e.value)
+        with pytest.raises(OperationFailure) as e:
+            sup.acc.staff.insert_one({"_id": 9, "tax": "111"})
+        assert e.value.code == 9720040
+
+
+def test_duplicate_key_answers_carry_no_value(people, pki, direct_client):
+    from pymongo.errors import DuplicateKeyError
+    with as_user(people, pki, "app", "app-secret", tlsCertificateKeyFile=str(pki.dir / "payments.both.pem")) as pay:
+        staff = pay.acc.staff
+        staff.drop()
+        staff.create_index([("tax", 1)], unique=True)
+        staff.insert_one({"_id": 1, "tax": "111-22"})
+        with pytest.raises(DuplicateKeyError) as e:
+            staff.insert_one({"_id": 2, "tax": "111-22"})
+        details = e.value.details
+        error = details["writeErrors"][0] if "writeErrors" in details else details
+        assert error["code"] == 11000 and "dup key: {" not in error["errmsg"], error
+        assert "tax" not in error.get("keyValue", {}), error
+        raw = str(details)
+        assert "111-22" not in raw and "Binary" not in raw and "BinData" not in raw, raw
+        envelope = bytes(direct_client.acc.staff.find_one({"_id": 1})["tax"])
+        assert envelope.hex() not in raw and __import__("base64").b64encode(envelope).decode() not in raw
+
+
+def test_subject_is_compared_byte_for_byte(people, pki):
+    """CN=payments with a trailing space, or in capitals, is not payments (docs/access.md)."""
+    for cert in ("payments-space", "payments-upper"):
+        with as_user(people, pki, "app", "app-secret", tlsCertificateKeyFile=str(pki.dir / f"{cert}.both.pem")) as c:
+            with pytest.raises(OperationFailure) as e:
+                c.acc.people.find_one({"_id": 1})
+            assert e.value.code == 9720040 and "anonymous" in str(e.value), cert
+
+
+def test_logout_clears_the_identity(people, pki):
+    with raw_connection(people, pki) as s:
+        assert authenticate(s, "etl", "etl-secret")["done"] is True
+        first = command(s, {"find": "people", "filter": {"_id": 2}, "$db": "acc"})
+        assert first["cursor"]["firstBatch"][0]["ssn"] == "987-65-4321"
+        command(s, {"logout": 1, "$db": "admin"})
+        after = command(s, {"find": "people", "filter": {"_id": 2}, "$db": "acc"})
+        assert after["code"] == 9720040 and "anonymous" in after["errmsg"]

@@ -40,15 +40,27 @@ final class FieldUse {
             case AGGREGATE -> query(cp, identity, body.get("pipeline"));
             case FIND_AND_MODIFY -> {
                 query(cp, identity, body.get("query"), body.get("sort"));
-                write(cp, identity, body.get("update"));
+                update(cp, identity, body.get("update"));
                 deniedInReturnedDocument(cp, identity, body.get("fields"));
             }
             case UPDATE -> MessageDocuments.of(msg, "updates").forEach(st -> {
                 query(cp, identity, st.get("q"));
-                write(cp, identity, st.get("u"));
+                update(cp, identity, st.get("u"));
             });
             case DELETE -> MessageDocuments.of(msg, "deletes").forEach(st -> query(cp, identity, st.get("q")));
             case INSERT -> MessageDocuments.of(msg, "documents").forEach(d -> write(cp, identity, d));
+            case CREATE_INDEXES -> indexes(cp, identity, body.get("indexes"));
+            case COLLECTION_OPTIONS -> {
+                BsonValue index = body.get("index");
+                query(cp, identity, body.get("validator"), body.get("pipeline"),
+                        index != null && index.isDocument() ? index.asDocument().get("keyPattern") : null);
+                if (mentions(body.get("validator"), "$jsonSchema")) {
+                    everyField(cp, identity, "a $jsonSchema validator (it may name any field)");
+                }
+                if (index != null && index.isDocument() && !index.asDocument().containsKey("keyPattern")) {
+                    everyField(cp, identity, "an index named by its name (made unique, it could be any field's)");
+                }
+            }
             default -> {
             }
         }
@@ -57,7 +69,90 @@ final class FieldUse {
     /** A bulkWrite operation on this collection: its filter queried, its document or update written. */
     static void checkOperation(BsonDocument op, CollectionPolicy cp, String identity) {
         query(cp, identity, op.get("filter"));
-        write(cp, identity, op.get("document"), op.get("updateMods"));
+        write(cp, identity, op.get("document"));
+        update(cp, identity, op.get("updateMods"));
+    }
+
+    /**
+     * Update operators that set a field whatever it held: the outcome of any other (whether
+     * {@code $max} or {@code $addToSet} changed the document, an arithmetic error) depends on the
+     * stored value, so the fields they name count as queried too. A pipeline update may compute
+     * from any field: all of it counts as queried.
+     */
+    private static final Set<String> BLIND_UPDATES = Set.of("$set", "$unset", "$setOnInsert", "$currentDate");
+
+    private static void update(CollectionPolicy cp, String identity, BsonValue u) {
+        if (u == null) {
+            return;
+        }
+        write(cp, identity, u);
+        if (u.isArray()) {
+            query(cp, identity, u);
+        } else if (u.isDocument()) {
+            for (Map.Entry<String, BsonValue> op : u.asDocument().entrySet()) {
+                if (op.getKey().startsWith("$") && !BLIND_UPDATES.contains(op.getKey())) {
+                    query(cp, identity, op.getValue());
+                }
+            }
+        }
+    }
+
+    /**
+     * An index on a field orders or constrains its stored values (a unique index turns every
+     * later insert into an equality test): its key, filter and wildcard projection count as
+     * queried, and a wildcard key ({@code $**}) names every field.
+     */
+    private static void indexes(CollectionPolicy cp, String identity, BsonValue indexes) {
+        if (indexes == null || !indexes.isArray()) {
+            return;
+        }
+        for (BsonValue index : indexes.asArray()) {
+            if (!index.isDocument()) {
+                continue;
+            }
+            BsonDocument d = index.asDocument();
+            query(cp, identity, d.get("key"), d.get("partialFilterExpression"), d.get("wildcardProjection"));
+            BsonValue key = d.get("key");
+            if (key != null && key.isDocument()) {
+                for (String k : key.asDocument().keySet()) {
+                    if (k.equals("$**") || k.endsWith(".$**")) {
+                        everyField(cp, identity, "a wildcard index (" + k + ")");
+                    }
+                }
+            }
+        }
+    }
+
+    /** Refuses unless the identity may query every field of the collection. */
+    private static void everyField(CollectionPolicy cp, String identity, String what) {
+        for (FieldRule r : cp.fields().values()) {
+            if (!r.access().mayQuery(identity)) {
+                throw new Refusal(ProxyError.FIELD_ACCESS_DENIED, cp.namespace() + ": field '" + r.path()
+                        + "' may not be used in a filter, sort or pipeline by identity '" + identity + "', which "
+                        + what + " would");
+            }
+        }
+    }
+
+    /** True if the name occurs as a key anywhere in the value. */
+    private static boolean mentions(BsonValue v, String name) {
+        if (v == null) {
+            return false;
+        }
+        if (v.isDocument()) {
+            for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
+                if (e.getKey().equals(name) || mentions(e.getValue(), name)) {
+                    return true;
+                }
+            }
+        } else if (v.isArray()) {
+            for (BsonValue e : v.asArray()) {
+                if (mentions(e, name)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**

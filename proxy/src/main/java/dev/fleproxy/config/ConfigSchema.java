@@ -162,7 +162,7 @@ public final class ConfigSchema {
     public static final Setting FIELD_QUERY = optional("collections.*.fields.*.query", "list of identities", "",
             "who may use it in filters, sorts and stages the proxy evaluates (absent: reveal's list, or everyone)");
     public static final Setting FIELD_WRITE = optional("collections.*.fields.*.write", "list of identities", "",
-            "who may insert or update it (absent: everyone)");
+            "who may insert or update it (absent: everyone; for a deterministic field, query's list)");
 
     public static final Setting AUDIT = optional("audit", "mapping", "",
             "the audit trail: a line per request on an encrypted collection, chained by HMAC (docs/access.md)");
@@ -186,7 +186,10 @@ public final class ConfigSchema {
             "name -> what a connection must have verified to be it (all attributes given); the first that "
                     + "matches, else anonymous; reloaded");
     public static final Setting IDENTITY_SUBJECT = optional("identities.*.subject", "distinguished name", "",
-            "the client certificate's subject (tls.clientAuth optional or required)");
+            "the client certificate's subject (tls.clientAuth optional or required), compared as a DN: attribute "
+                    + "types ignoring case, values byte for byte");
+    public static final Setting IDENTITY_SUBJECT_IGNORE_CASE = optional("identities.*.subjectIgnoreCase", "boolean",
+            "false", "compare the subject's attribute values ignoring case too (CN=PAYMENTS is CN=payments)");
     public static final Setting IDENTITY_DNS = optional("identities.*.dns", "string", "",
             "a DNS name among the client certificate's subject alternative names");
     public static final Setting IDENTITY_URI = optional("identities.*.uri", "string", "",

@@ -13,7 +13,12 @@ final class FieldAccessParser {
     private FieldAccessParser() {
     }
 
-    static FieldAccess parse(Map<?, ?> options, String where) {
+    /**
+     * @param deterministic a deterministic field's {@code write} defaults to who may {@code query}
+     *     it: whether a write of its value changes a stored document (nModified, a duplicate key)
+     *     tells the writer whether the value was stored already, an equality search by other means
+     */
+    static FieldAccess parse(Map<?, ?> options, String where, boolean deterministic) {
         Set<String> reveal = names(options.get("reveal"), where + ".reveal");
         Set<String> query = names(options.get("query"), where + ".query");
         Set<String> write = names(options.get("write"), where + ".write");
@@ -54,7 +59,8 @@ final class FieldAccessParser {
         if (reveal == null && query == null && write == null) {
             return FieldAccess.OPEN;
         }
-        return new FieldAccess(reveal, mask, keep, deny, query != null ? query : reveal, write);
+        Set<String> queried = query != null ? query : reveal;
+        return new FieldAccess(reveal, mask, keep, deny, queried, write == null && deterministic ? queried : write);
     }
 
     private static Set<String> names(Object node, String where) {

@@ -3,23 +3,23 @@ package dev.fleproxy.policy;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import javax.security.auth.x500.X500Principal;
 
 /**
  * The named identities of the {@code identities:} section, in the file's order. A connection is
  * the first identity every one of whose attributes its {@link PeerFacts} match, or {@link
- * #ANONYMOUS}: a certificate subject (compared as distinguished names, so spacing and case of
- * attribute types do not matter), a DNS name or URI among its subject alternative names (a SPIFFE
- * id, say), a MongoDB user ("name@db") whose SCRAM conversation the server confirmed.
+ * #ANONYMOUS}: a certificate subject ({@link SubjectName}: compared as distinguished names, the
+ * case of attribute types aside, values byte for byte unless the identity asks otherwise), a DNS
+ * name or URI among its subject alternative names (a SPIFFE id, say; byte for byte), a MongoDB
+ * user ("name@db") whose SCRAM conversation the server confirmed.
  */
 public final class Identities {
     public static final String ANONYMOUS = "anonymous";
     public static final Identities NONE = new Identities(Map.of());
 
     /** One identity's attributes; null where it names none. An identity names at least one. */
-    public record Identity(String name, X500Principal subject, String dns, String uri, String user) {
+    public record Identity(String name, SubjectName subject, String dns, String uri, String user) {
         boolean matches(PeerFacts f) {
-            return (subject == null || f.subject() != null && subject.equals(new X500Principal(f.subject())))
+            return (subject == null || f.subject() != null && subject.matches(f.subject()))
                     && (dns == null || f.dnsNames().contains(dns))
                     && (uri == null || f.uris().contains(uri))
                     && (user == null || user.equals(f.user()));

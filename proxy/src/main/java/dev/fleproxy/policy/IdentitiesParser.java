@@ -5,7 +5,6 @@ import dev.fleproxy.config.ConfigSchema;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-import javax.security.auth.x500.X500Principal;
 
 /**
  * The {@code identities:} section:
@@ -46,18 +45,24 @@ final class IdentitiesParser {
                     throw new ConfigException(where + ": unknown key " + k + "; known keys are " + KEYS);
                 }
             }
-            out.put(name, new Identities.Identity(name, subject(m.get("subject"), where), text(m.get("dns"), where + ".dns"),
+            out.put(name, new Identities.Identity(name, subject(m.get("subject"), m.get("subjectIgnoreCase"), where), text(m.get("dns"), where + ".dns"),
                     text(m.get("uri"), where + ".uri"), user(m.get("user"), where + ".user")));
         }
         return new Identities(out);
     }
 
-    private static X500Principal subject(Object v, String where) {
+    private static SubjectName subject(Object v, Object ignoreCase, String where) {
+        if (ignoreCase != null && !(ignoreCase instanceof Boolean)) {
+            throw new ConfigException(where + ".subjectIgnoreCase must be true or false");
+        }
         if (v == null) {
+            if (ignoreCase != null) {
+                throw new ConfigException(where + ".subjectIgnoreCase is given without subject");
+            }
             return null;
         }
         try {
-            return new X500Principal(String.valueOf(v));
+            return SubjectName.parse(String.valueOf(v), Boolean.TRUE.equals(ignoreCase));
         } catch (IllegalArgumentException e) {
             throw new ConfigException(where + ".subject is not a distinguished name (RFC 2253, e.g. \"CN=payments,O=Example\")");
         }

@@ -212,7 +212,7 @@ public final class PolicyParser {
                 throw new ConfigException(where + ".fields." + path + ".deterministic must be true or false");
             }
             det = Boolean.TRUE.equals(d);
-            access = FieldAccessParser.parse(om, where + ".fields." + path);
+            access = FieldAccessParser.parse(om, where + ".fields." + path, det);
         } else if (opts != null) {
             throw new ConfigException(where + ".fields." + path + " must be {} or a mapping of its options "
                     + "(deterministic, reveal, mask, keep, query, write)");

@@ -140,6 +140,15 @@ public final class EncryptionFilter implements MessageFilter {
             return onEncrypted(request, spec, cp, p, db, keys);
         }
         String name = command.named();
+        if (name != null && (spec.rewriter() == CommandSpec.Rewriter.GET_MORE
+                || spec.rewriter() == CommandSpec.Rewriter.KILL_CURSORS)) {
+            // a cursor opened on an encrypted collection named from another one
+            RequestDecision other = replies.otherNamespace(request, db + "." + name,
+                    spec.rewriter() == CommandSpec.Rewriter.GET_MORE);
+            if (other != RequestDecision.PASS) {
+                return other;
+            }
+        }
         // Not an encrypted collection, but maybe a way into one, from any database.
         if (spec.crossReferences()) {
             CrossReferences.check(spec.name(), m.body(), p, db, name);

@@ -5,6 +5,7 @@ import dev.fleproxy.protocol.CommandSpec;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.ReadShape;
 import dev.fleproxy.rewrite.pipeline.PipelineSchema;
+import dev.fleproxy.rewrite.read.CursorOwner;
 import dev.fleproxy.rewrite.read.ReadCommands;
 import dev.fleproxy.rewrite.read.Replies;
 import dev.fleproxy.rewrite.read.ReplyPlan;
@@ -42,20 +43,20 @@ final class Rewriters {
             case UPDATE -> rewrite(request, msg -> WriteCommands.update(msg, ctx, spec.arg("updates")));
             case DELETE -> rewrite(request, msg -> WriteCommands.delete(msg, ctx, spec.arg("deletes")));
             case FIND_AND_MODIFY -> expect(request, rewrite(request, msg -> WriteCommands.findAndModify(msg, ctx)),
-                    new ReplyPlan(stored, stored.root, spec));
+                    new ReplyPlan(stored, stored.root, spec, CursorOwner.of(request, p)));
             case FIND -> expect(request, ReadCommands.findTouchesNothingEncrypted(m.bodyBytes(), ctx.paths)
                     ? RequestDecision.PASS : rewrite(request, msg -> ReadCommands.find(msg, ctx)),
-                    new ReplyPlan(stored, stored.root, spec));
+                    new ReplyPlan(stored, stored.root, spec, CursorOwner.of(request, p)));
             case COUNT -> rewrite(request, msg -> ReadCommands.count(msg, ctx));
             case DISTINCT -> {
                 RequestDecision d = rewrite(request, msg -> ReadCommands.distinct(msg, ctx));
                 String key = m.bodyString("key");
-                yield expect(request, d, new ReplyPlan(stored, key == null ? null : stored.distinctValues(key), spec));
+                yield expect(request, d, new ReplyPlan(stored, key == null ? null : stored.distinctValues(key), spec, CursorOwner.of(request, p)));
             }
             case AGGREGATE -> {
                 PipelineSchema schema = new PipelineSchema(ctx);
                 RequestDecision d = rewrite(request, msg -> ReadCommands.aggregate(msg, schema, p, db));
-                yield expect(request, d, new ReplyPlan(schema.shape(), schema.shape().root, spec));
+                yield expect(request, d, new ReplyPlan(schema.shape(), schema.shape().root, spec, CursorOwner.of(request, p)));
             }
             case GET_MORE -> replies.getMore(request, ctx);
             case CREATE_INDEXES -> {

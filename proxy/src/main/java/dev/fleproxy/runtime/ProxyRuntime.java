@@ -2,6 +2,7 @@ package dev.fleproxy.runtime;
 
 import dev.fleproxy.admin.AdminServer;
 import dev.fleproxy.access.AccessFilter;
+import dev.fleproxy.rewrite.write.DuplicateKeyFilter;
 import dev.fleproxy.access.AuditFilter;
 import dev.fleproxy.admission.AdmissionGate;
 import dev.fleproxy.audit.AuditLog;
@@ -118,6 +119,7 @@ public final class ProxyRuntime implements AutoCloseable {
         if (resolver != null) {
             filters.add(new AuditFilter(audit, metrics)); // in front: it sees every answer as the client will
             filters.add(new AccessFilter());
+            filters.add(new DuplicateKeyFilter()); // sees the server's answers after decryption, before the client
             filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics));
         }
         return filters;

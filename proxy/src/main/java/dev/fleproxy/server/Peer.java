@@ -34,6 +34,8 @@ public final class Peer {
     private Object conversation;
     private String identity;
     private dev.fleproxy.audit.AuditMemo auditMemo;
+    /** What to let go when the connection closes, by who asked (each asks once). */
+    private java.util.Map<Object, Runnable> onClose;
 
     Peer(Supplier<PeerFacts> certificate, long connection, String address) {
         this.certificate = certificate;
@@ -44,6 +46,30 @@ public final class Peer {
     /** The peer of a client connection: its certificate as the TLS handshake verified it, if any. */
     static Peer of(Channel client, long connection) {
         return new Peer(() -> certificateFacts(client), connection, String.valueOf(client.remoteAddress()));
+    }
+
+    /**
+     * Runs {@code release} when the connection closes, once per {@code owner} however often it
+     * asks: what the proxy holds for this connection alone (the cursors of its queries outside a
+     * session) goes with it.
+     */
+    public void whenClosed(Object owner, Runnable release) {
+        if (this == NONE) {
+            return; // no connection: nothing closes
+        }
+        if (onClose == null) {
+            onClose = new java.util.LinkedHashMap<>(2);
+        }
+        onClose.putIfAbsent(owner, release);
+    }
+
+    /** The connection closed: what was held for it is let go. */
+    void closed() {
+        java.util.Map<Object, Runnable> release = onClose;
+        onClose = null;
+        if (release != null) {
+            release.values().forEach(Runnable::run);
+        }
     }
 
     /** The connection's number, as its log lines name it (conn#N). */

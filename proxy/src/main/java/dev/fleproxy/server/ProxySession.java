@@ -314,6 +314,7 @@ final class ProxySession {
 
     private void shutDown() {
         closed = true;
+        peer.closed();
         observer.sessionClosed(closeLabel != null ? closeLabel : "normal");
         closeAfterFlush(client);
         if (upstream != null) {

@@ -55,6 +55,11 @@ class FieldAccessTest {
         assertTrue(a.mayWrite("support"), "write is everyone's unless restricted");
         assertEquals(FieldAccess.Mask.DENY, access("{ reveal: [payments] }").maskFor("support"), "deny by default");
         assertEquals(FieldAccess.OPEN, access("{ deterministic: true }"));
+        // a deterministic field's write would say whether a value is stored (nModified, a duplicate key)
+        FieldAccess det = access("{ deterministic: true, reveal: [payments], mask: redact, query: [payments, batch] }");
+        assertEquals(Set.of("payments", "batch"), det.write(), "write defaults to query's list");
+        assertTrue(access("{ deterministic: true, reveal: [payments], write: [support] }").mayWrite("support"),
+                "unless write is given");
     }
 
     @Test

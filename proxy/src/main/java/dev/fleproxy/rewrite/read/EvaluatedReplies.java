@@ -124,7 +124,14 @@ final class EvaluatedReplies {
         }
         int size = q.firstBatch.size();
         List<RawBsonDocument> first = size == 0 ? List.of() : HeldCursors.take(encoded, size, BATCH_BYTES);
-        long id = encoded.isEmpty() || q.firstBatch.single() ? 0 : held.hold(q.ns(), q.lsid(), masks.identity(), encoded);
+        long id = 0;
+        if (!encoded.isEmpty() && !q.firstBatch.single()) {
+            long connection = reply.peer().connection();
+            id = held.hold(q.ns(), q.lsid(), masks.identity(), connection, encoded);
+            if (q.lsid() == null) {
+                reply.peer().whenClosed(held, () -> held.connectionClosed(connection));
+            }
+        }
         return ReplyDecision.replace(reply.encode(new OpMsg(0, batch("firstBatch", first, id, q.ns()))));
     }
 

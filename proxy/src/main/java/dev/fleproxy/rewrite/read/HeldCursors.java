@@ -22,7 +22,10 @@ import org.bson.RawBsonDocument;
  * since a driver may send a getMore on another pooled connection. Bounded, so that a peer opening
  * cursors and never reading them costs a fixed amount: at most {@link #MAX_CURSORS} cursors and
  * {@link #MAX_BYTES} of documents at once, each forgotten after {@link #IDLE} without a getMore
- * (the server's own default cursor timeout), or when killCursors names it.
+ * (the server's own default cursor timeout), or when killCursors names it. So that one client
+ * cannot take them all, one identity holds at most {@link #MAX_PER_IDENTITY} and one connection
+ * {@link #MAX_PER_CONNECTION}; and the cursors opened outside a session (which no other
+ * connection can continue) are forgotten when their connection closes.
  *
  * <p>A cursor is bound to the namespace, the session (lsid) and the identity of the query that
  * opened it (its documents are masked for that identity already): a getMore from another session
@@ -31,6 +34,8 @@ import org.bson.RawBsonDocument;
  */
 final class HeldCursors {
     static final int MAX_CURSORS = 1_000;
+    static final int MAX_PER_IDENTITY = MAX_CURSORS / 4;
+    static final int MAX_PER_CONNECTION = MAX_CURSORS / 10;
     static final long MAX_BYTES = 256L * 1024 * 1024;
     static final Duration IDLE = Duration.ofMinutes(10);
 
@@ -42,14 +47,17 @@ final class HeldCursors {
         final String ns;
         final BsonValue lsid;
         final String identity;
+        final long connection;
         final ArrayDeque<RawBsonDocument> rest;
         long bytes;
         long lastUsed;
 
-        Held(String ns, BsonValue lsid, String identity, ArrayDeque<RawBsonDocument> rest, long bytes, long now) {
+        Held(String ns, BsonValue lsid, String identity, long connection, ArrayDeque<RawBsonDocument> rest, long bytes,
+             long now) {
             this.ns = ns;
             this.lsid = lsid;
             this.identity = identity;
+            this.connection = connection;
             this.rest = rest;
             this.bytes = bytes;
             this.lastUsed = now;
@@ -59,6 +67,9 @@ final class HeldCursors {
     private final SecureRandom random = new SecureRandom();
     private final LongSupplier nanoClock;
     private final Map<Long, Held> byId = new HashMap<>();
+    /** Cursors held, by identity ("" without identities) and by connection: for their caps. */
+    private final Map<String, Integer> byIdentity = new HashMap<>();
+    private final Map<Long, Integer> byConnection = new HashMap<>();
     private long bytes;
 
     HeldCursors() {
@@ -74,7 +85,7 @@ final class HeldCursors {
      * Holds the rest of an answer (after its first batch); returns the cursor id to answer with.
      * Refused (9720013) when the proxy already holds as many cursors or bytes as it may.
      */
-    long hold(String ns, BsonValue lsid, String identity, ArrayDeque<RawBsonDocument> rest) {
+    long hold(String ns, BsonValue lsid, String identity, long connection, ArrayDeque<RawBsonDocument> rest) {
         // each document in bytes of its own: one read as a slice of a larger reply would keep all of it
         ArrayDeque<RawBsonDocument> own = new ArrayDeque<>(rest.size());
         long size = 0;
@@ -85,13 +96,21 @@ final class HeldCursors {
             own.add(new RawBsonDocument(bytes));
             size += bytes.length;
         }
-        return holdOwn(ns, lsid, identity, own, size);
+        return holdOwn(ns, lsid, identity, connection, own, size);
     }
 
-    private synchronized long holdOwn(String ns, BsonValue lsid, String identity, ArrayDeque<RawBsonDocument> rest,
-                                      long size) {
+    private synchronized long holdOwn(String ns, BsonValue lsid, String identity, long connection,
+                                      ArrayDeque<RawBsonDocument> rest, long size) {
         long now = nanoClock.getAsLong();
         forgetIdle(now);
+        String who = identity == null ? "" : identity;
+        if (byIdentity.getOrDefault(who, 0) >= MAX_PER_IDENTITY || byConnection.getOrDefault(connection, 0)
+                >= MAX_PER_CONNECTION) {
+            throw new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, ns + ": the answer to a query the proxy evaluated "
+                    + "does not fit in one batch, and this connection or identity already holds as many such cursors as "
+                    + "it may (" + MAX_PER_CONNECTION + " a connection, " + MAX_PER_IDENTITY + " an identity); read or "
+                    + "close its open cursors, or narrow the query, add a limit or a projection");
+        }
         if (byId.size() >= MAX_CURSORS || bytes + size > MAX_BYTES) {
             throw new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, ns + ": the answer to a query the proxy evaluated "
                     + "does not fit in one batch, and the proxy already holds " + byId.size() + " such cursors ("
@@ -102,7 +121,9 @@ final class HeldCursors {
         do {
             id = random.nextLong() & Long.MAX_VALUE;
         } while (id == 0 || byId.containsKey(id));
-        byId.put(id, new Held(ns, lsid, identity, rest, size, now));
+        byId.put(id, new Held(ns, lsid, identity, connection, rest, size, now));
+        byIdentity.merge(who, 1, Integer::sum);
+        byConnection.merge(connection, 1, Integer::sum);
         bytes += size;
         return id;
     }
@@ -133,16 +154,19 @@ final class HeldCursors {
         h.bytes -= taken;
         bytes -= taken;
         if (h.rest.isEmpty()) {
-            byId.remove(id);
+            forget(id);
             return new Batch(batch, 0);
         }
         return new Batch(batch, id);
     }
 
-    /** killCursors of a held cursor on {@code ns}: true if it was held (and is now forgotten). */
-    synchronized boolean kill(long id, String ns) {
+    /**
+     * killCursors of a held cursor on {@code ns}, by the session and identity that opened it: true
+     * if it was held for them (and is now forgotten).
+     */
+    synchronized boolean kill(long id, String ns, BsonValue lsid, String identity) {
         Held h = byId.get(id);
-        if (h == null || !h.ns.equals(ns)) {
+        if (h == null || !h.ns.equals(ns) || !Objects.equals(h.lsid, lsid) || !Objects.equals(h.identity, identity)) {
             return false;
         }
         forget(id);
@@ -176,13 +200,26 @@ final class HeldCursors {
         return batch;
     }
 
+    /** The connection closed: the cursors it opened outside a session are forgotten (no one else can read them). */
+    synchronized void connectionClosed(long connection) {
+        forgetWhere(h -> h.connection == connection && h.lsid == null);
+    }
+
+    synchronized int count(String identity) {
+        return byIdentity.getOrDefault(identity == null ? "" : identity, 0);
+    }
+
     private void forgetIdle(long now) {
         long idle = IDLE.toNanos();
+        forgetWhere(h -> now - h.lastUsed > idle);
+    }
+
+    private void forgetWhere(java.util.function.Predicate<Held> which) {
         for (Iterator<Map.Entry<Long, Held>> it = byId.entrySet().iterator(); it.hasNext(); ) {
             Held h = it.next().getValue();
-            if (now - h.lastUsed > idle) {
-                bytes -= h.bytes;
+            if (which.test(h)) {
                 it.remove();
+                counted(h);
             }
         }
     }
@@ -190,7 +227,14 @@ final class HeldCursors {
     private void forget(long id) {
         Held h = byId.remove(id);
         if (h != null) {
-            bytes -= h.bytes;
+            counted(h);
         }
+    }
+
+    /** A cursor no longer held: its bytes and its place in its identity's and connection's counts given back. */
+    private void counted(Held h) {
+        bytes -= h.bytes;
+        byIdentity.computeIfPresent(h.identity == null ? "" : h.identity, (k, n) -> n == 1 ? null : n - 1);
+        byConnection.computeIfPresent(h.connection, (k, n) -> n == 1 ? null : n - 1);
     }
 }

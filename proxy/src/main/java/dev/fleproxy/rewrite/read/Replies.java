@@ -67,9 +67,10 @@ public final class Replies {
     }
 
     /**
-     * A getMore: its batch has the shape of the query that opened the cursor. A cursor the proxy
-     * did not see opened (before a restart, or on a direct connection) is refused: its fields
-     * could not be placed, so nothing in it would be decrypted correctly.
+     * A getMore: its batch has the shape of the query that opened the cursor, and only who opened
+     * it may ask for it ({@link CursorOwner}). A cursor the proxy did not see opened (before a
+     * restart, or on a direct connection) is refused: its fields could not be placed, so nothing in
+     * it would be decrypted correctly.
      */
     public RequestDecision getMore(Request request, CollectionContext ctx) {
         Long id = cursorId(request.msg().bodyBytes(), GET_MORE);
@@ -78,13 +79,47 @@ public final class Replies {
             String identity = p.hasAccessRules() ? request.peer().identity(p.identities()) : null;
             return RequestDecision.answer(new OpMsg(0, heldBatch(request.msg().body(), id, ctx.ns(), identity)));
         }
-        ReplyPlan plan = id == null ? null : cursors.get(id);
-        if (plan == null || plan.shape() != null && !plan.shape().policy.namespace().equals(ctx.ns())) {
+        OpenCursors.Open<ReplyPlan> open = id == null ? null : cursors.get(id);
+        if (open == null || open.ns() != null && !open.ns().equals(ctx.ns())) {
             throw Refusal.command(ctx.ns(), "getMore of a cursor this proxy did not open on " + ctx.ns()
                     + " (opened before a restart, or elsewhere); run the query again");
         }
-        request.expectReply(new ReplyPlan("getMore", plan.shape(), plan.documents(), false, true, id));
+        String refused = open.owner().refuses(CursorOwner.of(request, policy.get()));
+        if (refused != null) {
+            return RequestDecision.refuse(new OpMsg(0, unauthorized(id, refused)));
+        }
+        ReplyPlan plan = open.what();
+        request.expectReply(new ReplyPlan("getMore", plan.shape(), plan.documents(), false, true, open.owner(), id));
         return RequestDecision.PASS;
+    }
+
+    /**
+     * A getMore or killCursors on a namespace the policy does not cover: refused if it names a
+     * cursor opened on an encrypted collection, whose batches must not leave the proxy undecrypted
+     * or reach another identity (a server that does not check the namespace would serve them).
+     */
+    public RequestDecision otherNamespace(Request request, String ns, boolean getMore) {
+        Long id = getMore ? cursorId(request.msg().bodyBytes(), GET_MORE) : null;
+        if (id != null && (held.holds(id) || cursors.get(id) != null)) {
+            return RequestDecision.refuse(new OpMsg(0, unauthorized(id, "belongs to another namespace than " + ns)));
+        }
+        BsonDocument body = getMore ? null : request.msg().body();
+        if (body != null && body.isArray("cursors")) {
+            for (BsonValue c : body.getArray("cursors")) {
+                if ((c.isInt64() || c.isInt32()) && (held.holds(c.asNumber().longValue())
+                        || cursors.get(c.asNumber().longValue()) != null)) {
+                    return RequestDecision.refuse(new OpMsg(0, unauthorized(c.asNumber().longValue(),
+                            "belongs to another namespace than " + ns)));
+                }
+            }
+        }
+        return RequestDecision.PASS;
+    }
+
+    /** mongod's answer to a getMore or killCursors of a cursor that is not the caller's (code 13). */
+    private static BsonDocument unauthorized(long id, String why) {
+        return new BsonDocument("ok", new BsonDouble(0)).append("errmsg", new BsonString("cursor id " + id + " " + why))
+                .append("code", new BsonInt32(13)).append("codeName", new BsonString("Unauthorized"));
     }
 
     /**
@@ -103,21 +138,33 @@ public final class Replies {
     }
 
     /**
-     * killCursors: the cursors its body names are forgotten; answered by the proxy when every one
-     * of them is a cursor it holds itself (else passed on, the server's cursors to kill).
+     * killCursors: refused whole if it names a cursor another identity or session opened (as
+     * mongod refuses it); else the cursors its body names are forgotten, and the command answered
+     * by the proxy when every one of them is a cursor it holds itself (else passed on, the
+     * server's cursors to kill).
      */
     public RequestDecision killCursors(Request request, String ns) {
         BsonDocument body = request.msg().body();
         if (!body.isArray("cursors")) {
             return RequestDecision.PASS;
         }
+        CursorOwner caller = CursorOwner.of(request, policy.get());
+        for (BsonValue id : body.getArray("cursors")) {
+            OpenCursors.Open<ReplyPlan> open = id.isInt64() || id.isInt32() ? cursors.get(id.asNumber().longValue()) : null;
+            String refused = open == null ? null : open.ns() != null && !open.ns().equals(ns) ? "belongs to another namespace than " + ns
+                    : open.owner().refuses(caller);
+            if (refused != null) {
+                return RequestDecision.refuse(new OpMsg(0, unauthorized(id.asNumber().longValue(), refused)));
+            }
+        }
         BsonArray killed = new BsonArray();
         int named = 0;
+        String identity = policy.get().hasAccessRules() ? caller.identity() : null;
         for (BsonValue id : body.getArray("cursors")) {
             if (id.isInt64() || id.isInt32()) {
                 named++;
                 cursors.closed(id.asNumber().longValue());
-                if (held.kill(id.asNumber().longValue(), ns)) {
+                if (held.kill(id.asNumber().longValue(), ns, caller.lsid(), identity)) {
                     killed.add(new BsonInt64(id.asNumber().longValue()));
                 }
             }
@@ -141,7 +188,7 @@ public final class Replies {
         if (plan.cursor()) {
             Long id = replyCursorId(reply.msg().bodyBytes());
             if (id != null && id != 0) {
-                cursors.opened(id, plan);
+                cursors.opened(id, plan.shape() == null ? null : plan.shape().policy.namespace(), plan.owner(), plan);
             } else if (id != null && plan.getMoreOf() != 0) {
                 cursors.closed(plan.getMoreOf()); // exhausted
             }

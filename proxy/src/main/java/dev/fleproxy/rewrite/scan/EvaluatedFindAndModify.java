@@ -3,6 +3,7 @@ package dev.fleproxy.rewrite.scan;
 import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.rewrite.write.DuplicateKeys;
 import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
 import dev.fleproxy.rewrite.evaluate.UpdateArithmetic;
@@ -250,7 +251,8 @@ final class EvaluatedFindAndModify implements WriteInSteps {
         return new BsonDocument("lastErrorObject", last).append("value", value).append("ok", new BsonInt32(1));
     }
 
-    private static RequestDecision answer(BsonDocument body) {
-        return RequestDecision.answer(new OpMsg(0, body));
+    private RequestDecision answer(BsonDocument body) {
+        // the server's error it passes on may hold a duplicate key's envelope
+        return RequestDecision.answer(new OpMsg(0, DuplicateKeys.scrub(body, ctx.policy)));
     }
 }

@@ -3,6 +3,7 @@ package dev.fleproxy.rewrite.scan;
 import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
+import dev.fleproxy.rewrite.write.DuplicateKeys;
 import dev.fleproxy.rewrite.evaluate.UpdateArithmetic;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.read.ReplyDecryptor;
@@ -292,7 +293,8 @@ final class EvaluatedWrite implements WriteInSteps {
     }
 
     private RequestDecision answer(Request request, BsonDocument body) {
-        return RequestDecision.answer(new OpMsg(0, failure != null ? failure : body));
+        // the server's errors it passes on may hold a duplicate key's envelope
+        return RequestDecision.answer(new OpMsg(0, DuplicateKeys.scrub(failure != null ? failure : body, ctx.policy)));
     }
 
     private BsonDocument error(ProxyError e, String message) {

@@ -38,7 +38,7 @@ class HeldCursorsTest {
 
     @Test
     void aHeldAnswerIsReadInBatchesInOrderAndThenClosed() {
-        long id = held.hold(NS, LSID, "app", documents(5, 0));
+        long id = held.hold(NS, LSID, "app", 1, documents(5, 0));
         assertTrue(id > 0);
         HeldCursors.Batch b1 = held.next(id, NS, LSID, "app", 2, Integer.MAX_VALUE);
         assertEquals(List.of(0, 1), b1.documents().stream().map(d -> d.getInt32("i").getValue()).toList());
@@ -60,22 +60,24 @@ class HeldCursorsTest {
 
     @Test
     void anotherSessionIdentityOrCollectionDoesNotReadIt() {
-        long id = held.hold(NS, LSID, "app", documents(3, 0));
+        long id = held.hold(NS, LSID, "app", 1, documents(3, 0));
         BsonDocument other = new BsonDocument("id", new BsonBinary(new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
                 13, 14, 15, 16}));
         assertNull(held.next(id, NS, other, "app", 1, Integer.MAX_VALUE));
         assertNull(held.next(id, NS, null, "app", 1, Integer.MAX_VALUE));
         assertNull(held.next(id, "app.other", LSID, "app", 1, Integer.MAX_VALUE));
         assertNull(held.next(id, NS, LSID, "support", 1, Integer.MAX_VALUE), "another identity: its masks differ");
-        assertFalse(held.kill(id, "app.other"));
+        assertFalse(held.kill(id, "app.other", LSID, "app"));
+        assertFalse(held.kill(id, NS, other, "app"), "another session does not kill it");
+        assertFalse(held.kill(id, NS, LSID, "support"), "nor another identity");
         assertEquals(1, held.next(id, NS, LSID, "app", 1, Integer.MAX_VALUE).documents().size());
     }
 
     @Test
     void killCursorsAndIdleTimeForgetIt() {
-        long killed = held.hold(NS, null, null, documents(3, 0));
-        long idle = held.hold(NS, null, null, documents(3, 0));
-        assertTrue(held.kill(killed, NS));
+        long killed = held.hold(NS, null, null, 1, documents(3, 0));
+        long idle = held.hold(NS, null, null, 1, documents(3, 0));
+        assertTrue(held.kill(killed, NS, null, null));
         assertFalse(held.holds(killed));
         now.addAndGet(HeldCursors.IDLE.toNanos() + 1);
         assertNull(held.next(idle, NS, null, null, 1, Integer.MAX_VALUE));
@@ -85,21 +87,48 @@ class HeldCursorsTest {
 
     @Test
     void idsAreDistinctAndPositive() {
-        long a = held.hold(NS, null, null, documents(1, 0));
-        long b = held.hold(NS, null, null, documents(1, 0));
+        long a = held.hold(NS, null, null, 1, documents(1, 0));
+        long b = held.hold(NS, null, null, 1, documents(1, 0));
         assertNotEquals(a, b);
         assertTrue(a > 0 && b > 0);
     }
 
     @Test
     void pastItsCursorCountTheProxyRefusesToHoldMore() {
+        // spread over identities and connections, so that only the proxy-wide count binds
         for (int i = 0; i < HeldCursors.MAX_CURSORS; i++) {
-            held.hold(NS, null, null, documents(1, 0));
+            held.hold(NS, null, "id" + i % 8, i, documents(1, 0));
         }
-        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, null, documents(1, 0)));
+        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, "other", -1, documents(1, 0)));
         assertEquals(ProxyError.EVALUATED_RESULT_TOO_LARGE, r.error());
         now.addAndGet(HeldCursors.IDLE.toNanos() + 1); // the idle ones make room again
-        assertTrue(held.hold(NS, null, null, documents(1, 0)) > 0);
+        assertTrue(held.hold(NS, null, "other", -1, documents(1, 0)) > 0);
+    }
+
+    @Test
+    void oneConnectionOrIdentityCannotTakeEveryCursor() {
+        for (int i = 0; i < HeldCursors.MAX_PER_CONNECTION; i++) {
+            held.hold(NS, null, "anonymous", 7, documents(1, 0));
+        }
+        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, "anonymous", 7, documents(1, 0)));
+        assertTrue(r.getMessage().contains("this connection or identity"), r.getMessage());
+        for (int c = 8; held.count("anonymous") < HeldCursors.MAX_PER_IDENTITY; c++) {
+            held.hold(NS, null, "anonymous", c, documents(1, 0));
+        }
+        assertThrows(Refusal.class, () -> held.hold(NS, null, "anonymous", 1_000, documents(1, 0)));
+        assertTrue(held.hold(NS, LSID, "payments", 1_000, documents(1, 0)) > 0, "another identity is still served");
+    }
+
+    @Test
+    void theCursorsOfAConnectionOutsideASessionGoWithIt() {
+        long alone = held.hold(NS, null, "app", 3, documents(2, 0));
+        long inSession = held.hold(NS, LSID, "app", 3, documents(2, 0));
+        long other = held.hold(NS, null, "app", 4, documents(2, 0));
+        held.connectionClosed(3);
+        assertFalse(held.holds(alone));
+        assertTrue(held.holds(inSession), "a session's cursor may be continued on another connection");
+        assertTrue(held.holds(other));
+        assertEquals(2, held.count("app"));
     }
 
     @Test
@@ -110,7 +139,7 @@ class HeldCursorsTest {
         for (int i = 0; i < docs; i++) {
             big.add(mib); // the same bytes, counted as many times as they are held
         }
-        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, null, big));
+        Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, null, 1, big));
         assertTrue(r.getMessage().contains("256 MiB"), r.getMessage());
         assertEquals(0, held.count());
     }

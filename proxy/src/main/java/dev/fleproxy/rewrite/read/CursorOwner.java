@@ -1,0 +1,35 @@
+package dev.fleproxy.rewrite.read;
+
+import dev.fleproxy.policy.Policy;
+import dev.fleproxy.server.Request;
+import java.util.Objects;
+import org.bson.BsonValue;
+
+/**
+ * Who opened a cursor: the connection's identity under the policy's {@code identities:}
+ * (anonymous without them) and the session ({@code lsid}, null outside one). A getMore or
+ * killCursors is served only for the same identity in the same session, as mongod serves a cursor
+ * only to the user and session that created it (docs/access.md, "Cursors"): an identity refused a
+ * query must not read its answer through the cursor of one allowed it.
+ */
+public record CursorOwner(String identity, BsonValue lsid) {
+
+    /** The owner a request would give the cursors it opens. */
+    public static CursorOwner of(Request request, Policy p) {
+        BsonValue lsid = request.msg().body().get("lsid");
+        // decoded apart: a value read in place would keep the whole request's bytes alive with the record
+        return new CursorOwner(request.peer().identity(p.identities()),
+                lsid != null && lsid.isDocument() ? lsid.asDocument().toBsonDocument() : lsid);
+    }
+
+    /** Why {@code other} may not use a cursor this owner opened, or null if it may. */
+    String refuses(CursorOwner other) {
+        if (!identity.equals(other.identity)) {
+            return "was not opened by this connection's identity";
+        }
+        if (!Objects.equals(lsid, other.lsid)) {
+            return lsid == null ? "was opened outside a session" : "was opened in another session";
+        }
+        return null;
+    }
+}
