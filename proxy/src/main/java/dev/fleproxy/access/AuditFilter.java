@@ -59,6 +59,10 @@ public final class AuditFilter implements MessageFilter {
                 || log == null && p.identities().byName().isEmpty()) {
             return RequestDecision.PASS;
         }
+        AuditEvent begun = request.audit();
+        if (begun != null) {
+            return unacknowledgedRecorded(request, begun); // back after waiting for its line
+        }
         if (log != null && !log.admits()) {
             return RequestDecision.refuse(ErrorReplies.replyTo(request.frame(), ProxyError.AUDIT_UNAVAILABLE,
                     command.target() + ": the audit trail cannot keep up (or cannot be written), and audit.onFull is "
@@ -76,9 +80,30 @@ public final class AuditFilter implements MessageFilter {
             AuditEvent e = new AuditEvent(System.currentTimeMillis(), memo.who(request.peer().connection(), identity,
                     request.peer().address()), scope.what());
             request.audit(e);
+            if (OpMsg.isMoreToCome(request.frame())) {
+                // an unacknowledged write gets no answer to hold: its line (code -1, none to name)
+                // is on file before the write goes on, whatever the filters after decide
+                log.write(e.code(-1));
+                metrics.audit(!e.dropped());
+                return unacknowledgedRecorded(request, e);
+            }
             request.expectReply(e);
         }
         return RequestDecision.PASS;
+    }
+
+    /** An unacknowledged write goes on once its line is on file; if the line cannot be, the connection closes. */
+    private static RequestDecision unacknowledgedRecorded(Request request, AuditEvent e) {
+        if (e.written() == null) {
+            return RequestDecision.PASS; // dropped (onFull: drop), and counted
+        }
+        CompletableFuture<Void> line = e.written().toCompletableFuture();
+        if (!line.isDone()) {
+            return request.waitedOut() ? RequestDecision.close("the audit trail did not record an unacknowledged write")
+                    : RequestDecision.await(line, MAX_WAIT);
+        }
+        return line.isCompletedExceptionally()
+                ? RequestDecision.close("the audit trail could not record an unacknowledged write") : RequestDecision.PASS;
     }
 
     /**
