@@ -14,11 +14,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,8 +33,7 @@ class AuditCutTest {
     Path dir;
 
     private static AuditEvent event(int i) {
-        return new AuditEvent(Instant.parse("2026-11-26T06:00:00Z").toEpochMilli(), AuditEvent.who(i, "support", "/127.0.0.1:5000"),
-                AuditEvent.what("find", "acc.people", Map.of("ssn", "masked:partial"))).documents(1);
+        return AuditEvents.find(i);
     }
 
     private void write(Path file, int events, long rotateBytes) {

@@ -14,11 +14,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -35,8 +33,7 @@ class AuditGroupCommitTest {
     Path dir;
 
     private static AuditEvent event(int i) {
-        return new AuditEvent(Instant.parse("2026-11-26T06:00:00Z").toEpochMilli(), AuditEvent.who(i, "support", "/127.0.0.1:5000"),
-                AuditEvent.what("find", "acc.people", Map.of("ssn", "masked:partial"))).documents(1);
+        return AuditEvents.find(i);
     }
 
     private static AuditLog open(Path file) {
