@@ -136,18 +136,25 @@ final class FieldUse {
 
     /** True if the name occurs as a key anywhere in the value. */
     private static boolean mentions(BsonValue v, String name) {
+        return mentions(v, name, 0);
+    }
+
+    private static boolean mentions(BsonValue v, String name, int depth) {
         if (v == null) {
             return false;
         }
+        if (depth > 200) {
+            throw new Refusal(ProxyError.UNSUPPORTED_COMMAND, "a command nested too deeply to examine");
+        }
         if (v.isDocument()) {
             for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
-                if (e.getKey().equals(name) || mentions(e.getValue(), name)) {
+                if (e.getKey().equals(name) || mentions(e.getValue(), name, depth + 1)) {
                     return true;
                 }
             }
         } else if (v.isArray()) {
             for (BsonValue e : v.asArray()) {
-                if (mentions(e, name)) {
+                if (mentions(e, name, depth + 1)) {
                     return true;
                 }
             }

@@ -128,6 +128,14 @@ final class HeldCursors {
         return id;
     }
 
+    /**
+     * True if this id is a cursor the proxy holds, idle or not: a lookup and nothing more, for
+     * every getMore on a plain collection (which must not name one).
+     */
+    synchronized boolean knows(long id) {
+        return byId.containsKey(id);
+    }
+
     /** True if this id is a cursor the proxy holds (idle ones forgotten first). */
     synchronized boolean holds(long id) {
         forgetIdle(nanoClock.getAsLong());

@@ -61,6 +61,11 @@ final class OpenCursors<T> {
         return o;
     }
 
+    /** True if the proxy remembers this cursor, idle or not; its place in the order of use unchanged. */
+    synchronized boolean knows(long id) {
+        return byId.containsKey(id);
+    }
+
     synchronized void closed(long id) {
         byId.remove(id);
     }

@@ -100,14 +100,14 @@ public final class Replies {
      */
     public RequestDecision otherNamespace(Request request, String ns, boolean getMore) {
         Long id = getMore ? cursorId(request.msg().bodyBytes(), GET_MORE) : null;
-        if (id != null && (held.holds(id) || cursors.get(id) != null)) {
+        if (id != null && (held.knows(id) || cursors.knows(id))) {
             return RequestDecision.refuse(new OpMsg(0, unauthorized(id, "belongs to another namespace than " + ns)));
         }
         BsonDocument body = getMore ? null : request.msg().body();
         if (body != null && body.isArray("cursors")) {
             for (BsonValue c : body.getArray("cursors")) {
-                if ((c.isInt64() || c.isInt32()) && (held.holds(c.asNumber().longValue())
-                        || cursors.get(c.asNumber().longValue()) != null)) {
+                if ((c.isInt64() || c.isInt32()) && (held.knows(c.asNumber().longValue())
+                        || cursors.knows(c.asNumber().longValue()))) {
                     return RequestDecision.refuse(new OpMsg(0, unauthorized(c.asNumber().longValue(),
                             "belongs to another namespace than " + ns)));
                 }
