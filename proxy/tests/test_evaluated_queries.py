@@ -206,9 +206,10 @@ def test_the_default_budget_stops_a_scan_of_100000_documents_at_10001(via, relay
         list(via.large.find({"x": {"$lt": 5}}))
     assert e.value.code == 9720012 and "10000" in str(e.value), e.value.details
     sent = relay.captured()
-    # the server was asked for the budget and one more, never for the whole collection
+    # the server was asked for the budget and one more, never for the whole collection, and in
+    # batches that fit in a reply: 101 first, then getMores sized by the candidates' bytes
     assert b"\x10limit\x00\x11\x27\x00\x00" in sent  # int32 10001
-    assert b"getMore" not in sent or b"killCursors" in sent
+    assert b"\x10batchSize\x00\x65\x00\x00\x00" in sent  # int32 101
     # the server runs a pipeline's leading sort and limit by plain fields: 10 candidates, not 100,000
     relay.clear()
     got = list(via.large.aggregate([{"$sort": {"_id": -1}}, {"$limit": 10},

@@ -87,6 +87,9 @@ public final class ConfigSchema {
             "client connections at once; more are answered with 9720002, then closed");
     public static final Setting MAX_BUFFERED_MESSAGE_BYTES = integer("maxBufferedMessageBytes", 512L * 1024 * 1024,
             48_000_000L, Long.MAX_VALUE, "bytes of partial messages held for all clients together (at least one whole message)");
+    public static final Setting MAX_EVALUATION_BYTES = integer("maxEvaluationBytes", 512L * 1024 * 1024,
+            16L * 1024 * 1024, Long.MAX_VALUE, "memory for the candidates and held answers of queries the proxy "
+                    + "evaluates, all clients together (candidates count 3x their bytes: decoded); past it 9720013");
     public static final Setting ENVELOPE_SUBTYPE = optional("envelopeSubtype", "6|0", "6",
             "BSON binary subtype of stored envelopes (0 for the embedded backend); reloaded");
 

@@ -75,6 +75,19 @@ final class YamlMap {
         return integer(s.key(), s.intDefault(), (int) s.min(), (int) Math.min(Integer.MAX_VALUE, s.max()));
     }
 
+    /** An integer setting that may pass 2^31 (bytes): its default when absent, its bounds checked. */
+    long longInteger(ConfigSchema.Setting s) {
+        Object v = map.get(s.key());
+        if (v == null) {
+            return s.longDefault();
+        }
+        if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < s.min()
+                || ((Number) v).longValue() > s.max()) {
+            throw new ConfigException(where(s.key()) + " must be an integer of at least " + s.min() + ", not " + v);
+        }
+        return ((Number) v).longValue();
+    }
+
     int integer(String key, int dflt, int min, int max) {
         Object v = map.get(key);
         if (v == null) {

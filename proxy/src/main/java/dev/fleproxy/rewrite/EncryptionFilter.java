@@ -19,6 +19,8 @@ import dev.fleproxy.rewrite.paths.CollectionContexts;
 import dev.fleproxy.rewrite.query.Arguments;
 import dev.fleproxy.rewrite.read.EvaluatedReads;
 import dev.fleproxy.rewrite.read.FieldMasks;
+import dev.fleproxy.rewrite.read.EvaluationMemory;
+import dev.fleproxy.rewrite.read.EvaluationPool;
 import dev.fleproxy.rewrite.read.Replies;
 import dev.fleproxy.rewrite.scan.EvaluatedWrites;
 import dev.fleproxy.server.MessageFilter;
@@ -65,12 +67,21 @@ public final class EncryptionFilter implements MessageFilter {
 
     /** @param metrics where replies replaced with errors are counted */
     public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics) {
+        this(policy, resolver, kmsWait, metrics, EvaluationMemory.unbounded(), new EvaluationPool(1));
+    }
+
+    /**
+     * @param memory what evaluated queries may hold, all clients together
+     * @param pool   where large evaluations run, off the event loops (the caller closes it)
+     */
+    public EncryptionFilter(Supplier<Policy> policy, KeyResolver resolver, Duration kmsWait, ProxyMetrics metrics,
+                            EvaluationMemory memory, EvaluationPool pool) {
         this.metrics = metrics;
         this.policy = policy;
         this.resolver = resolver;
         this.kmsWait = kmsWait;
         this.contexts = new CollectionContexts(policy);
-        this.replies = new Replies(resolver, envelopes, kmsWait, metrics, policy);
+        this.replies = new Replies(resolver, envelopes, kmsWait, metrics, policy, memory, pool);
         this.databases = new DatabaseCommands(policy);
         this.rewriters = new Rewriters(replies);
     }

@@ -21,6 +21,8 @@ import dev.fleproxy.policy.Policy;
 import dev.fleproxy.policy.PolicyHolder;
 import dev.fleproxy.policy.PolicyParser;
 import dev.fleproxy.rewrite.EncryptionFilter;
+import dev.fleproxy.rewrite.read.EvaluationMemory;
+import dev.fleproxy.rewrite.read.EvaluationPool;
 import dev.fleproxy.server.AuthenticationWatch;
 import dev.fleproxy.server.HandshakeFilter;
 import dev.fleproxy.server.MessageFilter;
@@ -120,7 +122,8 @@ public final class ProxyRuntime implements AutoCloseable {
             filters.add(new AuditFilter(audit, metrics)); // in front: it sees every answer as the client will
             filters.add(new AccessFilter());
             filters.add(new DuplicateKeyFilter()); // sees the server's answers after decryption, before the client
-            filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics));
+            filters.add(new EncryptionFilter(holder, resolver, config.kmip().cache().kmsWait(), metrics,
+                    new EvaluationMemory(config.listener().limits().maxEvaluationBytes()), EvaluationPool.sized()));
         }
         return filters;
     }

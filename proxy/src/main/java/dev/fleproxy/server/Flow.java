@@ -64,6 +64,10 @@ final class Flow {
         held = true;
     }
 
+    boolean isHeld() {
+        return held;
+    }
+
     /**
      * Ends a hold (the parked message went on, or the far side became ready): as at the end of a
      * read, the source is read again once what was written has reached the socket.

@@ -151,6 +151,8 @@ abstract class Lane<M extends InFlight> {
         parked = p;
         if (holdSource) {
             flow.hold();
+        } else if (flow.isHeld()) {
+            flow.release(); // parked again after a wait that held it: what this one waits for comes from the source
         }
         EventLoop loop = session.loop();
         p.timer = loop.schedule(() -> resume(p, true), Math.max(0, p.maxWaitNanos - (now - message.parkedSinceNanos())),

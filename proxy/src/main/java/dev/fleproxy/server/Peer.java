@@ -36,6 +36,7 @@ public final class Peer {
     private dev.fleproxy.audit.AuditMemo auditMemo;
     /** What to let go when the connection closes, by who asked (each asks once). */
     private java.util.Map<Object, Runnable> onClose;
+    private boolean closed;
 
     Peer(Supplier<PeerFacts> certificate, long connection, String address) {
         this.certificate = certificate;
@@ -57,14 +58,26 @@ public final class Peer {
         if (this == NONE) {
             return; // no connection: nothing closes
         }
+        if (closed) {
+            release.run(); // asked after the close (a step that ran off the loop meanwhile): let go now
+            return;
+        }
         if (onClose == null) {
             onClose = new java.util.LinkedHashMap<>(2);
         }
         onClose.putIfAbsent(owner, release);
     }
 
+    /** No longer to be let go at the close: {@code owner} let go of it itself. */
+    public void forget(Object owner) {
+        if (onClose != null) {
+            onClose.remove(owner);
+        }
+    }
+
     /** The connection closed: what was held for it is let go. */
     void closed() {
+        closed = true;
         java.util.Map<Object, Runnable> release = onClose;
         onClose = null;
         if (release != null) {

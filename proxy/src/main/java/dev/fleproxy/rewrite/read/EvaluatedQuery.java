@@ -25,7 +25,8 @@ import org.bson.codecs.BsonDocumentCodec;
  * One find or count the proxy evaluates itself, from its request to its answer: what the proxy
  * applies to the decrypted candidates (residual filter, sort, skip, limit, projection), the
  * candidates read so far, and the read of the next batch while it is under way. Used on the
- * connection's event loop only.
+ * connection's event loop, or on the evaluation pool while the loop waits for its step ({@link
+ * #work}): never on both at once.
  */
 final class EvaluatedQuery {
     private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
@@ -64,6 +65,23 @@ final class EvaluatedQuery {
      */
     static final long MAX_CANDIDATE_BYTES = 64L * 1024 * 1024;
     private long bytes;
+    /** The largest candidate read so far, in bytes: the next batch is sized by it. */
+    private long largest;
+    /** How many candidates the last read asked for: a batch grows at most {@link #GROWTH} times the one before. */
+    private int lastAsked = FIRST_BATCH;
+    /**
+     * Candidates asked for by the first read (as mongod's first batch): the server returns at most
+     * that many until the proxy knows how large they are. The embedded backend does not cut a
+     * batch at 16 MiB as mongod does: 10,001 documents of 5 KB came back as one 50.9 MB message.
+     */
+    static final int FIRST_BATCH = 101;
+    static final int GROWTH = 8;
+    /** The proxy-wide memory this query holds (null until its first reply); given back by {@link #end}. */
+    EvaluationMemory.Lease lease;
+    /** True if the last {@link #take} was refused by the proxy-wide budget rather than this query's own. */
+    boolean overMemory;
+    /** The step running on the evaluation pool while the reply lane waits for it. */
+    java.util.concurrent.CompletableFuture<Object> work;
     /** getMore's part of the request: $db, collection, and the session fields (lsid, txnNumber, autocommit). */
     private final BsonDocument getMoreTemplate;
     private final List<BsonDocument> candidates = new ArrayList<>();
@@ -94,11 +112,24 @@ final class EvaluatedQuery {
         return shape.policy.namespace();
     }
 
-    /** Takes a decrypted batch of {@code size} bytes; true while the candidates are within the budget. */
+    /**
+     * Takes a decrypted batch of {@code size} bytes; true while the candidates are within the
+     * budget, this query's and the proxy's ({@link EvaluationMemory}).
+     */
     boolean take(BsonArray documents, long nextCursorId, long size) {
         cursorId = nextCursorId;
         bytes += size;
+        if (bytes > MAX_CANDIDATE_BYTES || documents.size() + candidates.size() > budget) {
+            return false;
+        }
+        if (lease != null && !lease.grow(size * EvaluationMemory.DECODED_COST)) {
+            overMemory = true;
+            return false;
+        }
         for (BsonValue d : documents) {
+            if (d instanceof RawBsonDocument raw) {
+                largest = Math.max(largest, raw.getByteBuffer().remaining());
+            }
             // decoded once: a raw document decodes again on every get, and each is read many times
             BsonDocument decoded = d instanceof RawBsonDocument raw ? raw.decode(CODEC) : d.asDocument();
             candidates.add(decoded);
@@ -106,7 +137,12 @@ final class EvaluatedQuery {
                 asRead.put(decoded, raw);
             }
         }
-        return candidates.size() <= budget && bytes <= MAX_CANDIDATE_BYTES;
+        return true;
+    }
+
+    /** Bytes of candidates read so far (as the replies held them). */
+    long bytes() {
+        return bytes;
     }
 
     int examined() {
@@ -118,12 +154,24 @@ final class EvaluatedQuery {
         return getMoreTemplate.get("lsid");
     }
 
-    /** The getMore for the next batch: as many as the budget still allows, and one more. */
+    /**
+     * The getMore for the next batch: as many as the budget still allows and one more, but no more
+     * than the largest candidate so far says fit in half a reply (documents vary), nor {@link
+     * #GROWTH} times the last batch (the first ones may have been the small ones).
+     */
     BsonDocument getMore() {
         BsonDocument g = new BsonDocument("getMore", new BsonInt64(cursorId));
         g.putAll(getMoreTemplate);
-        g.put("batchSize", new BsonInt32(budget + 1 - candidates.size()));
+        long fit = Math.max(1, EvaluatedReplies.BATCH_BYTES / 2 / Math.max(1, largest));
+        int asked = (int) Math.max(1, Math.min(Math.min(budget + 1L - candidates.size(), fit), (long) lastAsked * GROWTH));
+        lastAsked = asked;
+        g.put("batchSize", new BsonInt32(asked));
         return g;
+    }
+
+    /** The batchSize of the first candidate read. */
+    static int firstBatch(int budget) {
+        return Math.min(budget + 1, FIRST_BATCH);
     }
 
     BsonDocument killCursor() {
@@ -214,6 +262,17 @@ final class EvaluatedQuery {
         if (batch != null) {
             batch.release();
             batch = null;
+        }
+    }
+
+    /**
+     * The query is answered, refused, or its connection closed: the batch not taken and the
+     * proxy-wide memory go back (the candidates themselves with this object). On the loop.
+     */
+    void end() {
+        releaseBatch();
+        if (lease != null) {
+            lease.end();
         }
     }
 }

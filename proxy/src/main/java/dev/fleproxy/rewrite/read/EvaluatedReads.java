@@ -21,7 +21,8 @@ import org.bson.BsonValue;
  * find, count and distinct whose filter, sort or projection needs the plaintext of encrypted fields
  * (docs/query-model.md, "Evaluated by the proxy"). The server is sent a find with the part of the
  * filter it can evaluate and nothing else that depends on encrypted fields (no sort, skip, limit
- * or projection), limited to the collection's maxScanDocuments and one more; the proxy decrypts
+ * or projection), limited to the collection's maxScanDocuments and one more, read in batches that
+ * fit in a reply; the proxy decrypts
  * what it returns and applies the rest ({@link EvaluatedReplies}). What the server sees is what
  * it sees of any query today: no constant of the proxy's part reaches it.
  */
@@ -117,7 +118,7 @@ public final class EvaluatedReads {
             first = false;
         }
         server.put("limit", new BsonInt32(budget + 1));
-        server.put("batchSize", new BsonInt32(budget + 1));
+        server.put("batchSize", new BsonInt32(EvaluatedQuery.firstBatch(budget))); // the rest by getMore, sized by bytes
         EvaluatedQuery.FirstBatch batching = find ? firstBatch(body, ctx) : EvaluatedQuery.FirstBatch.ALL;
         EvaluatedQuery state = new EvaluatedQuery(spec.name(), ctx.paths.readShape(), steps, batching, budget, getMore);
         return new Plan(msg.withBody(server), state);
@@ -170,7 +171,7 @@ public final class EvaluatedReads {
         // a limit of the client's own within the budget bounds the candidates; else budget + 1 does
         server.put("limit", prefix.limit() > 0 && prefix.limit() <= budget ? new BsonInt64(prefix.limit())
                 : new BsonInt32(budget + 1));
-        server.put("batchSize", new BsonInt32(budget + 1));
+        server.put("batchSize", new BsonInt32(EvaluatedQuery.firstBatch(budget)));
         BsonValue cursor = body.get("cursor");
         int size = cursor != null && cursor.isDocument() && cursor.asDocument().isNumber("batchSize")
                 ? cursor.asDocument().getNumber("batchSize").intValue() : -1;

@@ -44,12 +44,24 @@ final class EvaluatedReplies {
     private EvaluatedReplies() {
     }
 
+    /** What a step of the query produced: a batch taken (or not), or the answer to send. */
+    private enum Taken { KEYS_PENDING, TAKEN, OVER }
+
+    /** The answer: a cursor's first batch (and whether a cursor was held for it), a count's or a distinct's. */
+    private record Answered(BsonDocument body, boolean heldCursor, boolean whole) {
+    }
+
     /**
-     * The next step for the query: wait for keys or for the next batch, or the answer (an error
-     * reply included) in the reply's place. {@code keys} is this attempt's key lookup.
+     * The next step for the query: wait for keys, for the next batch or for the evaluation pool,
+     * or the answer (an error reply included) in the reply's place. {@code keys} is this
+     * attempt's key lookup. A batch or a candidate set over {@link EvaluationPool#ON_LOOP_BYTES}
+     * is decrypted, decoded and evaluated on the pool while the reply lane waits.
      */
     static ReplyDecision onReply(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
-                                 ProxyMetrics metrics, HeldCursors held, FieldMasks masks) {
+                                 ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool) {
+        if (q.work != null) {
+            return resumed(reply, q, keys, kmsWait, metrics, held, masks, pool);
+        }
         if (q.call != null) {
             CompletableFuture<Frame> read = q.call.toCompletableFuture();
             if (!read.isDone()) {
@@ -66,43 +78,126 @@ final class EvaluatedReplies {
         }
         boolean first = q.batch == null;
         OpMsgView view = first ? reply.msg() : OpMsgView.of(q.batch);
-        int size = view.frame().length();
         BsonDocument body = view.body();
         if (!body.isNumber("ok") || body.getNumber("ok").doubleValue() != 1.0) {
             // the server refused the read: its error goes to the client (it names no plaintext)
             q.releaseBatch();
             return first ? ReplyDecision.PASS : ReplyDecision.replace(reply.encode(new OpMsg(0, body)));
         }
-        Frame decrypted = new ReplyDecryptor(keys, q.shape, q.shape.root, false).decrypt(view, reply.alloc(), keys);
+        if (EvaluationPool.offLoop(view.frame().length())) {
+            // its own reference: the lane frees the reply (and the query its batch) if the connection closes meanwhile
+            Frame own = view.frame();
+            own.retain();
+            io.netty.buffer.ByteBufAllocator alloc = reply.alloc();
+            q.work = pool.submit(q.ns(), () -> {
+                try {
+                    return take(OpMsgView.of(own), q, keys, alloc);
+                } finally {
+                    own.release();
+                }
+            });
+            return ReplyDecision.await(q.work, READ_WAIT);
+        }
+        return taken(reply, q, take(view, q, keys, reply.alloc()), keys, kmsWait, metrics, held, masks, pool);
+    }
+
+    /** Back on the loop after the pool's step: its outcome, or its failure rethrown as it was. */
+    private static ReplyDecision resumed(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
+                                         ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool) {
+        CompletableFuture<Object> work = q.work;
+        q.work = null;
+        if (!work.isDone()) {
+            return refuse(reply, q, new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, q.ns() + ": the proxy could not "
+                    + "evaluate this query within " + READ_WAIT.toSeconds() + " s (as many large evaluations ran at "
+                    + "once); try again, or narrow the query with a condition the server can evaluate"), metrics);
+        }
+        Object outcome;
+        try {
+            outcome = work.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r; // a Refusal or NotEvaluable, answered as on the loop
+            }
+            throw e;
+        }
+        if (outcome instanceof Answered a) {
+            return answered(reply, q, a, metrics, held);
+        }
+        return taken(reply, q, (Taken) outcome, keys, kmsWait, metrics, held, masks, pool);
+    }
+
+    /** Decrypts and takes one batch (on the loop or the pool): whether it was taken, or keys must be fetched first. */
+    private static Taken take(OpMsgView view, EvaluatedQuery q, CollectionKeys keys, io.netty.buffer.ByteBufAllocator alloc) {
+        Frame decrypted = new ReplyDecryptor(keys, q.shape, q.shape.root, false).decrypt(view, alloc, keys);
         if (keys.hasPending()) {
+            if (decrypted != null) {
+                decrypted.release();
+            }
+            return Taken.KEYS_PENDING;
+        }
+        BsonDocument cursor = (decrypted != null ? bodyOf(decrypted) : view.body()).getDocument("cursor");
+        BsonArray documents = cursor.containsKey("firstBatch") ? cursor.getArray("firstBatch") : cursor.getArray("nextBatch");
+        return q.take(documents, cursor.getNumber("id").longValue(), view.frame().length()) ? Taken.TAKEN : Taken.OVER;
+    }
+
+    /** After a batch: fetch keys and read it again, refuse, read the next, or evaluate. On the loop. */
+    private static ReplyDecision taken(Reply reply, EvaluatedQuery q, Taken t, CollectionKeys keys, Duration kmsWait,
+                                       ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool) {
+        if (t == Taken.KEYS_PENDING) {
             return ReplyDecision.await(keys.fetchPending(), kmsWait); // this batch is decrypted again then
         }
-        BsonDocument cursor = (decrypted != null ? bodyOf(decrypted) : body).getDocument("cursor");
         q.releaseBatch();
-        BsonArray documents = cursor.containsKey("firstBatch") ? cursor.getArray("firstBatch") : cursor.getArray("nextBatch");
-        if (!q.take(documents, cursor.getNumber("id").longValue(), size)) {
+        if (t == Taken.OVER) {
             if (q.cursorId != 0) {
                 reply.calls().command(q.killCursor()).thenAccept(Frame::release);
             }
             metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.OVER_BUDGET, q.examined());
-            return refuse(reply, q, overBudget(q), metrics);
+            return refuse(reply, q, q.overMemory ? overMemory(q) : overBudget(q), metrics);
         }
         if (q.cursorId != 0) {
             q.call = reply.calls().command(q.getMore());
             return ReplyDecision.awaitUpstream(q.call, READ_WAIT);
         }
-        List<BsonDocument> answer = q.documents(masks);
-        if (answer == null) {
-            return answer(reply, q, masks, metrics); // a count's or a distinct's, which may not fit
+        long connection = reply.peer().connection();
+        if (EvaluationPool.offLoop(q.bytes())) {
+            q.work = pool.submit(q.ns(), () -> answer(q, masks, held, connection));
+            return ReplyDecision.await(q.work, READ_WAIT);
         }
-        metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.ANSWERED, q.examined());
-        return firstBatch(reply, q, answer, held, masks);
+        return answered(reply, q, answer(q, masks, held, connection), metrics, held);
     }
 
-    /** A count's or a distinct's answer: one document, refused if over what a reply may hold. */
-    private static ReplyDecision answer(Reply reply, EvaluatedQuery q, FieldMasks masks, ProxyMetrics metrics) {
-        Frame out = reply.encode(new OpMsg(0, q.answer(masks)));
-        if (out.length() > BATCH_BYTES + ENVELOPE_ROOM) {
+    /**
+     * The answer, on the loop or the pool: a count or distinct whole; a find's or an aggregate's
+     * documents in a first batch as the server fills one (the client's batchSize, 16 MiB at most),
+     * the rest held by the proxy as its own cursor.
+     */
+    private static Answered answer(EvaluatedQuery q, FieldMasks masks, HeldCursors held, long connection) {
+        List<BsonDocument> documents = q.documents(masks);
+        if (documents == null) {
+            return new Answered(q.answer(masks), false, true);
+        }
+        ArrayDeque<RawBsonDocument> encoded = new ArrayDeque<>(documents.size());
+        for (BsonDocument d : documents) {
+            encoded.add(d instanceof RawBsonDocument raw ? raw : new RawBsonDocument(d, CODEC));
+        }
+        int size = q.firstBatch.size();
+        List<RawBsonDocument> first = size == 0 ? List.of() : HeldCursors.take(encoded, size, BATCH_BYTES);
+        long id = 0;
+        if (!encoded.isEmpty() && !q.firstBatch.single()) {
+            id = held.hold(q.ns(), q.lsid(), masks.identity(), connection, encoded);
+        }
+        return new Answered(batch("firstBatch", first, id, q.ns()), id != 0 && q.lsid() == null, false);
+    }
+
+    /** Sends the answer, on the loop: a count's or a distinct's refused if over what a reply may hold. */
+    private static ReplyDecision answered(Reply reply, EvaluatedQuery q, Answered a, ProxyMetrics metrics,
+                                          HeldCursors held) {
+        if (a.heldCursor()) {
+            long connection = reply.peer().connection();
+            reply.peer().whenClosed(held, () -> held.connectionClosed(connection));
+        }
+        Frame out = reply.encode(new OpMsg(0, a.body()));
+        if (a.whole() && out.length() > BATCH_BYTES + ENVELOPE_ROOM) {
             out.release();
             metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.TOO_LARGE, q.examined());
             return refuse(reply, q, new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, q.ns() + ": the answer to a "
@@ -112,34 +207,17 @@ final class EvaluatedReplies {
         return ReplyDecision.replace(out);
     }
 
-    /**
-     * The first batch of a find's or an aggregate's answer, as the server fills one (the client's
-     * batchSize, 16 MiB at most); the rest, if any, held by the proxy as its own cursor.
-     */
-    private static ReplyDecision firstBatch(Reply reply, EvaluatedQuery q, List<BsonDocument> documents,
-                                            HeldCursors held, FieldMasks masks) {
-        ArrayDeque<RawBsonDocument> encoded = new ArrayDeque<>(documents.size());
-        for (BsonDocument d : documents) {
-            encoded.add(d instanceof RawBsonDocument raw ? raw : new RawBsonDocument(d, CODEC));
-        }
-        int size = q.firstBatch.size();
-        List<RawBsonDocument> first = size == 0 ? List.of() : HeldCursors.take(encoded, size, BATCH_BYTES);
-        long id = 0;
-        if (!encoded.isEmpty() && !q.firstBatch.single()) {
-            long connection = reply.peer().connection();
-            id = held.hold(q.ns(), q.lsid(), masks.identity(), connection, encoded);
-            if (q.lsid() == null) {
-                reply.peer().whenClosed(held, () -> held.connectionClosed(connection));
-            }
-        }
-        return ReplyDecision.replace(reply.encode(new OpMsg(0, batch("firstBatch", first, id, q.ns()))));
-    }
-
     /** A cursor reply: one batch of documents and the id to read the rest with (0: none). */
     static BsonDocument batch(String name, List<RawBsonDocument> documents, long id, String ns) {
         BsonDocument cursor = new BsonDocument(name, new BsonArray(new ArrayList<>(documents)))
                 .append("id", new BsonInt64(id)).append("ns", new BsonString(ns));
         return new BsonDocument("cursor", cursor).append("ok", new BsonInt32(1));
+    }
+
+    private static Refusal overMemory(EvaluatedQuery q) {
+        return new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, q.ns() + ": the proxy already holds as many "
+                + "candidates and answers of queries it evaluates as its maxEvaluationBytes allows, for all clients "
+                + "together; try again, or narrow the query with a condition the server can evaluate");
     }
 
     private static Refusal overBudget(EvaluatedQuery q) {

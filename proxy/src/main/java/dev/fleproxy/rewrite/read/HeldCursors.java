@@ -20,8 +20,9 @@ import org.bson.RawBsonDocument;
  * The answers of evaluated queries that did not fit in their first batch, held by the proxy as its
  * own cursors and answered from getMore (docs/query-model.md, "Answers in batches"). Proxy-wide,
  * since a driver may send a getMore on another pooled connection. Bounded, so that a peer opening
- * cursors and never reading them costs a fixed amount: at most {@link #MAX_CURSORS} cursors and
- * {@link #MAX_BYTES} of documents at once, each forgotten after {@link #IDLE} without a getMore
+ * cursors and never reading them costs a fixed amount: at most {@link #MAX_CURSORS} cursors, their
+ * documents drawn from the proxy-wide {@link EvaluationMemory} (shared with the candidates of the
+ * queries being evaluated), each forgotten after {@link #IDLE} without a getMore
  * (the server's own default cursor timeout), or when killCursors names it. So that one client
  * cannot take them all, one identity holds at most {@link #MAX_PER_IDENTITY} and one connection
  * {@link #MAX_PER_CONNECTION}; and the cursors opened outside a session (which no other
@@ -36,7 +37,6 @@ final class HeldCursors {
     static final int MAX_CURSORS = 1_000;
     static final int MAX_PER_IDENTITY = MAX_CURSORS / 4;
     static final int MAX_PER_CONNECTION = MAX_CURSORS / 10;
-    static final long MAX_BYTES = 256L * 1024 * 1024;
     static final Duration IDLE = Duration.ofMinutes(10);
 
     /** One batch of a held answer, and the cursor id to return with it (0: the answer is complete). */
@@ -71,14 +71,17 @@ final class HeldCursors {
     private final Map<String, Integer> byIdentity = new HashMap<>();
     private final Map<Long, Integer> byConnection = new HashMap<>();
     private long bytes;
+    /** The proxy-wide budget the documents held are drawn from. */
+    private final EvaluationMemory memory;
 
-    HeldCursors() {
-        this(System::nanoTime);
+    HeldCursors(EvaluationMemory memory) {
+        this(System::nanoTime, memory);
     }
 
     /** @param nanoClock the clock idle time is measured on (a test's own) */
-    HeldCursors(LongSupplier nanoClock) {
+    HeldCursors(LongSupplier nanoClock, EvaluationMemory memory) {
         this.nanoClock = nanoClock;
+        this.memory = memory;
     }
 
     /**
@@ -111,11 +114,12 @@ final class HeldCursors {
                     + "it may (" + MAX_PER_CONNECTION + " a connection, " + MAX_PER_IDENTITY + " an identity); read or "
                     + "close its open cursors, or narrow the query, add a limit or a projection");
         }
-        if (byId.size() >= MAX_CURSORS || bytes + size > MAX_BYTES) {
+        if (byId.size() >= MAX_CURSORS || !memory.take(size)) {
             throw new Refusal(ProxyError.EVALUATED_RESULT_TOO_LARGE, ns + ": the answer to a query the proxy evaluated "
                     + "does not fit in one batch, and the proxy already holds " + byId.size() + " such cursors ("
-                    + (bytes / (1024 * 1024)) + " MiB; at most " + MAX_CURSORS + " and " + MAX_BYTES / (1024 * 1024)
-                    + " MiB); read or close the open cursors, or narrow the query, add a limit or a projection");
+                    + (bytes / (1024 * 1024)) + " MiB; at most " + MAX_CURSORS + ", and " + memory.budget() / (1024 * 1024)
+                    + " MiB with the candidates of queries being evaluated: maxEvaluationBytes); read or close the open "
+                    + "cursors, or narrow the query, add a limit or a projection");
         }
         long id;
         do {
@@ -161,6 +165,7 @@ final class HeldCursors {
         }
         h.bytes -= taken;
         bytes -= taken;
+        memory.give(taken);
         if (h.rest.isEmpty()) {
             forget(id);
             return new Batch(batch, 0);
@@ -242,6 +247,7 @@ final class HeldCursors {
     /** A cursor no longer held: its bytes and its place in its identity's and connection's counts given back. */
     private void counted(Held h) {
         bytes -= h.bytes;
+        memory.give(h.bytes);
         byIdentity.computeIfPresent(h.identity == null ? "" : h.identity, (k, n) -> n == 1 ? null : n - 1);
         byConnection.computeIfPresent(h.connection, (k, n) -> n == 1 ? null : n - 1);
     }

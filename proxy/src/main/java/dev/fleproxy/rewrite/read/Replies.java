@@ -51,14 +51,21 @@ public final class Replies {
     /** The shape of every cursor opened through this proxy, by id, for the getMores that follow. */
     private final OpenCursors<ReplyPlan> cursors = new OpenCursors<>();
     /** The answers of evaluated queries the proxy holds as its own cursors. */
-    private final HeldCursors held = new HeldCursors();
+    private final HeldCursors held;
+    /** What evaluated queries may hold, all clients together (maxEvaluationBytes). */
+    private final EvaluationMemory memory;
+    /** Where large evaluations run, off the event loops. */
+    private final EvaluationPool pool;
 
     /** The policy in force: its identities, for the masks of the fields a connection may not see. */
     private final java.util.function.Supplier<Policy> policy;
 
     /** @param metrics where replies replaced with errors are counted */
     public Replies(KeyResolver resolver, Envelopes envelopes, Duration kmsWait, ProxyMetrics metrics,
-                   java.util.function.Supplier<Policy> policy) {
+                   java.util.function.Supplier<Policy> policy, EvaluationMemory memory, EvaluationPool pool) {
+        this.memory = memory;
+        this.pool = pool;
+        this.held = new HeldCursors(memory);
         this.policy = policy;
         this.resolver = resolver;
         this.envelopes = envelopes;
@@ -219,17 +226,34 @@ public final class Replies {
         return p.hasAccessRules() ? FieldMasks.of(cp, reply.peer().identity(p.identities()), keys) : FieldMasks.NONE;
     }
 
+    /**
+     * One step of a query the proxy evaluates. From its first reply it holds part of the
+     * proxy-wide memory, given back when it is answered or refused, or when its connection closes
+     * first; until then it waits (for keys, the next batch, or the evaluation pool).
+     */
     private ReplyDecision evaluated(Reply reply, EvaluatedQuery q) {
+        if (q.lease == null) {
+            q.lease = memory.lease();
+            reply.peer().whenClosed(q, q::end);
+        }
+        ReplyDecision d = evaluatedStep(reply, q);
+        if (!(d instanceof ReplyDecision.Await) && !(d instanceof ReplyDecision.AwaitUpstream)) {
+            q.end();
+            reply.peer().forget(q);
+        }
+        return d;
+    }
+
+    private ReplyDecision evaluatedStep(Reply reply, EvaluatedQuery q) {
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
         try {
-            return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics, held, masks(reply, q.shape.policy, keys));
+            return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics, held, masks(reply, q.shape.policy, keys),
+                    pool);
         } catch (Refusal r) {
-            q.releaseBatch();
             metrics.replyError(q.command, r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
         } catch (NotEvaluable e) {
             // met while matching or sorting the candidates; its message may quote a value, so it is not repeated
-            q.releaseBatch();
             metrics.replyError(q.command, ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD.code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(
                     ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, q.ns() + ": " + EvaluatedReads.DATA_NOT_EVALUABLE))));

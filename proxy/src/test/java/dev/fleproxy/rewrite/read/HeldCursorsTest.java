@@ -25,7 +25,8 @@ class HeldCursorsTest {
     private static final String NS = "app.people";
     private static final BsonDocument LSID = new BsonDocument("id", new BsonBinary(new byte[16]));
     private final AtomicLong now = new AtomicLong();
-    private final HeldCursors held = new HeldCursors(now::get);
+    private final EvaluationMemory memory = new EvaluationMemory(256L * 1024 * 1024);
+    private final HeldCursors held = new HeldCursors(now::get, memory);
 
     private static ArrayDeque<RawBsonDocument> documents(int n, int padding) {
         ArrayDeque<RawBsonDocument> d = new ArrayDeque<>();
@@ -133,7 +134,7 @@ class HeldCursorsTest {
 
     @Test
     void pastItsBytesTheProxyRefusesToHoldMore() {
-        int docs = (int) (HeldCursors.MAX_BYTES / (1024 * 1024 + 30)) + 1;
+        int docs = (int) (memory.budget() / (1024 * 1024 + 30)) + 1;
         ArrayDeque<RawBsonDocument> big = new ArrayDeque<>();
         RawBsonDocument mib = documents(1, 1024 * 1024).peekFirst();
         for (int i = 0; i < docs; i++) {
@@ -142,5 +143,17 @@ class HeldCursorsTest {
         Refusal r = assertThrows(Refusal.class, () -> held.hold(NS, null, null, 1, big));
         assertTrue(r.getMessage().contains("256 MiB"), r.getMessage());
         assertEquals(0, held.count());
+        assertEquals(0, memory.used(), "nothing of a refused answer is charged");
+    }
+
+    @Test
+    void theBytesHeldAreChargedToTheProxyWideBudgetAndGivenBackAsTheyAreRead() {
+        long id = held.hold(NS, null, null, 1, documents(3, 1000));
+        long charged = memory.used();
+        assertTrue(charged > 3000, "charged " + charged);
+        held.next(id, NS, null, null, 1, 1 << 20);
+        assertTrue(memory.used() < charged && memory.used() > 0);
+        held.kill(id, NS, null, null);
+        assertEquals(0, memory.used());
     }
 }

@@ -1,0 +1,85 @@
+package dev.fleproxy.rewrite.read;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The proxy-wide budget of memory for evaluated queries (limits' maxEvaluationBytes): the
+ * candidates of every query being evaluated and the answers held as the proxy's own cursors draw
+ * on it together, so that many clients at once cannot make the proxy hold more than it was given
+ * (each query's own caps bound one client only). A query that would pass it is refused (9720013)
+ * rather than waited for: a client retries, where a wait would hold its connection and memory.
+ *
+ * <p>Candidates are charged {@link #DECODED_COST} times their BSON bytes: the proxy holds each
+ * decoded (1.4 times its bytes for documents of 4 KB of text, measured with the bson 5.14 codec)
+ * and, when answered as read, its bytes as well. Thread-safe: candidates are taken on the
+ * evaluation pool, and released on the connection's event loop.
+ */
+public final class EvaluationMemory {
+    /** What one byte of candidates costs the heap while it is evaluated. */
+    static final int DECODED_COST = 3;
+
+    private final long budget;
+    private final AtomicLong used = new AtomicLong();
+
+    public EvaluationMemory(long budget) {
+        this.budget = budget;
+    }
+
+    /** A budget no query reaches: for tests and tools that build the proxy's parts alone. */
+    public static EvaluationMemory unbounded() {
+        return new EvaluationMemory(Long.MAX_VALUE);
+    }
+
+    public long budget() {
+        return budget;
+    }
+
+    public long used() {
+        return used.get();
+    }
+
+    /** Takes {@code bytes} if they fit in what is left; false (nothing taken) if not. */
+    boolean take(long bytes) {
+        while (true) {
+            long now = used.get();
+            if (now + bytes > budget || now + bytes < 0) {
+                return false;
+            }
+            if (used.compareAndSet(now, now + bytes)) {
+                return true;
+            }
+        }
+    }
+
+    void give(long bytes) {
+        used.addAndGet(-bytes);
+    }
+
+    /** What one query holds: taken as its batches arrive, given back whole once, when it ends. */
+    final class Lease {
+        private long held;
+        private boolean ended;
+
+        /** Takes {@code bytes} more for this query; false if the proxy-wide budget has not that much left. */
+        synchronized boolean grow(long bytes) {
+            if (ended || !take(bytes)) {
+                return false;
+            }
+            held += bytes;
+            return true;
+        }
+
+        /** Gives everything back; later growth is refused (the query ended while its pool step ran). */
+        synchronized void end() {
+            if (!ended) {
+                ended = true;
+                give(held);
+                held = 0;
+            }
+        }
+    }
+
+    Lease lease() {
+        return new Lease();
+    }
+}
