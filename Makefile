@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential bench-evaluated bench-scale demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential test-crud-spec bench-evaluated bench-scale demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -86,6 +86,14 @@ test-timing-stress: build ycsb-jar bench-jar venv mongosh
 ## 3DES to AES with --parallel 4 under eight pymongo threads (`make test` runs it at 3,000; minutes on the embedded backend)
 test-rewrap-20k: build venv
 	FLE_REWRAP_DOCS=20000 $(VENV)/bin/python -m pytest -q proxy/tests/test_rewrap.py -k live_3des
+
+## test-crud-spec: the MongoDB drivers' unified CRUD spec tests (pymongo's runner and test/crud/unified,
+## from its sdist, cached in build/crud-spec/) against the embedded backend directly, then through the
+## proxy with field x encrypted, randomized and deterministic, on every collection they use:
+## results/crud-spec/summary.md (counts per mode; each test passing directly that fails through the
+## proxy, with its reason). 4-5 min, so not in `make test`
+test-crud-spec: proxy-jar venv
+	$(VENV)/bin/python deploy/spec/crud_spec.py
 
 ## demo: the main job: KMS + embedded backend + proxy + scaled-down YCSB matrix, writing results/embedded/
 ## test-differential: the differential query test with 10,000 generated queries (make test runs 300)
