@@ -17,7 +17,8 @@ def policy(kms):
     return (f"  enc.w: {{ key: {key}, fields: {{ x: {{}}, tag: {{}}, d: {{ deterministic: true }} }} }}\n"
             f"  enc.counter: {{ key: {key}, fields: {{ x: {{}} }} }}\n"
             f"  enc.bulk: {{ key: {key}, fields: {{ x: {{}} }} }}\n"
-            f"  enc.big: {{ key: {key}, fields: {{ x: {{}} }} }}\n")
+            f"  enc.big: {{ key: {key}, fields: {{ x: {{}} }} }}\n"
+            f"  enc.tight: {{ key: {key}, fields: {{ x: {{}} }}, maxScanDocuments: 5 }}\n")
 
 
 @pytest.fixture(scope="module")
@@ -352,6 +353,20 @@ def test_a_command_with_a_statement_the_proxy_cannot_carry_out_is_refused_whole(
     assert e.value.code == 9720010, e.value.details
     assert docs(via) == SPEC_DATA + [{"_id": 20, "x": 1}]  # the insert before it ran; nothing of the update command
     via.database.client.close()
+
+
+def test_a_set_the_proxy_would_carry_out_for_its_count_runs_on_the_server_past_the_budget(enc):
+    """In a command the proxy carries out, a $set of x the server could run is the proxy's, for a
+    count of modified documents as on plaintext; with more candidates than the budget (5 here)
+    the server runs it after all, and counts every document whose x it sealed again modified."""
+    via = client(enc.uri()).enc
+    via.tight.drop()
+    via.tight.insert_many([{"_id": i, "x": i} for i in range(10)])
+    r = via.tight.bulk_write([UpdateOne({"_id": 1}, {"$inc": {"x": 1}}), UpdateMany({}, {"$set": {"x": 7}}),
+                              UpdateOne({"_id": 2}, {"$set": {"x": 7}})])
+    assert (r.matched_count, r.modified_count) == (12, 11)  # the last: 7 already, read by the proxy
+    assert [d["x"] for d in docs(via.tight)] == [7] * 10
+    via.client.close()
 
 
 def test_candidates_are_read_in_batches_within_16_mib_and_past_the_budget_refused(enc, relay):

@@ -17,6 +17,11 @@ record BatchStatement(WriteStatement proxied, BsonDocument forServer) {
         return new BatchStatement(null, rewritten);
     }
 
+    /** The proxy's, but the server could run it ({@link EvaluatedWrites}): both forms. */
+    static BatchStatement taken(WriteStatement statement, BsonDocument rewritten) {
+        return new BatchStatement(statement, rewritten);
+    }
+
     boolean byServer() {
         return proxied == null;
     }

@@ -160,6 +160,12 @@ final class Candidates {
         return error;
     }
 
+    /** True if the read was refused for more candidates than the budget (not by the server). */
+    boolean overBudget() {
+        return error != null && error.isNumber("code")
+                && error.getNumber("code").intValue() == ProxyError.SCAN_BUDGET_EXCEEDED.code();
+    }
+
     /** The server's cursor a refused read left open, or 0. */
     long openCursor() {
         return cursorId;

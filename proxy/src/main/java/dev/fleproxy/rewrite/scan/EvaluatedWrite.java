@@ -193,6 +193,14 @@ final class EvaluatedWrite implements WriteInSteps {
             if (reading.openCursor() != 0) {
                 request.calls().command(reading.killCursor()).thenAccept(Frame::release);
             }
+            BatchStatement bs = statements.get(index);
+            if (reading.overBudget() && bs.forServer() != null && written.isEmpty()) {
+                // one the server could run, taken for its exact count: too many to read, so the server runs it
+                serverEnd = index + 1;
+                call = request.calls().command(serverRun(index, serverEnd));
+                step = Step.SERVER;
+                return RequestDecision.awaitUpstream(call, CALL_WAIT);
+            }
             fail(reading.error());
             return null;
         }

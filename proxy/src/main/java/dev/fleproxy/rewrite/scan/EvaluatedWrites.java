@@ -119,7 +119,8 @@ public final class EvaluatedWrites {
      * the proxy carries out, an update of the server's that $sets an encrypted field or replaces
      * the document is the proxy's too, where it can take it: the server would count the document
      * modified for a value sealed again, the proxy compares plaintext ({@link NoOpWrites}), so the
-     * command's nModified is the one plaintext would give.
+     * command's nModified is the one plaintext would give. (Should its candidates be over the scan
+     * budget, the server runs it after all.)
      */
     private static List<BatchStatement> plan(List<BsonDocument> documents, boolean update, CollectionContext ctx,
                                              CommandSpec spec, BsonDocument body, Refusal serverCannot) {
@@ -152,7 +153,7 @@ public final class EvaluatedWrites {
                 try {
                     WriteStatement taken = statement(st, true, ctx, serverCannot);
                     check(taken, ctx, spec, body, null);
-                    out.set(i, BatchStatement.byProxy(taken));
+                    out.set(i, BatchStatement.taken(taken, out.get(i).forServer()));
                 } catch (Refusal | NotEvaluable notExactly) {
                     // the proxy would not carry it out as the server runs it: the server's it stays
                 }
