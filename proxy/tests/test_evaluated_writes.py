@@ -369,6 +369,25 @@ def test_a_set_the_proxy_would_carry_out_for_its_count_runs_on_the_server_past_t
     via.client.close()
 
 
+@pytest.mark.parametrize("ordered", [True, False])
+def test_a_statement_over_the_budget_among_others_is_its_write_error(enc, ordered):
+    """Nothing of that statement is written; the statements before it are, and reported; an
+    ordered command stops there, an unordered one goes on."""
+    via = client(enc.uri()).enc
+    via.tight.drop()
+    via.tight.insert_many([{"_id": i, "x": i} for i in range(10)])
+    with pytest.raises(BulkWriteError) as e:
+        via.tight.bulk_write([UpdateOne({"_id": 1}, {"$set": {"y": 1}}),
+                              UpdateMany({"x": {"$gte": 0}}, {"$inc": {"x": 1}}),
+                              UpdateOne({"_id": 2}, {"$set": {"y": 2}})], ordered=ordered)
+    d = e.value.details
+    assert [(w["index"], w["code"]) for w in d["writeErrors"]] == [(1, 9720012)]
+    assert (d["nMatched"], d["nModified"]) == ((1, 1) if ordered else (2, 2))
+    assert [d.get("y") for d in docs(via.tight)][:3] == ([None, 1, None] if ordered else [None, 1, 2])
+    assert [d["x"] for d in docs(via.tight)] == list(range(10))  # nothing of the refused statement
+    via.client.close()
+
+
 def test_candidates_are_read_in_batches_within_16_mib_and_past_the_budget_refused(enc, relay):
     """10,001 documents of 5 KB are 50 MB: read in one batch they would be one reply over the wire
     limit. Read in batches, they are 10,001 candidates, over the budget of 10,000."""

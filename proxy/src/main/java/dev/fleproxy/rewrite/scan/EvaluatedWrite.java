@@ -4,8 +4,10 @@ import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.rewrite.write.DuplicateKeys;
+import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.evaluate.UpdateArithmetic;
 import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.read.EvaluatedReads;
 import dev.fleproxy.rewrite.read.ReplyDecryptor;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
@@ -161,7 +163,7 @@ final class EvaluatedWrite implements WriteInSteps {
         step = Step.READ;
         if (!isOk(body)) {
             if (first == 0) {
-                fail(body);
+                failWhole(body);
                 return;
             }
             for (int i = first; i < serverEnd && (i == first || !ordered); i++) {
@@ -206,13 +208,18 @@ final class EvaluatedWrite implements WriteInSteps {
         }
         WriteStatement st = statements.get(index).proxied();
         matched = new ArrayList<>();
-        for (Candidates.Candidate c : reading.documents()) {
-            if (st.residual() == null || st.residual().matches(c.plain())) {
-                matched.add(c);
-                if (!st.multi()) {
-                    break;
+        try {
+            for (Candidates.Candidate c : reading.documents()) {
+                if (st.residual() == null || st.residual().matches(c.plain())) {
+                    matched.add(c);
+                    if (!st.multi()) {
+                        break;
+                    }
                 }
             }
+        } catch (NotEvaluable e) {
+            notEvaluable(e);
+            return null;
         }
         next = 0;
         step = Step.WRITE;
@@ -251,6 +258,9 @@ final class EvaluatedWrite implements WriteInSteps {
                         break;
                     }
                     continue;
+                } catch (NotEvaluable e) {
+                    notEvaluable(e);
+                    continue;
                 }
                 return RequestDecision.awaitUpstream(call, CALL_WAIT);
             }
@@ -261,6 +271,9 @@ final class EvaluatedWrite implements WriteInSteps {
                     if (failed(f)) {
                         break;
                     }
+                    continue;
+                } catch (NotEvaluable e) {
+                    notEvaluable(e);
                     continue;
                 }
                 step = Step.UPSERT;
@@ -340,9 +353,42 @@ final class EvaluatedWrite implements WriteInSteps {
 
     private BsonDocument failure;
 
+    /**
+     * The statement under way failed (the server refused one of the proxy's writes, over the
+     * budget, kept changing, not evaluable on the documents read). A command of one statement
+     * answers with the error, as before; in a command of several it is the statement's write
+     * error, so that what the statements before it did is reported, and an ordered command stops
+     * there while an unordered one goes on.
+     */
     private void fail(BsonDocument error) {
+        if (statements.size() == 1) {
+            failWhole(error);
+            return;
+        }
+        result.commandError(index, error);
+        if (ordered) {
+            index = statements.size();
+        } else {
+            nextStatement();
+        }
+    }
+
+    /** The command fails as a whole: answered with this error. */
+    private void failWhole(BsonDocument error) {
         failure = error;
         index = statements.size();
+    }
+
+    /**
+     * Met while matching or computing on a document read (its message may quote a value, so it
+     * is not repeated): refused by the filter for a command of one statement, as before; the
+     * statement's write error in a command of several.
+     */
+    private void notEvaluable(NotEvaluable e) {
+        if (statements.size() == 1) {
+            throw e;
+        }
+        fail(error(ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, EvaluatedReads.DATA_NOT_EVALUABLE));
     }
 
     private RequestDecision answer(Request request, BsonDocument body) {
