@@ -253,6 +253,19 @@ SPEC_BULKS = {
         UpdateOne({"_id": 2}, {"$inc": {"x": 1}}),
     ], False, dict(nMatched=1, nModified=1, nUpserted=1, nInserted=0, nRemoved=1, upserted={0: 3}, errors=[]),
         [{"_id": 2, "x": 23}, {"_id": 3, "x": 33}]),
+    "mixed ordered": ([
+        InsertOne({"_id": 3, "x": 33}),
+        UpdateOne({"_id": 2}, {"$inc": {"x": 1}}),
+        UpdateMany({"_id": {"$gt": 1}}, {"$inc": {"x": 1}}),
+        InsertOne({"_id": 4, "x": 44}),
+        DeleteMany({"x": {"$nin": [24, 34]}}),
+        ReplaceOne({"_id": 4}, {"_id": 4, "x": 44}, upsert=True),
+    ], True, dict(nMatched=3, nModified=3, nUpserted=1, nInserted=2, nRemoved=2, upserted={5: 4}, errors=[]),
+        [{"_id": 2, "x": 24}, {"_id": 3, "x": 34}, {"_id": 4, "x": 44}]),
+    "deleteMany": ([
+        DeleteMany({"x": {"$lt": 11}}),
+        DeleteMany({"x": {"$lte": 22}}),
+    ], True, dict(nMatched=0, nModified=0, nUpserted=0, nInserted=0, nRemoved=2, upserted={}, errors=[]), []),
 }
 
 
