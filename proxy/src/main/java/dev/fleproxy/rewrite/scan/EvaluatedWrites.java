@@ -5,6 +5,7 @@ import dev.fleproxy.protocol.CommandSpec;
 import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.paths.PathKind;
 import dev.fleproxy.rewrite.query.Arguments;
 import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.FilterSplit;
@@ -117,7 +118,7 @@ public final class EvaluatedWrites {
      * refused whole; any other refusal refuses the command. A command with no statement for the
      * proxy was refused by the server path for another reason: that refusal stands. In a command
      * the proxy carries out, an update of the server's that $sets an encrypted field or replaces
-     * the document is the proxy's too, where it can take it: the server would count the document
+     * the document by one holding some is the proxy's too, where it can take it: the server would count the document
      * modified for a value sealed again, the proxy compares plaintext ({@link NoOpWrites}), so the
      * command's nModified is the one plaintext would give. (Should its candidates be over the scan
      * budget, the server runs it after all.)
@@ -162,12 +163,16 @@ public final class EvaluatedWrites {
         return out;
     }
 
-    /** True for an update that $sets an encrypted field (or a sub-document holding some), or a replacement. */
+    /** True for an update that $sets an encrypted field (or a sub-document holding some), or a replacement holding one. */
     private static boolean rewritesSealed(BsonValue u, CollectionContext ctx) {
         if (u == null || !u.isDocument() || u.asDocument().isEmpty()) {
             return false;
         }
-        return !u.asDocument().getFirstKey().startsWith("$") || !WriteStatement.sealedSets(u, ctx).isEmpty();
+        if (u.asDocument().getFirstKey().startsWith("$")) {
+            return !WriteStatement.sealedSets(u, ctx).isEmpty();
+        }
+        return u.asDocument().keySet().stream()
+                .anyMatch(field -> !field.equals("_id") && ctx.paths.classify(field).kind() != PathKind.NONE);
     }
 
     /** One statement as the server path rewrites it (filter, update, arrayFilters), or its refusal. */

@@ -109,8 +109,9 @@ record WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map
     }
 
     /**
-     * The paths of an update's $set that are encrypted fields or hold some (not through an array,
-     * not positional: those the proxy does not read on plaintext here), in its order.
+     * The paths of an update's $set that are encrypted fields or hold some, in its order; not a
+     * positional path or one with an array index (the proxy does not follow those on plaintext
+     * here; a path that meets an array in the document is written all the same: {@link NoOpWrites}).
      */
     static List<String> sealedSets(BsonValue u, CollectionContext ctx) {
         List<String> out = new ArrayList<>();
