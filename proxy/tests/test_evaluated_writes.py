@@ -355,6 +355,24 @@ def test_mixed_bulk_writes_stop_or_go_on_at_an_error_as_the_server_does(enc, bac
     plain.database.client.close()
 
 
+@pytest.mark.parametrize("ordered", [True, False])
+def test_the_servers_statements_among_the_proxys_go_sealed(twins, relay, ordered):
+    """The statements the server runs in a command the proxy carries out are rewritten as any
+    statement is: encrypted values sealed, deterministic equalities made envelopes."""
+    via, plain = twins
+    requests = [
+        UpdateOne({"_id": 1}, {"$inc": {"x": 1}}),
+        UpdateOne({"_id": 100, "d": 3}, {"$setOnInsert": {"tag": SECRET + "-ins"}}, upsert=True),
+        UpdateMany({"d": 3}, {"$set": {"seen": True}}),
+        DeleteMany({"d": 2, "n": 2}),
+        DeleteOne({"tag": {"$regex": "^" + SECRET}}),
+    ]
+    relay.clear()
+    assert outcome(via, requests, ordered) == outcome(plain, requests, ordered)
+    assert docs(via) == docs(plain)
+    assert SECRET.encode() not in relay.captured()
+
+
 def test_a_command_with_a_statement_the_proxy_cannot_carry_out_is_refused_whole(enc, backend):
     via, _ = bulk_twins_of(enc, backend, SPEC_DATA)
     with pytest.raises(OperationFailure) as e:
