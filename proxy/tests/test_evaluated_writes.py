@@ -4,6 +4,7 @@ and resulting documents are held against a plaintext twin stored directly in the
 import threading
 
 import pytest
+from pymongo import DeleteMany, DeleteOne, InsertOne, ReplaceOne, UpdateMany, UpdateOne
 from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
 from conftest import EncryptingProxy, client
@@ -14,7 +15,10 @@ SECRET = "qz9"  # a residual constant that must never reach the server
 def policy(kms):
     key = kms.keys["AES-256"]
     return (f"  enc.w: {{ key: {key}, fields: {{ x: {{}}, tag: {{}}, d: {{ deterministic: true }} }} }}\n"
-            f"  enc.counter: {{ key: {key}, fields: {{ x: {{}} }} }}\n")
+            f"  enc.counter: {{ key: {key}, fields: {{ x: {{}} }} }}\n"
+            f"  enc.bulk: {{ key: {key}, fields: {{ x: {{}} }} }}\n"
+            f"  enc.big: {{ key: {key}, fields: {{ x: {{}} }} }}\n"
+            f"  enc.tight: {{ key: {key}, fields: {{ x: {{}} }}, maxScanDocuments: 5 }}\n")
 
 
 @pytest.fixture(scope="module")
@@ -221,4 +225,220 @@ def test_concurrent_find_and_modify_increments_are_never_lost(enc):
     assert not errors, errors
     assert via.counter.find_one({"_id": 1})["x"] == 160
     assert sorted(seen) == list(range(160)), "each writer saw its own value before its increment"
+    via.client.close()
+
+
+# Several statements in one command, as drivers send a bulk_write: the MongoDB CRUD spec's
+# bulkWrite tests (test/crud/v1/write/bulkWrite.json) whose statements need the proxy, with x
+# randomized, held against the spec's outcome and against the same bulk on a plain collection.
+SPEC_DATA = [{"_id": 1, "x": 11}, {"_id": 2, "x": 22}]
+SPEC_BULKS = {
+    "updateOne": ([
+        UpdateOne({"_id": 0}, {"$set": {"x": 0}}),
+        UpdateOne({"_id": 1}, {"$set": {"x": 11}}),  # the value it holds: not counted modified
+        UpdateOne({"_id": 2}, {"$inc": {"x": 1}}),
+        UpdateOne({"_id": 3}, {"$set": {"x": 33}}, upsert=True),
+    ], True, dict(nMatched=2, nModified=1, nUpserted=1, nInserted=0, nRemoved=0, upserted={3: 3}, errors=[]),
+        [{"_id": 1, "x": 11}, {"_id": 2, "x": 23}, {"_id": 3, "x": 33}]),
+    "updateMany": ([
+        UpdateMany({"x": {"$lt": 11}}, {"$set": {"x": 0}}),
+        UpdateMany({"x": {"$lte": 22}}, {"$unset": {"y": 1}}),
+        UpdateMany({"x": {"$lte": 22}}, {"$inc": {"x": 1}}),
+        UpdateMany({"_id": 3}, {"$set": {"x": 33}}, upsert=True),
+    ], True, dict(nMatched=4, nModified=2, nUpserted=1, nInserted=0, nRemoved=0, upserted={3: 3}, errors=[]),
+        [{"_id": 1, "x": 12}, {"_id": 2, "x": 23}, {"_id": 3, "x": 33}]),
+    "mixed unordered": ([
+        ReplaceOne({"_id": 3}, {"_id": 3, "x": 33}, upsert=True),
+        DeleteOne({"_id": 1}),
+        UpdateOne({"_id": 2}, {"$inc": {"x": 1}}),
+    ], False, dict(nMatched=1, nModified=1, nUpserted=1, nInserted=0, nRemoved=1, upserted={0: 3}, errors=[]),
+        [{"_id": 2, "x": 23}, {"_id": 3, "x": 33}]),
+    "mixed ordered": ([
+        InsertOne({"_id": 3, "x": 33}),
+        UpdateOne({"_id": 2}, {"$inc": {"x": 1}}),
+        UpdateMany({"_id": {"$gt": 1}}, {"$inc": {"x": 1}}),
+        InsertOne({"_id": 4, "x": 44}),
+        DeleteMany({"x": {"$nin": [24, 34]}}),
+        ReplaceOne({"_id": 4}, {"_id": 4, "x": 44}, upsert=True),
+    ], True, dict(nMatched=3, nModified=3, nUpserted=1, nInserted=2, nRemoved=2, upserted={5: 4}, errors=[]),
+        [{"_id": 2, "x": 24}, {"_id": 3, "x": 34}, {"_id": 4, "x": 44}]),
+    "deleteMany": ([
+        DeleteMany({"x": {"$lt": 11}}),
+        DeleteMany({"x": {"$lte": 22}}),
+    ], True, dict(nMatched=0, nModified=0, nUpserted=0, nInserted=0, nRemoved=2, upserted={}, errors=[]), []),
+}
+
+
+def bulk_twins_of(enc, backend, data, unique=None):
+    via = client(enc.uri()).enc
+    plain = client(f"mongodb://127.0.0.1:{backend.port}").plain_write_twins
+    for coll in (via.bulk, plain.bulk):
+        coll.drop()
+        if unique:
+            coll.create_index(unique, unique=True)
+        coll.insert_many(data)
+    return via.bulk, plain.bulk
+
+
+def outcome(coll, requests, ordered):
+    """A bulk_write's counts, upserts by index and write errors as (index, code)."""
+    try:
+        r = coll.bulk_write(requests, ordered=ordered)
+        d = dict(r.bulk_api_result)
+    except BulkWriteError as e:
+        d = e.details
+    out = {k: d[k] for k in ("nMatched", "nModified", "nUpserted", "nInserted", "nRemoved")}
+    out["upserted"] = {u["index"]: u["_id"] for u in d["upserted"]}
+    out["errors"] = [(w["index"], w["code"]) for w in d["writeErrors"]]
+    return out
+
+
+@pytest.mark.parametrize("name", list(SPEC_BULKS))
+def test_spec_bulk_writes_give_the_spec_outcome_with_x_encrypted(enc, backend, relay, name):
+    requests, ordered, want, data = SPEC_BULKS[name]
+    via, plain = bulk_twins_of(enc, backend, SPEC_DATA)
+    relay.clear()
+    assert outcome(via, requests, ordered) == want
+    assert docs(via) == data
+    assert b"$inc" not in relay.captured() and b"$lt" not in relay.captured()  # computed and matched by the proxy
+    assert outcome(plain, requests, ordered) == want and docs(plain) == data  # the backend's own answer agrees
+    via.database.client.close()
+    plain.database.client.close()
+
+
+# Statements the proxy carries out mixed with the server's, with an error in the middle: a
+# duplicate key the server finds (a unique index on plain u; an insert of an existing _id), and a
+# write error met by one of the proxy's own writes ($inc of a string).
+ERROR_DATA = [{"_id": i, "x": i * 11, "u": f"u{i}", "s": "text"} for i in range(1, 6)]
+ERROR_BULKS = {
+    "server error": [
+        UpdateOne({"_id": 1}, {"$inc": {"x": 1}}),                        # the proxy's
+        UpdateOne({"_id": 2}, {"$set": {"u": "u3"}}),                     # the server's: duplicate key
+        UpdateMany({"x": {"$lt": 40}}, {"$inc": {"x": 100}}),             # the proxy's
+        InsertOne({"_id": 3, "x": 0}),                                    # duplicate _id
+        DeleteOne({"x": {"$gt": 140}}),                                   # the proxy's
+        UpdateOne({"_id": 9, "x": {"$gt": 0}}, {"$set": {"u": "u9"}}, upsert=True),  # the proxy's upsert
+        UpdateOne({"_id": 5}, {"$set": {"y": 1}}),                        # the server's
+        DeleteMany({"_id": {"$gte": 5}, "x": {"$lt": 0}}),                # the proxy's, matching none
+    ],
+    "proxy error": [
+        UpdateOne({"_id": 1}, {"$set": {"y": 1}}),                        # the server's
+        UpdateMany({"_id": 2, "x": {"$gte": 0}}, {"$inc": {"s": 1}}),     # the proxy's write fails: code 14
+        UpdateMany({"x": {"$gte": 30}}, {"$inc": {"x": 1}}),              # the proxy's
+        UpdateOne({"_id": 4}, {"$set": {"y": 4}}),                        # the server's
+        UpdateOne({"_id": 5, "x": {"$gt": 1}}, {"$inc": {"u": 1}}),       # the proxy's write fails again
+        UpdateOne({"_id": 5}, {"$set": {"y": 5}}),                        # the server's
+    ],
+}
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+@pytest.mark.parametrize("name", list(ERROR_BULKS))
+def test_mixed_bulk_writes_stop_or_go_on_at_an_error_as_the_server_does(enc, backend, relay, name, ordered):
+    via, plain = bulk_twins_of(enc, backend, ERROR_DATA, unique="u")
+    requests = ERROR_BULKS[name]
+    relay.clear()
+    got = outcome(via, requests, ordered)
+    # MongoDB stops an ordered command at its first write error; the embedded backend goes on
+    # within the command, so the plain reference of an ordered bulk is the bulk up to that error
+    want = outcome(plain, requests[:2] if ordered else requests, ordered)
+    assert got == want
+    assert docs(via) == docs(plain)
+    sent = relay.captured()  # the conditions on x stayed with the proxy
+    assert b"$lt\x00" not in sent and b"$gt\x00" not in sent
+    assert name == "server error" or b"$gte\x00" not in sent  # (there, an _id condition has one)
+    if ordered:  # stops at the first error: its index is the client's, nothing after it applied
+        assert got["errors"] == [(1, 11000 if name == "server error" else 14)]
+    else:
+        assert [i for i, _ in got["errors"]] == ([1, 3] if name == "server error" else [1, 4])
+    via.database.client.close()
+    plain.database.client.close()
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_the_servers_statements_among_the_proxys_go_sealed(twins, relay, ordered):
+    """The statements the server runs in a command the proxy carries out are rewritten as any
+    statement is: encrypted values sealed, deterministic equalities made envelopes."""
+    via, plain = twins
+    requests = [
+        UpdateOne({"_id": 1}, {"$inc": {"x": 1}}),
+        UpdateOne({"_id": 100, "d": 3}, {"$setOnInsert": {"tag": SECRET + "-ins"}}, upsert=True),
+        UpdateMany({"d": 3}, {"$set": {"seen": True}}),
+        DeleteMany({"d": 2, "n": 2}),
+        DeleteOne({"tag": {"$regex": "^" + SECRET}}),
+    ]
+    relay.clear()
+    assert outcome(via, requests, ordered) == outcome(plain, requests, ordered)
+    assert docs(via) == docs(plain)
+    assert SECRET.encode() not in relay.captured()
+
+
+def test_a_command_with_a_statement_the_proxy_cannot_carry_out_is_refused_whole(enc, backend):
+    via, _ = bulk_twins_of(enc, backend, SPEC_DATA)
+    with pytest.raises(OperationFailure) as e:
+        via.bulk_write([
+            InsertOne({"_id": 20, "x": 1}),
+            UpdateOne({"_id": 2}, {"$set": {"y": 1}}),
+            UpdateOne({"x": {"$gt": 1}}, {"$inc": {"x": 1}, "$set": {"arr.$[e]": 0}}, array_filters=[{"e": 5}]),
+        ])
+    assert e.value.code == 9720010, e.value.details
+    assert docs(via) == SPEC_DATA + [{"_id": 20, "x": 1}]  # the insert before it ran; nothing of the update command
+    via.database.client.close()
+
+
+def test_a_set_the_proxy_would_carry_out_for_its_count_runs_on_the_server_past_the_budget(enc):
+    """In a command the proxy carries out, a $set of x the server could run is the proxy's, for a
+    count of modified documents as on plaintext; with more candidates than the budget (5 here)
+    the server runs it after all, and counts every document whose x it sealed again modified."""
+    via = client(enc.uri()).enc
+    via.tight.drop()
+    via.tight.insert_many([{"_id": i, "x": i} for i in range(10)])
+    r = via.tight.bulk_write([UpdateOne({"_id": 1}, {"$inc": {"x": 1}}), UpdateMany({}, {"$set": {"x": 7}}),
+                              UpdateOne({"_id": 2}, {"$set": {"x": 7}})])
+    assert (r.matched_count, r.modified_count) == (12, 11)  # the last: 7 already, read by the proxy
+    assert [d["x"] for d in docs(via.tight)] == [7] * 10
+    via.client.close()
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_a_statement_over_the_budget_among_others_is_its_write_error(enc, ordered):
+    """Nothing of that statement is written; the statements before it are, and reported; an
+    ordered command stops there, an unordered one goes on."""
+    via = client(enc.uri()).enc
+    via.tight.drop()
+    via.tight.insert_many([{"_id": i, "x": i} for i in range(10)])
+    with pytest.raises(BulkWriteError) as e:
+        via.tight.bulk_write([UpdateOne({"_id": 1}, {"$set": {"y": 1}}),
+                              UpdateMany({"x": {"$gte": 0}}, {"$inc": {"x": 1}}),
+                              UpdateOne({"_id": 2}, {"$set": {"y": 2}})], ordered=ordered)
+    d = e.value.details
+    assert [(w["index"], w["code"]) for w in d["writeErrors"]] == [(1, 9720012)]
+    assert (d["nMatched"], d["nModified"]) == ((1, 1) if ordered else (2, 2))
+    assert [d.get("y") for d in docs(via.tight)][:3] == ([None, 1, None] if ordered else [None, 1, 2])
+    assert [d["x"] for d in docs(via.tight)] == list(range(10))  # nothing of the refused statement
+    via.client.close()
+
+
+def test_candidates_are_read_in_batches_within_16_mib_and_past_the_budget_refused(enc, relay):
+    """10,001 documents of 5 KB are 50 MB: read in one batch they would be one reply over the wire
+    limit. Read in batches, they are 10,001 candidates, over the budget of 10,000."""
+    via = client(enc.uri()).enc
+    via.big.drop()
+    pad = "p" * 5000
+    via.big.insert_many({"_id": i, "g": i % 2, "x": i, "pad": pad} for i in range(10_001))
+    relay.clear()
+    with pytest.raises(OperationFailure) as e:
+        via.big.update_many({"x": {"$gte": 0}}, {"$inc": {"n": 1}})
+    assert e.value.code == 9720012 and "maxScanDocuments" in str(e.value)
+    assert relay.captured().count(b"getMore") >= 3
+    assert via.big.count_documents({"n": {"$exists": True}}) == 0  # nothing of the statement written
+    assert via.big.find_one({"_id": 7})["x"] == 7  # the connection goes on
+
+    relay.clear()
+    r = via.big.update_many({"g": 1, "x": {"$gte": 9_990}}, {"$inc": {"x": 1_000}})  # 5,000 candidates
+    assert (r.matched_count, r.modified_count) == (5, 5)
+    assert relay.captured().count(b"getMore") >= 2
+    assert sorted(d["x"] for d in via.big.find({"g": 1, "x": {"$gte": 9_990}})) == [10_991, 10_993, 10_995,
+                                                                                  10_997, 10_999]
+    via.big.drop()
     via.client.close()

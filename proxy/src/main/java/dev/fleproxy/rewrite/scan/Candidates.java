@@ -14,83 +14,164 @@ import java.util.Map;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
+import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
 import org.bson.RawBsonDocument;
 import org.bson.codecs.BsonDocumentCodec;
 
 /**
- * The candidates of a write the proxy carries out: the find that asks the server for them (its
- * part of the filter, the documents written already excluded, the scan budget and one more, in
- * one batch), each candidate as stored and decrypted, and the compare-and-swap filter that writes
- * one only while it is as it was read.
- *
- * @param error      the reply to answer with instead (the server's error, or over the budget), or null
- * @param openCursor the server's cursor left open by a refused read (killed by the caller), or 0
+ * The candidates of one statement the proxy carries out, read from the server: a find with the
+ * server's part of the filter (the documents written already excluded) and a limit of the scan
+ * budget and one more, then getMore until the server's cursor is exhausted, each batch asked
+ * small enough that its reply stays within 16 MiB (a backend that does not cut batches itself
+ * would otherwise send one reply over the wire limit). Each candidate is kept as stored and
+ * decrypted. More candidates than the budget refuse the statement (9720012) before anything of it
+ * is written, the server's cursor killed. Also the compare-and-swap filter that writes one
+ * candidate only while it is as it was read.
  */
-record Candidates(List<Candidate> documents, BsonDocument error, long openCursor) {
+final class Candidates {
     private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
+    /** The first batch's size: the server's own default, so a small statement needs one round trip. */
+    static final int FIRST_BATCH = 101;
+    /** The documents one reply may carry: 16 MiB less room for the reply's own fields. */
+    static final int BATCH_BYTES = 16 * 1024 * 1024 - 16 * 1024;
 
     /** One candidate: as the server holds it (envelopes) and decrypted. */
     record Candidate(BsonDocument stored, BsonDocument plain) {
     }
 
-    static BsonDocument killCursor(CollectionContext ctx, long id, BsonDocument common) {
-        BsonDocument k = new BsonDocument("killCursors", new BsonString(ctx.policy.collection()))
-                .append("cursors", new BsonArray(List.of(new org.bson.BsonInt64(id))));
-        k.putAll(common);
-        return k;
+    /** Where the read stands after a reply. */
+    enum Progress {
+        /** Keys not in memory: fetch them and read the same reply again. */
+        KEYS,
+        /** The server's cursor holds more: send {@link #getMore()}. */
+        MORE,
+        /** Every candidate read: {@link #documents()}. */
+        DONE,
+        /** The server refused, or over the budget: answer {@link #error()}; kill {@link #openCursor()} if not 0. */
+        REFUSED
     }
 
-    static BsonDocument find(CollectionContext ctx, BsonDocument serverFilter, List<BsonValue> written,
-                             BsonDocument common) {
-        int budget = ctx.policy.maxScanDocuments();
+    private final CollectionContext ctx;
+    private final int budget;
+    /** What every read carries: $db, lsid, $clusterTime ($readPreference for the find only). */
+    private final BsonDocument common;
+    private final List<Candidate> documents = new ArrayList<>();
+    private long cursorId;
+    private int largest;
+    private BsonDocument error;
+
+    Candidates(CollectionContext ctx, BsonDocument common) {
+        this.ctx = ctx;
+        this.budget = ctx.policy.maxScanDocuments();
+        this.common = common;
+    }
+
+    /** The find that begins the read (a read begun before is forgotten). */
+    BsonDocument find(BsonDocument serverFilter, List<BsonValue> written) {
+        documents.clear();
+        cursorId = 0;
+        largest = 0;
+        error = null;
         BsonDocument filter = written.isEmpty() ? serverFilter : new BsonDocument("$and", new BsonArray(List.of(
                 serverFilter, new BsonDocument("_id", new BsonDocument("$nin", new BsonArray(written))))));
         BsonDocument find = new BsonDocument("find", new BsonString(ctx.policy.collection())).append("filter", filter)
-                .append("limit", new BsonInt32(budget + 1)).append("batchSize", new BsonInt32(budget + 1));
+                .append("limit", new BsonInt32(budget + 1))
+                .append("batchSize", new BsonInt32(Math.min(FIRST_BATCH, budget + 1)));
         find.putAll(common);
         return find;
     }
 
     /**
-     * Reads the find's reply: null documents and keys pending when they are not all in memory. A
-     * reply that did not hold every candidate (over the budget, or cut at 16 MiB) is an error:
-     * the write is refused whole, before anything is written for this statement.
+     * The getMore for the next batch: as many as the budget still allows and one more, and no more
+     * than the largest document seen so far says fit in one reply.
      */
-    static Candidates read(OpMsgView reply, ReplyDecryptor decryptor, CollectionKeys keys, int budget) {
+    BsonDocument getMore() {
+        int fit = Math.max(1, BATCH_BYTES / Math.max(1, largest));
+        BsonDocument g = new BsonDocument("getMore", new BsonInt64(cursorId))
+                .append("collection", new BsonString(ctx.policy.collection()))
+                .append("batchSize", new BsonInt32(Math.min(budget + 1 - documents.size(), fit)));
+        common.forEach((name, v) -> {
+            if (!name.equals("$readPreference")) { // a getMore reads where its cursor is
+                g.put(name, v);
+            }
+        });
+        return g;
+    }
+
+    /** Kills the server's cursor a refused read left open. */
+    BsonDocument killCursor() {
+        BsonDocument k = new BsonDocument("killCursors", new BsonString(ctx.policy.collection()))
+                .append("cursors", new BsonArray(List.of(new BsonInt64(cursorId))));
+        common.forEach((name, v) -> {
+            if (!name.equals("$readPreference")) {
+                k.put(name, v);
+            }
+        });
+        return k;
+    }
+
+    /** Takes one reply (the find's or a getMore's); on KEYS nothing of it was taken. */
+    Progress read(OpMsgView reply, ReplyDecryptor decryptor, CollectionKeys keys) {
         BsonDocument body = reply.body();
         if (!body.isNumber("ok") || body.getNumber("ok").doubleValue() != 1.0) {
-            return new Candidates(List.of(), body, 0);
+            error = body; // the server's own error (it names no plaintext)
+            cursorId = 0; // a failed getMore's cursor is gone on the server
+            return Progress.REFUSED;
         }
         Frame decrypted = decryptor.decrypt(reply, io.netty.buffer.ByteBufAllocator.DEFAULT, keys);
         if (keys.hasPending()) {
-            return new Candidates(List.of(), null, 0);
+            return Progress.KEYS;
         }
-        BsonArray stored = body.getDocument("cursor").getArray("firstBatch");
+        BsonDocument cursor = body.getDocument("cursor");
+        String name = cursor.containsKey("firstBatch") ? "firstBatch" : "nextBatch";
+        BsonArray stored = cursor.getArray(name);
         BsonArray plain;
         try {
-            plain = decrypted == null ? stored : OpMsg.parse(decrypted).body().getDocument("cursor").getArray("firstBatch");
+            plain = decrypted == null ? stored : OpMsg.parse(decrypted).body().getDocument("cursor").getArray(name);
         } finally {
             if (decrypted != null) {
                 decrypted.release();
             }
         }
-        long cursorId = body.getDocument("cursor").getNumber("id").longValue();
-        if (stored.size() > budget || cursorId != 0) {
-            return new Candidates(List.of(), ErrorReplies.document(ProxyError.SCAN_BUDGET_EXCEEDED, "this write needs "
-                    + "the proxy to examine more than " + budget + " documents (the collection's maxScanDocuments), or "
-                    + "more than one reply holds, for conditions on encrypted fields the server cannot evaluate; "
-                    + "nothing of this statement was written; add a condition on a plain field or equality on a "
-                    + "deterministic field"), cursorId);
+        cursorId = cursor.getNumber("id").longValue();
+        for (int i = 0; i < stored.size() && documents.size() <= budget; i++) {
+            BsonValue s = stored.get(i);
+            largest = Math.max(largest, s instanceof RawBsonDocument raw ? raw.getByteBuffer().remaining() : 0);
+            documents.add(new Candidate(s.asDocument(), decoded(plain.get(i))));
         }
-        List<Candidate> out = new ArrayList<>(stored.size());
-        for (int i = 0; i < stored.size(); i++) {
-            out.add(new Candidate(decoded(stored.get(i)), decoded(plain.get(i))));
+        if (documents.size() > budget) {
+            documents.clear();
+            error = ErrorReplies.document(ProxyError.SCAN_BUDGET_EXCEEDED, ctx.ns() + ": this write needs the proxy "
+                    + "to examine more than " + budget + " documents (the collection's maxScanDocuments) for "
+                    + "conditions on encrypted fields the server cannot evaluate; nothing of this statement was "
+                    + "written; add a condition on a plain field or equality on a deterministic field");
+            return Progress.REFUSED;
         }
-        return new Candidates(out, null, 0);
+        return cursorId == 0 ? Progress.DONE : Progress.MORE;
     }
 
+    List<Candidate> documents() {
+        return documents;
+    }
+
+    BsonDocument error() {
+        return error;
+    }
+
+    /** True if the read was refused for more candidates than the budget (not by the server). */
+    boolean overBudget() {
+        return error != null && error.isNumber("code")
+                && error.getNumber("code").intValue() == ProxyError.SCAN_BUDGET_EXCEEDED.code();
+    }
+
+    /** The server's cursor a refused read left open, or 0. */
+    long openCursor() {
+        return cursorId;
+    }
+
+    /** Decoded once: a raw document decodes again on every get, and the matching reads each many times. */
     private static BsonDocument decoded(BsonValue v) {
         return v instanceof RawBsonDocument raw ? raw.decode(CODEC) : v.asDocument();
     }

@@ -44,11 +44,11 @@ final class EvaluatedFindAndModify implements WriteInSteps {
     private final DocumentProjection fields;
     private final boolean remove;
     private final boolean returnNew;
-    private final BsonDocument readCommon;
     private final BsonDocument writeCommon;
     private final EvaluatedWrite.WriteEncryption encryption;
     /** What the connection's identity gets instead of the fields it may not see, in the document returned. */
     private final FieldMasks masks;
+    private final Candidates reading;
     private CompletionStage<Frame> call;
     private Candidates.Candidate chosen;
     private int conflicts;
@@ -66,9 +66,9 @@ final class EvaluatedFindAndModify implements WriteInSteps {
         this.fields = fields;
         this.remove = remove;
         this.returnNew = returnNew;
-        this.readCommon = readCommon;
         this.writeCommon = writeCommon;
         this.encryption = encryption;
+        this.reading = new Candidates(ctx, readCommon);
     }
 
     @Override
@@ -78,24 +78,28 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             if (unanswered != null) {
                 return unanswered;
             }
+            CompletionStage<Frame> answered = call;
             Frame reply = StepCalls.reply(call);
             try {
                 OpMsgView view = OpMsgView.of(reply);
                 ReplyDecryptor decryptor = new ReplyDecryptor(keys, ctx.paths.readShape(), ctx.paths.readShape().root, false);
                 if (chosen == null && !upserting) {
-                    Candidates found = Candidates.read(view, decryptor, keys, ctx.policy.maxScanDocuments());
-                    if (keys.hasPending()) {
-                        return RequestDecision.await(keys.fetchPending(), kmsWait); // the call is kept, read again
+                    switch (reading.read(view, decryptor, keys)) {
+                        case KEYS:
+                            return RequestDecision.await(keys.fetchPending(), kmsWait); // the call is kept, read again
+                        case MORE:
+                            call = request.calls().command(reading.getMore());
+                            return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
+                        case REFUSED:
+                            call = null;
+                            if (reading.openCursor() != 0) {
+                                request.calls().command(reading.killCursor()).thenAccept(Frame::release);
+                            }
+                            return answer(reading.error());
+                        default:
+                            call = null;
                     }
-                    call = null;
-                    if (found.error() != null) {
-                        if (found.openCursor() != 0) {
-                            request.calls().command(Candidates.killCursor(ctx, found.openCursor(), readCommon))
-                                    .thenAccept(Frame::release);
-                        }
-                        return answer(found.error());
-                    }
-                    chosen = choose(found.documents());
+                    chosen = choose(reading.documents());
                     if (chosen == null) {
                         return statement.upsert() != null ? upsert(request) : answer(result(false, BsonNull.VALUE));
                     }
@@ -106,7 +110,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
                     }
                 }
             } finally {
-                if (call == null) {
+                if (call != answered) {
                     reply.release();
                 }
             }
@@ -115,7 +119,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             return answer(answer);
         }
         if (chosen == null && !upserting) {
-            call = request.calls().command(Candidates.find(ctx, statement.split().server(), List.of(), readCommon));
+            call = request.calls().command(reading.find(statement.split().server(), List.of()));
             return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
         }
         return write(request);

@@ -4,8 +4,10 @@ import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.rewrite.write.DuplicateKeys;
+import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.evaluate.UpdateArithmetic;
 import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.read.EvaluatedReads;
 import dev.fleproxy.rewrite.read.ReplyDecryptor;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
@@ -23,51 +25,57 @@ import org.bson.BsonString;
 import org.bson.BsonValue;
 
 /**
- * An update or delete the proxy carries out itself, statement by statement, as steps on the
- * request's own upstream connection: read the candidates the server's part of the filter selects
- * (within the scan budget), decrypt them and match the rest, then write each matching document
- * with a filter that also holds every top-level field as it was read (compare-and-swap). A
- * document changed by someone else in between matches no longer: the statement reads again,
- * skipping the documents it wrote already, so no concurrent write is lost and none is applied
- * twice. Each step is an await on the request; the messages behind it wait, in order.
+ * An update or delete the proxy carries out itself, statement by statement in the client's order,
+ * as steps on the request's own upstream connection. A statement the proxy carries out: read the
+ * candidates the server's part of the filter selects (within the scan budget, {@link Candidates}),
+ * decrypt them and match the rest, then write each matching document with a filter that also
+ * holds every top-level field as it was read (compare-and-swap). A document changed by someone
+ * else in between matches no longer: the statement reads again, skipping the documents it wrote
+ * already, so no concurrent write is lost and none is applied twice. Consecutive statements the
+ * server can run itself are sent to it as one command of their own, ordered as the client's, and
+ * its reply folded in with the client's indexes ({@link BatchResult}). An ordered command stops at
+ * the first write error, an unordered one goes on. Each step is an await on the request; the
+ * messages behind it wait, in order.
  */
 final class EvaluatedWrite implements WriteInSteps {
     /** Reads again after this many documents changed under it, then gives up (WriteConflict). */
     static final int MAX_CONFLICTS = 100;
     static final Duration CALL_WAIT = Duration.ofMinutes(2);
 
-    /** Read the candidates, write the matches one by one, or (an upsert that matched none) insert. */
-    private enum Step { READ, WRITE, UPSERT }
+    /**
+     * Read the candidates, write the matches one by one, (an upsert that matched none) insert, or
+     * run statements on the server.
+     */
+    private enum Step { READ, WRITE, UPSERT, SERVER }
 
     private final boolean update;
     private final CollectionContext ctx;
-    private final List<WriteStatement> statements;
-    /** What the reads and the writes this write sends carry: $db, lsid, $clusterTime; writeConcern, … for writes. */
-    private final BsonDocument readCommon;
+    private final List<BatchStatement> statements;
+    /** What the writes this write sends carry: $db, lsid, $clusterTime; writeConcern, … */
     private final BsonDocument writeCommon;
     private final boolean ordered;
     private final WriteEncryption encryption;
+    private final Candidates reading;
     private int index;
+    /** The end (exclusive) of the statements the server runs in the step under way. */
+    private int serverEnd;
     private Step step = Step.READ;
     private CompletionStage<Frame> call;
     private List<Candidates.Candidate> matched = List.of();
     private int next;
     private final List<BsonValue> written = new ArrayList<>();
     private int conflicts;
-    private long n;
-    private long nModified;
-    private final BsonArray writeErrors = new BsonArray();
-    private final BsonArray upserted = new BsonArray();
+    private final BatchResult result = new BatchResult();
 
-    EvaluatedWrite(boolean update, CollectionContext ctx, List<WriteStatement> statements, BsonDocument readCommon,
+    EvaluatedWrite(boolean update, CollectionContext ctx, List<BatchStatement> statements, BsonDocument readCommon,
                    BsonDocument writeCommon, boolean ordered, WriteEncryption encryption) {
         this.update = update;
         this.ctx = ctx;
         this.statements = statements;
-        this.readCommon = readCommon;
         this.writeCommon = writeCommon;
         this.ordered = ordered;
         this.encryption = encryption;
+        this.reading = new Candidates(ctx, readCommon);
     }
 
     @Override
@@ -77,14 +85,15 @@ final class EvaluatedWrite implements WriteInSteps {
             if (unanswered != null) {
                 return unanswered;
             }
+            CompletionStage<Frame> answered = call;
             Frame reply = StepCalls.reply(call);
             try {
-                RequestDecision waitForKeys = take(request, reply, keys, kmsWait);
-                if (waitForKeys != null) {
-                    return waitForKeys;
+                RequestDecision waiting = take(request, reply, keys, kmsWait);
+                if (waiting != null) {
+                    return waiting;
                 }
             } finally {
-                if (call == null) {
+                if (call != answered) { // kept only to be read again once keys are in memory
                     reply.release();
                 }
             }
@@ -92,7 +101,10 @@ final class EvaluatedWrite implements WriteInSteps {
         return advance(request);
     }
 
-    /** Reads one call's reply; an await decision if its candidates need keys not in memory (the call is kept). */
+    /**
+     * Reads one call's reply; a decision if the step goes on waiting: for keys not in memory (the
+     * call is kept) or for the next batch of candidates.
+     */
     private RequestDecision take(Request request, Frame reply, CollectionKeys keys, Duration kmsWait) {
         OpMsgView view = OpMsgView.of(reply);
         BsonDocument body = view.body();
@@ -100,18 +112,17 @@ final class EvaluatedWrite implements WriteInSteps {
             return candidates(request, view, keys, kmsWait);
         }
         call = null;
+        if (step == Step.SERVER) {
+            server(body);
+            return null;
+        }
         if (!isOk(body)) {
             fail(body);
             return null;
         }
+        result.writeConcern(body);
         if (body.isArray("writeErrors") && !body.getArray("writeErrors").isEmpty()) {
-            BsonDocument e = new BsonDocument("index", new BsonInt32(index)); // the client's statement, not ours
-            body.getArray("writeErrors").get(0).asDocument().forEach((k, v) -> {
-                if (!k.equals("index")) {
-                    e.put(k, v);
-                }
-            });
-            writeErrors.add(e);
+            result.writeError(index, body.getArray("writeErrors").get(0).asDocument()); // the client's statement, not ours
             if (ordered) {
                 index = statements.size();
             } else {
@@ -120,17 +131,16 @@ final class EvaluatedWrite implements WriteInSteps {
             return null;
         }
         if (step == Step.UPSERT) {
-            n += body.getNumber("n").intValue();
             if (body.isArray("upserted") && !body.getArray("upserted").isEmpty()) {
-                upserted.add(new BsonDocument("index", new BsonInt32(index))
-                        .append("_id", body.getArray("upserted").get(0).asDocument().get("_id")));
+                result.upserted(index, body.getArray("upserted").get(0).asDocument().get("_id"));
+            } else {
+                result.matched(body.getNumber("n").intValue(), 0);
             }
             nextStatement();
             return null;
         }
         if (body.getNumber("n").intValue() == 1) {
-            n++;
-            nModified += body.containsKey("nModified") ? body.getNumber("nModified").longValue() : 0;
+            result.matched(1, body.containsKey("nModified") ? body.getNumber("nModified").longValue() : 0);
             written.add(matched.get(next).stored().get("_id"));
             next++;
         } else if (++conflicts > MAX_CONFLICTS) {
@@ -142,31 +152,74 @@ final class EvaluatedWrite implements WriteInSteps {
         return null;
     }
 
-    /** The statement's candidates read: the matches kept for writing; an await if keys are missing. */
+    /**
+     * The reply to statements the server ran: summed in with the client's indexes. A command it
+     * refused whole is the command's error when nothing came before it, else a write error of its
+     * statements (of the first, when ordered: the command stops there).
+     */
+    private void server(BsonDocument body) {
+        int first = index;
+        index = serverEnd;
+        step = Step.READ;
+        if (!isOk(body)) {
+            if (first == 0) {
+                failWhole(body);
+                return;
+            }
+            for (int i = first; i < serverEnd && (i == first || !ordered); i++) {
+                result.commandError(i, body);
+            }
+            if (ordered) {
+                index = statements.size();
+            }
+            return;
+        }
+        if (result.fold(body, first) && ordered) {
+            index = statements.size();
+        }
+    }
+
+    /** One reply of the statement's candidate read: the matches kept for writing, the next batch asked, or an await for keys. */
     private RequestDecision candidates(Request request, OpMsgView view, CollectionKeys keys, Duration kmsWait) {
-        Candidates found = Candidates.read(view, new ReplyDecryptor(keys, ctx.paths.readShape(),
-                ctx.paths.readShape().root, false), keys, ctx.policy.maxScanDocuments());
-        if (keys.hasPending()) {
+        Candidates.Progress progress = reading.read(view, new ReplyDecryptor(keys, ctx.paths.readShape(),
+                ctx.paths.readShape().root, false), keys);
+        if (progress == Candidates.Progress.KEYS) {
             return RequestDecision.await(keys.fetchPending(), kmsWait);
         }
+        if (progress == Candidates.Progress.MORE) {
+            call = request.calls().command(reading.getMore());
+            return RequestDecision.awaitUpstream(call, CALL_WAIT);
+        }
         call = null;
-        if (found.error() != null) {
-            if (found.openCursor() != 0) {
-                request.calls().command(Candidates.killCursor(ctx, found.openCursor(), readCommon))
-                        .thenAccept(Frame::release);
+        if (progress == Candidates.Progress.REFUSED) {
+            if (reading.openCursor() != 0) {
+                request.calls().command(reading.killCursor()).thenAccept(Frame::release);
             }
-            fail(found.error());
+            BatchStatement bs = statements.get(index);
+            if (reading.overBudget() && bs.forServer() != null && written.isEmpty()) {
+                // one the server could run, taken for its exact count: too many to read, so the server runs it
+                serverEnd = index + 1;
+                call = request.calls().command(serverRun(index, serverEnd));
+                step = Step.SERVER;
+                return RequestDecision.awaitUpstream(call, CALL_WAIT);
+            }
+            fail(reading.error());
             return null;
         }
-        WriteStatement st = statements.get(index);
+        WriteStatement st = statements.get(index).proxied();
         matched = new ArrayList<>();
-        for (Candidates.Candidate c : found.documents()) {
-            if (st.residual() == null || st.residual().matches(c.plain())) {
-                matched.add(c);
-                if (!st.multi()) {
-                    break;
+        try {
+            for (Candidates.Candidate c : reading.documents()) {
+                if (st.residual() == null || st.residual().matches(c.plain())) {
+                    matched.add(c);
+                    if (!st.multi()) {
+                        break;
+                    }
                 }
             }
+        } catch (NotEvaluable e) {
+            notEvaluable(e);
+            return null;
         }
         next = 0;
         step = Step.WRITE;
@@ -176,16 +229,25 @@ final class EvaluatedWrite implements WriteInSteps {
     /** Sends the next call, or answers when every statement is done. */
     private RequestDecision advance(Request request) {
         while (index < statements.size()) {
-            WriteStatement st = statements.get(index);
+            if (statements.get(index).byServer()) {
+                serverEnd = index;
+                while (serverEnd < statements.size() && statements.get(serverEnd).byServer()) {
+                    serverEnd++;
+                }
+                call = request.calls().command(serverRun(index, serverEnd));
+                step = Step.SERVER;
+                return RequestDecision.awaitUpstream(call, CALL_WAIT);
+            }
+            WriteStatement st = statements.get(index).proxied();
             if (step == Step.READ) {
-                call = request.calls().command(Candidates.find(ctx, st.split().server(), written, readCommon));
+                call = request.calls().command(reading.find(st.split().server(), written));
                 return RequestDecision.awaitUpstream(call, CALL_WAIT);
             }
             if (next < matched.size() && (st.multi() || written.isEmpty())) {
                 try {
                     BsonDocument command = writeOne(st, matched.get(next));
                     if (command == null) { // matched, and nothing in it changes: as the server counts it
-                        n++;
+                        result.matched(1, 0);
                         written.add(matched.get(next).stored().get("_id"));
                         next++;
                         continue;
@@ -195,6 +257,9 @@ final class EvaluatedWrite implements WriteInSteps {
                     if (failed(f)) {
                         break;
                     }
+                    continue;
+                } catch (NotEvaluable e) {
+                    notEvaluable(e);
                     continue;
                 }
                 return RequestDecision.awaitUpstream(call, CALL_WAIT);
@@ -207,18 +272,33 @@ final class EvaluatedWrite implements WriteInSteps {
                         break;
                     }
                     continue;
+                } catch (NotEvaluable e) {
+                    notEvaluable(e);
+                    continue;
                 }
                 step = Step.UPSERT;
                 return RequestDecision.awaitUpstream(call, CALL_WAIT);
             }
             nextStatement();
         }
-        return answer(request, result());
+        return answer(request, result.reply(update));
+    }
+
+    /** The command of the statements [from, to) the server runs: as the client ordered them, with its session fields. */
+    private BsonDocument serverRun(int from, int to) {
+        BsonArray run = new BsonArray();
+        for (int i = from; i < to; i++) {
+            run.add(statements.get(i).forServer());
+        }
+        BsonDocument cmd = new BsonDocument(update ? "update" : "delete", new BsonString(ctx.policy.collection()))
+                .append(update ? "updates" : "deletes", run).append("ordered", org.bson.BsonBoolean.valueOf(ordered));
+        cmd.putAll(writeCommon);
+        return cmd;
     }
 
     /** A statement's arithmetic failed as the server's would (code 14): its write error; true if the command stops. */
     private boolean failed(UpdateArithmetic.Failure f) {
-        writeErrors.add(new BsonDocument("index", new BsonInt32(index)).append("code", new BsonInt32(f.code))
+        result.writeError(index, new BsonDocument("code", new BsonInt32(f.code))
                 .append("codeName", new BsonString(f.codeName)).append("errmsg", new BsonString(f.getMessage())));
         if (ordered) {
             return true;
@@ -271,25 +351,44 @@ final class EvaluatedWrite implements WriteInSteps {
         return cmd;
     }
 
-    private BsonDocument result() {
-        BsonDocument out = new BsonDocument("n", new BsonInt32((int) n));
-        if (update) {
-            out.append("nModified", new BsonInt32((int) nModified));
-        }
-        if (!upserted.isEmpty()) {
-            out.append("upserted", upserted);
-        }
-        if (!writeErrors.isEmpty()) {
-            out.append("writeErrors", writeErrors);
-        }
-        return out.append("ok", new BsonInt32(1));
-    }
-
     private BsonDocument failure;
 
+    /**
+     * The statement under way failed (the server refused one of the proxy's writes, over the
+     * budget, kept changing, not evaluable on the documents read). A command of one statement
+     * answers with the error, as before; in a command of several it is the statement's write
+     * error, so that what the statements before it did is reported, and an ordered command stops
+     * there while an unordered one goes on.
+     */
     private void fail(BsonDocument error) {
+        if (statements.size() == 1) {
+            failWhole(error);
+            return;
+        }
+        result.commandError(index, error);
+        if (ordered) {
+            index = statements.size();
+        } else {
+            nextStatement();
+        }
+    }
+
+    /** The command fails as a whole: answered with this error. */
+    private void failWhole(BsonDocument error) {
         failure = error;
         index = statements.size();
+    }
+
+    /**
+     * Met while matching or computing on a document read (its message may quote a value, so it
+     * is not repeated): refused by the filter for a command of one statement, as before; the
+     * statement's write error in a command of several.
+     */
+    private void notEvaluable(NotEvaluable e) {
+        if (statements.size() == 1) {
+            throw e;
+        }
+        fail(error(ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, EvaluatedReads.DATA_NOT_EVALUABLE));
     }
 
     private RequestDecision answer(Request request, BsonDocument body) {

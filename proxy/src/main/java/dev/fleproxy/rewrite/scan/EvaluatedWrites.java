@@ -5,6 +5,7 @@ import dev.fleproxy.protocol.CommandSpec;
 import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
+import dev.fleproxy.rewrite.paths.PathKind;
 import dev.fleproxy.rewrite.query.Arguments;
 import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.FilterSplit;
@@ -92,13 +93,7 @@ public final class EvaluatedWrites {
         if (!allDocuments(msg, arg)) {
             throw serverCannot; // malformed: refused as the server path refused it
         }
-        List<WriteStatement> statements = new ArrayList<>();
-        for (BsonDocument st : MessageDocuments.of(msg, arg)) {
-            Arguments.examineFields(st, spec.arg(arg), ctx);
-            WriteStatement statement = statement(st, update, ctx, serverCannot);
-            check(statement, ctx, spec, body, serverCannot);
-            statements.add(statement);
-        }
+        List<BatchStatement> statements = plan(MessageDocuments.of(msg, arg), update, ctx, spec, body, serverCannot);
         BsonDocument read = new BsonDocument();
         BsonDocument write = new BsonDocument();
         for (Map.Entry<String, BsonValue> e : body.entrySet()) {
@@ -114,6 +109,81 @@ public final class EvaluatedWrites {
                 u -> encrypted(u, ctx, spec, body));
         request.attach(w);
         return w.step(request, keys, kmsWait);
+    }
+
+    /**
+     * Who carries out each statement, before anything is read or written. A statement the server
+     * path accepts is the server's, as the server path rewrote it; one it refuses for an encrypted
+     * field (9720010) is the proxy's, if the proxy can carry it out exactly, else the command is
+     * refused whole; any other refusal refuses the command. A command with no statement for the
+     * proxy was refused by the server path for another reason: that refusal stands. In a command
+     * the proxy carries out, an update of the server's that $sets an encrypted field or replaces
+     * the document by one holding some is the proxy's too, where it can take it: the server would count the document
+     * modified for a value sealed again, the proxy compares plaintext ({@link NoOpWrites}), so the
+     * command's nModified is the one plaintext would give. (Should its candidates be over the scan
+     * budget, the server runs it after all.)
+     */
+    private static List<BatchStatement> plan(List<BsonDocument> documents, boolean update, CollectionContext ctx,
+                                             CommandSpec spec, BsonDocument body, Refusal serverCannot) {
+        String arg = update ? "updates" : "deletes";
+        List<BatchStatement> out = new ArrayList<>(documents.size());
+        boolean anyByProxy = false;
+        for (BsonDocument st : documents) {
+            Arguments.examineFields(st, spec.arg(arg), ctx);
+            BsonDocument forServer;
+            try {
+                forServer = forServer(st, update, ctx, spec, body);
+            } catch (Refusal statementCannot) {
+                if (!addresses(statementCannot)) {
+                    throw statementCannot;
+                }
+                WriteStatement statement = statement(st, update, ctx, statementCannot);
+                check(statement, ctx, spec, body, statementCannot);
+                out.add(BatchStatement.byProxy(statement));
+                anyByProxy = true;
+                continue;
+            }
+            out.add(BatchStatement.byServer(forServer));
+        }
+        if (!anyByProxy) {
+            throw serverCannot;
+        }
+        for (int i = 0; i < out.size(); i++) {
+            BsonDocument st = documents.get(i);
+            if (update && out.get(i).byServer() && rewritesSealed(st.get("u"), ctx)) {
+                try {
+                    WriteStatement taken = statement(st, true, ctx, serverCannot);
+                    check(taken, ctx, spec, body, null);
+                    out.set(i, BatchStatement.taken(taken, out.get(i).forServer()));
+                } catch (Refusal | NotEvaluable notExactly) {
+                    // the proxy would not carry it out as the server runs it: the server's it stays
+                }
+            }
+        }
+        return out;
+    }
+
+    /** True for an update that $sets an encrypted field (or a sub-document holding some), or a replacement holding one. */
+    private static boolean rewritesSealed(BsonValue u, CollectionContext ctx) {
+        if (u == null || !u.isDocument() || u.asDocument().isEmpty()) {
+            return false;
+        }
+        if (u.asDocument().getFirstKey().startsWith("$")) {
+            return !WriteStatement.sealedSets(u, ctx).isEmpty();
+        }
+        return u.asDocument().keySet().stream()
+                .anyMatch(field -> !field.equals("_id") && ctx.paths.classify(field).kind() != PathKind.NONE);
+    }
+
+    /** One statement as the server path rewrites it (filter, update, arrayFilters), or its refusal. */
+    private static BsonDocument forServer(BsonDocument st, boolean update, CollectionContext ctx, CommandSpec spec,
+                                          BsonDocument original) {
+        String arg = update ? "updates" : "deletes";
+        BsonDocument one = new BsonDocument(update ? "update" : "delete", new BsonString(ctx.policy.collection()))
+                .append(arg, new BsonArray(List.of(st))).append("$db", original.get("$db"));
+        OpMsg out = update ? WriteCommands.update(new OpMsg(0, one), ctx, spec.arg(arg))
+                : WriteCommands.delete(new OpMsg(0, one), ctx, spec.arg(arg));
+        return MessageDocuments.of(out, arg).get(0);
     }
 
     /** The command's fields among these, in its order (reads get the read set; writes the read and write sets). */
@@ -166,17 +236,18 @@ public final class EvaluatedWrites {
         }
         boolean upsert = st.containsKey("upsert") && st.getBoolean("upsert").getValue();
         return new WriteStatement(split, multi, u.asDocument(), WriteStatement.computed(u, ctx),
-                upsert ? UpsertSeed.equalities(q.asDocument(), ctx.ns()) : null);
+                upsert ? UpsertSeed.equalities(q.asDocument(), ctx.ns()) : null, WriteStatement.sealedSets(u, ctx));
     }
 
     /**
      * Refuses, before anything is read or written, what the proxy would add nothing to (the
-     * server path refused the statement for another reason than its filter or its arithmetic), and
-     * an update whose other operators the server path refuses (tried on an empty document).
+     * server path refused the statement for another reason than its filter or its arithmetic;
+     * {@code serverCannot} null for a statement the server path accepted), and an update whose
+     * other operators the server path refuses (tried on an empty document).
      */
     static void check(WriteStatement st, CollectionContext ctx, CommandSpec spec, BsonDocument body,
                               Refusal serverCannot) {
-        if (st.residual() == null && st.computed().isEmpty()) {
+        if (serverCannot != null && st.residual() == null && st.computed().isEmpty()) {
             throw serverCannot;
         }
         if (st.update() != null) {

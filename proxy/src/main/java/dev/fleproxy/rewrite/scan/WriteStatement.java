@@ -21,17 +21,25 @@ import org.bson.BsonValue;
  * @param update   the update as the client wrote it (null for a delete)
  * @param computed the arithmetic on encrypted paths: operator → (path → argument)
  * @param upsert   the equalities of its filter when it upserts ({@link UpsertSeed}), else null
+ * @param sealedSets the paths of its $set that hold encrypted values (left out when unchanged: {@link NoOpWrites})
  */
 record WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map<String, BsonDocument> computed,
-                      BsonDocument upsert) {
+                      BsonDocument upsert, List<String> sealedSets) {
 
     WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map<String, BsonDocument> computed) {
-        this(split, multi, update, computed, null);
+        this(split, multi, update, computed, null, List.of());
     }
 
-    /** The update to send for one document: the computed operators become a $set of their results. */
+    /**
+     * The update to send for one document: the computed operators become a $set of their results,
+     * and a $set of an encrypted field to the value it holds is left out, as is a replacement by
+     * the document as it is ({@link NoOpWrites}); empty when nothing in the document changes.
+     */
     BsonDocument updateFor(BsonDocument plain) {
-        if (computed.isEmpty()) {
+        if (!update.isEmpty() && !update.getFirstKey().startsWith("$")) {
+            return NoOpWrites.sameReplacement(plain, update) ? new BsonDocument() : update;
+        }
+        if (computed.isEmpty() && sealedSets.isEmpty()) {
             return update;
         }
         BsonDocument out = new BsonDocument();
@@ -40,6 +48,10 @@ record WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map
             BsonDocument args = op.getValue().asDocument();
             BsonDocument kept = new BsonDocument();
             for (Map.Entry<String, BsonValue> a : args.entrySet()) {
+                if (op.getKey().equals("$set") && sealedSets.contains(a.getKey())
+                        && NoOpWrites.unchanged(plain, a.getKey(), a.getValue())) {
+                    continue; // the server would find it unchanged, were it not sealed again
+                }
                 if (computed.containsKey(op.getKey()) && computed.get(op.getKey()).containsKey(a.getKey())) {
                     BsonValue now = UpdateArithmetic.get(plain, a.getKey());
                     BsonValue then = UpdateArithmetic.apply(op.getKey(), a.getKey(), now, a.getValue());
@@ -91,6 +103,27 @@ record WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map
                 if (kind != PathKind.NONE) {
                     out.computeIfAbsent(op.getKey(), k -> new BsonDocument()).put(a.getKey(), a.getValue());
                 }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The paths of an update's $set that are encrypted fields or hold some, in its order; not a
+     * positional path or one with an array index (the proxy does not follow those on plaintext
+     * here; a path that meets an array in the document is written all the same: {@link NoOpWrites}).
+     */
+    static List<String> sealedSets(BsonValue u, CollectionContext ctx) {
+        List<String> out = new ArrayList<>();
+        if (u == null || !u.isDocument() || !u.asDocument().isDocument("$set")) {
+            return out;
+        }
+        for (String path : u.asDocument().getDocument("$set").keySet()) {
+            boolean positional = path.contains("$") || java.util.Arrays.stream(path.split("\\.", -1))
+                    .anyMatch(seg -> !seg.isEmpty() && seg.chars().allMatch(Character::isDigit));
+            PathKind kind = positional ? PathKind.NONE : ctx.paths.classify(path).kind();
+            if (kind == PathKind.EXACT || kind == PathKind.PREFIX) {
+                out.add(path);
             }
         }
         return out;
