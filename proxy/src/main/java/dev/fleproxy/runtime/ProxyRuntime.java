@@ -52,6 +52,8 @@ public final class ProxyRuntime implements AutoCloseable {
     private final AuditLog audit;
     private AdminServer admin;
     private ProxyGauges gauges;
+    /** Memory given back to the system after bursts (native heap trimmed, heap uncommitted). */
+    private final MemoryReturn memoryReturn = MemoryReturn.start();
 
     private ProxyRuntime(ProxyServer server, PolicyHolder policy, KeyResolver resolver, KmipClient kmip, AuditLog audit) {
         this.audit = audit;
@@ -197,5 +199,6 @@ public final class ProxyRuntime implements AutoCloseable {
         if (kmip != null) {
             kmip.close();
         }
+        memoryReturn.close();
     }
 }
