@@ -6,6 +6,7 @@ import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.query.UpsertEqualities;
 import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.FilterSplit;
 import dev.fleproxy.rewrite.write.MessageDocuments;
@@ -166,7 +167,7 @@ public final class EvaluatedWrites {
         }
         boolean upsert = st.containsKey("upsert") && st.getBoolean("upsert").getValue();
         return new WriteStatement(split, multi, u.asDocument(), WriteStatement.computed(u, ctx),
-                upsert ? UpsertSeed.equalities(q.asDocument(), ctx.ns()) : null);
+                upsert ? UpsertEqualities.of(q.asDocument(), ctx.ns()) : null);
     }
 
     /**
