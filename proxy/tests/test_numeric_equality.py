@@ -4,6 +4,8 @@ numbers: int32 1, int64 1, double 1.0 and decimal 1, 1.0, 1.00 are one value
 keys over mutual TLS, the embedded backend); every answer is held against the same query on a
 plaintext twin in the backend, where the backend compares as MongoDB does, and against MongoDB's
 answer written out where it does not."""
+import signal
+
 import pytest
 from bson import Decimal128, Int64
 from bson.raw_bson import RawBSONDocument
@@ -41,8 +43,8 @@ def shapes(q):
 @pytest.fixture(scope="module")
 def twins(workdir, backend, kms):
     key = kms.keys["AES-256"]
-    proxy = EncryptingProxy(workdir, backend.port, kms, f"  enc.nums: {{ key: {key}, fields: {{ x: {{ deterministic: true }} }} }}\n",
-                            name="proxy-numbers").start()
+    policy = f"  enc.nums: {{ key: {key}, fields: {{ x: {{ deterministic: true }} }} }}\n"
+    proxy = EncryptingProxy(workdir, backend.port, kms, policy, name="proxy-numbers").start()
     via, direct = client(proxy.uri()), client(f"mongodb://127.0.0.1:{backend.port}")
     docs = [{"_id": i, "x": v} for i, v in enumerate(STORED)] + [{"_id": len(STORED), "other": 1}]
     via.enc.nums.drop()
@@ -121,3 +123,33 @@ def test_nan_equals_nan_and_negative_zero_equals_zero(twins):
         assert ids(enc, {"x": {"$in": [float("inf")]}, **big}) == [106, 107]
     finally:
         enc.delete_many({"_id": {"$gte": 100}})
+
+
+def test_during_a_key_change_every_form_is_asked_for_under_every_key(workdir, backend, kms):
+    """enc.numrot moves from AES-256 to ARIA-256 (previousKeys): a number stored under either key,
+    in any type, is found; an upsert the server carries out inserts the field its filter names
+    (before, an $in of the value's envelopes under both keys started nothing)."""
+    old, new = kms.keys["AES-256"], kms.keys["ARIA-256"]
+    fields = "fields: { x: { deterministic: true } }"
+    p = EncryptingProxy(workdir, backend.port, kms, f"  enc.numrot: {{ key: {old}, {fields} }}\n",
+                        name="proxy-numbers-rotating").start()
+    try:
+        with client(p.uri()) as c:
+            rot = c.enc.numrot
+            rot.drop()
+            rot.insert_many([{"_id": 1, "x": 5}, {"_id": 2, "x": Decimal128("5.0")}, {"_id": 3, "x": "5"}])
+            p.mark_log()
+            p.write(f"  enc.numrot: {{ key: {new}, previousKeys: [{old}], {fields} }}\n")
+            p.proc.send_signal(signal.SIGHUP)
+            assert p.new_log_lines("policy reloaded", timeout=20), p.log_text()[-2000:]
+            rot.insert_many([{"_id": 4, "x": Int64(5)}, {"_id": 5, "x": 5.0}, {"_id": 6, "x": 6}])
+            assert ids(rot, {"x": 5.0}) == [1, 2, 4, 5]
+            assert ids(rot, {"x": {"$eq": Decimal128("5"), "$in": [5, 6]}}) == [1, 2, 4, 5]
+            assert ids(rot, {"x": {"$ne": Int64(5), "$nin": ["5"]}}) == [6]
+            rot.update_one({"x": "7", "tag": "u"}, {"$set": {"n": 1}}, upsert=True)
+            rot.update_one({"x": 8.0, "tag": "u"}, {"$set": {"n": 1}}, upsert=True)
+            assert sorted(((d["x"], d["n"]) for d in rot.find({"tag": "u"})), key=repr) == [("7", 1), (8.0, 1)]
+            assert rot.count_documents({"x": {"$in": [8, "7"]}, "tag": "u"}) == 2
+            rot.drop()
+    finally:
+        p.stop()
