@@ -46,17 +46,29 @@ def value(rnd: random.Random, depth=0):
     return {"k": value(rnd, depth + 1), "j": rnd.choice(SCALARS)}
 
 
+#: the stored forms of y's numbers: each equal by value to the first, as MongoDB compares numbers
+Y_FORMS = {1: [1, Int64(1), 1.0, Decimal128("1.0")], 2: [2, Int64(2), 2.0, Decimal128("2")],
+           7: [7, 7.0, Decimal128("7"), 2.5, Decimal128("2.50")]}
+
+
+def y_form(v, forms: random.Random):
+    return forms.choice(Y_FORMS[v]) if v in Y_FORMS and not isinstance(v, bool) else v
+
+
 def documents(seed=28, count=40):
     rnd = random.Random(seed)
+    forms = random.Random(seed + 1)
     docs = []
     for i in range(count):
         d = {"_id": i, "n": rnd.randrange(0, 4)}
         if rnd.random() < 0.9:
             d["x"] = value(rnd)
         if rnd.random() < 0.9:
-            # deterministic equality is exact on BSON type (documented): y holds no numbers the
-            # server would also count as equal to another type, and no arrays
-            d["y"] = rnd.choice(["a", "b", "apple", 1, 2, 7, None])  # see Y_VALUES
+            # y is deterministic: its numbers come in every type (the proxy asks the server for
+            # each form's envelope, docs/query-model.md); no arrays (an encrypted array is one
+            # value). The form is drawn from a generator of its own so the other fields' values
+            # stay what they were.
+            d["y"] = y_form(rnd.choice(["a", "b", "apple", 1, 2, 7, None]), forms)  # see Y_VALUES
         if rnd.random() < 0.85:
             d["arr"] = [rnd.choice(SCALARS) if rnd.random() < 0.7 else {"k": rnd.choice(SCALARS)}
                         for _ in range(rnd.randrange(0, 4))]
@@ -83,9 +95,10 @@ def twins(workdir, backend, kms):
 
 
 scalars = st.sampled_from(SCALARS)
-# y is deterministic: its equality, done by the server on envelopes, is exact on the BSON type
-# (documented), so its conditions use the types y holds (a query for Int64(2) finds no int32 2)
-Y_VALUES = ["a", "b", "apple", 1, 2, 7, None, "B", 0]
+# y is deterministic: its equality, done by the server on envelopes, matches every numeric form of
+# the value (the proxy asks for each form's envelope), so its conditions name numbers in every type
+Y_VALUES = ["a", "b", "apple", 1, 2, 7, None, "B", 0, Int64(2), 2.0, Decimal128("2.0"), 7.0, Decimal128("7.00"),
+            Int64(1), Decimal128("1"), 2.5, Decimal128("2.5"), 3.0]
 fields = st.sampled_from(FIELDS)
 
 

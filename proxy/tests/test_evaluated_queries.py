@@ -47,9 +47,9 @@ def plain(backend):
 
 def documents(deterministic=False):
     """Mixed types in x: numbers of every kind, strings, null, missing, arrays, documents. A
-    deterministic x holds no two numbers of different types that are equal and no arrays: its
-    equality is exact on the BSON type and an array is one value (docs/query-model.md, "Semantics
-    worth knowing")."""
+    deterministic x holds no arrays: an array is one value (docs/query-model.md, "Semantics worth
+    knowing"); nor two numbers of different types that are equal (numbers across types are
+    test_numeric_equality.py's)."""
     xs = [1, 2.5, Int64(3), Decimal128("4"), -7, 10, 11.0 if deterministic else 10.0, "apple", "Banana", "cherry", f"{SECRET_PREFIX}-s",
           None, "grape" if deterministic else [1, 5], [], "kiwi" if deterministic else ["apple", 5], {"a": 1}, True, 0]
     docs = []

@@ -6,9 +6,14 @@ import dev.fleproxy.rewrite.bson.CopyOnChange;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.EncryptedPaths;
 import dev.fleproxy.rewrite.paths.PathKind;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.bson.BsonArray;
+import org.bson.BsonBinary;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -19,8 +24,9 @@ import org.bson.BsonValue;
  * or not). Everything else that touches an encrypted field is refused: ranges, regexes, $type,
  * $elemMatch, paths inside an encrypted value, any predicate on a randomized field, equality with
  * null (it would also have to match documents without the field), JavaScript ($where) and
- * $expr/$jsonSchema/$text over encrypted fields. Equality is exact on BSON type: 5 (int32) does not
- * match a stored 5.0 (double).
+ * $expr/$jsonSchema/$text over encrypted fields. A number equals its other numeric forms, as on the
+ * server: 5 asks for the envelopes of int32 5, int64 5, double 5.0 and the decimals 5, 5.0, …
+ * ({@link NumericForms}); arrays and documents stay exact on each element's type.
  */
 public final class FilterRewriter {
     private static final Set<String> LOGICAL = Set.of("$and", "$or", "$nor");
@@ -144,83 +150,94 @@ public final class FilterRewriter {
             default:
                 break;
         }
-        String field = m.rule().path();
-        boolean det = m.rule().deterministic();
-        if (!ctx.policy.previousKeys().isEmpty()) {
-            return duringKeyChange(v, ctx, m.rule());
-        }
-        if (!isOperatorDocument(v)) {
-            requireDeterministic(det, ctx, field, "equality");
-            return encryptedValue(v, ctx, m.rule());
-        }
-        return CopyOnChange.map(v.asDocument(), (name, arg) -> {
-            if (name.equals("$exists")) {
-                return arg;
-            }
-            if (EQUALITY.contains(name)) {
-                requireDeterministic(det, ctx, field, name);
-                return encryptedValue(arg, ctx, m.rule());
-            }
-            if (MEMBERSHIP.contains(name)) {
-                requireDeterministic(det, ctx, field, name);
-                if (!arg.isArray()) {
-                    throw Refusal.onField(ctx.ns(), field, name + " without an array");
-                }
-                return CopyOnChange.map(arg.asArray(), each -> encryptedValue(each, ctx, m.rule()));
-            }
-            throw Refusal.onField(ctx.ns(), field, "the query operator " + name);
-        });
+        return equality(v, ctx, m.rule());
     }
 
     /**
-     * While a collection has {@code previousKeys} (a key change or an algorithm migration under way,
-     * `rewrap`), a stored value is under any of its keys: equality becomes membership in the
-     * value's envelopes under every one of them ($eq → $in, $ne → $nin, $in/$nin over the product),
-     * so a document matches whether it was rewritten yet or not.
+     * A condition on a policy field itself: equality and membership on a deterministic field
+     * become equality and membership on envelopes, one for each value's form under each key
+     * ({@link #envelopes}); $exists passes. A value with one envelope keeps its operator
+     * (implicit, $eq, $ne) as before; one with several becomes $in ($eq, implicit) or $nin ($ne).
+     * Two memberships of one kind in a condition ($eq of a number beside $in) become one: $in of
+     * the envelopes in both (a stored envelope is one form of one value, so it is in both sets
+     * exactly when its value satisfies both), $nin of those in either.
      */
-    private static BsonValue duringKeyChange(BsonValue v, CollectionContext ctx, FieldRule rule) {
+    private static BsonValue equality(BsonValue v, CollectionContext ctx, FieldRule rule) {
         String field = rule.path();
         boolean det = rule.deterministic();
         if (!isOperatorDocument(v)) {
             requireDeterministic(det, ctx, field, "equality");
-            return new BsonDocument("$in", envelopesUnderEveryKey(new BsonArray(java.util.List.of(v)), ctx, rule));
+            List<BsonBinary> envelopes = envelopes(List.of(v), ctx, rule);
+            return envelopes.size() == 1 ? envelopes.get(0) : new BsonDocument("$in", new BsonArray(envelopes));
+        }
+        BsonDocument ops = v.asDocument();
+        if (ops.size() == 1 && ops.containsKey("$exists")) {
+            return v;
         }
         BsonDocument out = new BsonDocument();
-        for (Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
+        for (Map.Entry<String, BsonValue> e : ops.entrySet()) {
             String name = e.getKey();
             BsonValue arg = e.getValue();
-            String as;
-            BsonValue value;
             if (name.equals("$exists")) {
-                as = name;
-                value = arg;
-            } else if (EQUALITY.contains(name) || MEMBERSHIP.contains(name)) {
+                out.put(name, arg);
+            } else if (EQUALITY.contains(name)) {
                 requireDeterministic(det, ctx, field, name);
-                if (MEMBERSHIP.contains(name) && !arg.isArray()) {
+                List<BsonBinary> envelopes = envelopes(List.of(arg), ctx, rule);
+                if (envelopes.size() == 1) {
+                    out.put(name, envelopes.get(0));
+                } else {
+                    merge(out, name.equals("$eq") ? "$in" : "$nin", envelopes);
+                }
+            } else if (MEMBERSHIP.contains(name)) {
+                requireDeterministic(det, ctx, field, name);
+                if (!arg.isArray()) {
                     throw Refusal.onField(ctx.ns(), field, name + " without an array");
                 }
-                as = name.equals("$eq") || name.equals("$in") ? "$in" : "$nin";
-                value = envelopesUnderEveryKey(arg.isArray() ? arg.asArray() : new BsonArray(java.util.List.of(arg)),
-                        ctx, rule);
+                merge(out, name, envelopes(arg.asArray().getValues(), ctx, rule));
             } else {
                 throw Refusal.onField(ctx.ns(), field, "the query operator " + name);
             }
-            if (out.containsKey(as)) {
-                throw Refusal.onField(ctx.ns(), field, "both " + as + " and its equality form in one condition while "
-                        + "the collection changes keys; put them in an $and");
-            }
-            out.put(as, value);
         }
         return out;
     }
 
-    private static BsonArray envelopesUnderEveryKey(BsonArray values, CollectionContext ctx, FieldRule rule) {
-        BsonArray out = new BsonArray();
-        for (BsonValue each : values) {
-            encryptedValue(each, ctx, rule); // the same refusals (null, regular expressions)
-            out.addAll(ctx.encryptForQueryUnderEveryKey(rule, each));
+    /** $in (or $nin) of these envelopes added to a condition: intersected with (or added to) one there already. */
+    private static void merge(BsonDocument out, String as, List<BsonBinary> envelopes) {
+        BsonValue there = out.get(as);
+        if (there == null) {
+            out.put(as, new BsonArray(envelopes));
+            return;
         }
-        return out;
+        Set<BsonValue> both = new LinkedHashSet<>(there.asArray().getValues());
+        if (as.equals("$in")) {
+            both.retainAll(new HashSet<>(envelopes));
+        } else {
+            both.addAll(envelopes);
+        }
+        out.put(as, new BsonArray(new ArrayList<>(both)));
+    }
+
+    /**
+     * The envelopes a deterministic field's equality with these values asks for, each once: every
+     * form of each value that MongoDB's equality takes as equal to it ({@link NumericForms}: 1,
+     * 1.0, NumberLong(1), the decimal 1, 1.0, …), sealed under the collection's key and, while a
+     * key change is under way (previousKeys, `rewrap`), under each previous key too, so a document
+     * matches whatever type its number was written as and whether it was rewritten yet or not.
+     */
+    private static List<BsonBinary> envelopes(List<BsonValue> values, CollectionContext ctx, FieldRule rule) {
+        Set<BsonBinary> out = new LinkedHashSet<>();
+        boolean keyChange = !ctx.policy.previousKeys().isEmpty();
+        for (BsonValue each : values) {
+            refuseUnsealable(each, ctx, rule);
+            for (BsonValue form : NumericForms.of(each)) {
+                if (keyChange) {
+                    out.addAll(ctx.encryptForQueryUnderEveryKey(rule, form));
+                } else {
+                    out.add(ctx.encryptForQuery(rule, form));
+                }
+            }
+        }
+        return new ArrayList<>(out);
     }
 
     private static void requireDeterministic(boolean det, CollectionContext ctx, String field, String what) {
@@ -230,7 +247,8 @@ public final class FilterRewriter {
         }
     }
 
-    private static BsonValue encryptedValue(BsonValue v, CollectionContext ctx, FieldRule rule) {
+    /** Values whose envelope could not stand for them: null (also missing documents) and regular expressions. */
+    private static void refuseUnsealable(BsonValue v, CollectionContext ctx, FieldRule rule) {
         String field = rule.path();
         if (v.isNull()) {
             throw Refusal.onField(ctx.ns(), field, "equality with null (it would also have to match documents "
@@ -239,6 +257,5 @@ public final class FilterRewriter {
         if (v.isRegularExpression()) {
             throw Refusal.onField(ctx.ns(), field, "a regular expression");
         }
-        return ctx.encryptForQuery(rule, v);
     }
 }

@@ -7,6 +7,7 @@ import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.PathKind;
 import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.query.UpsertEqualities;
 import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.FilterSplit;
 import dev.fleproxy.rewrite.write.MessageDocuments;
@@ -236,7 +237,7 @@ public final class EvaluatedWrites {
         }
         boolean upsert = st.containsKey("upsert") && st.getBoolean("upsert").getValue();
         return new WriteStatement(split, multi, u.asDocument(), WriteStatement.computed(u, ctx),
-                upsert ? UpsertSeed.equalities(q.asDocument(), ctx.ns()) : null, WriteStatement.sealedSets(u, ctx));
+                upsert ? UpsertEqualities.of(q.asDocument(), ctx.ns()) : null, WriteStatement.sealedSets(u, ctx));
     }
 
     /**

@@ -17,7 +17,8 @@ import org.bson.RawBsonDocument;
 
 /**
  * update, delete, findAndModify and MongoDB 8.0's bulkWrite on encrypted collections: filters
- * rewritten ({@link FilterRewriter}), updates encrypted or refused ({@link UpdateRewriter}),
+ * rewritten ({@link FilterRewriter}), updates encrypted or refused ({@link UpdateRewriter}), an
+ * upsert's equalities that became membership kept for the document it inserts ({@link UpsertSeedsKept}),
  * arrayFilters and sorts checked. Statements that need no change keep their raw bytes. (insert,
  * the hot path, streams: {@link Inserts}.)
  */
@@ -30,7 +31,7 @@ public final class WriteCommands {
         return MessageDocuments.map(msg, "updates", ctx.ns(), st -> {
             Arguments.examineFields(st, statements, ctx);
             ArrayFilters.check(st.get("arrayFilters"), st.get("u"), ctx);
-            return rewriteUpdate(FilterRewriter.rewriteIn(st, "q", ctx), "u", ctx);
+            return UpsertSeedsKept.keep(st, rewriteUpdate(FilterRewriter.rewriteIn(st, "q", ctx), "u", ctx), "q", "u", ctx);
         });
     }
 
@@ -45,7 +46,8 @@ public final class WriteCommands {
     public static OpMsg findAndModify(OpMsg msg, CollectionContext ctx) {
         BsonDocument body = msg.body();
         ArrayFilters.check(body.get("arrayFilters"), body.get("update"), ctx);
-        BsonDocument out = rewriteUpdate(FilterRewriter.rewriteIn(body, "query", ctx), "update", ctx);
+        BsonDocument out = UpsertSeedsKept.keep(body,
+                rewriteUpdate(FilterRewriter.rewriteIn(body, "query", ctx), "update", ctx), "query", "update", ctx);
         return out == body ? msg : msg.withBody(out);
     }
 
@@ -102,7 +104,8 @@ public final class WriteCommands {
             }
             case "update", "delete" -> {
                 ArrayFilters.check(op.get("arrayFilters"), op.get("updateMods"), ctx);
-                yield rewriteUpdate(FilterRewriter.rewriteIn(op, "filter", ctx), "updateMods", ctx);
+                yield UpsertSeedsKept.keep(op, rewriteUpdate(FilterRewriter.rewriteIn(op, "filter", ctx), "updateMods", ctx),
+                        "filter", "updateMods", ctx);
             }
             default -> throw Refusal.command(ctx.ns(), "bulkWrite operation " + kind + " is not supported on an "
                     + "encrypted collection");

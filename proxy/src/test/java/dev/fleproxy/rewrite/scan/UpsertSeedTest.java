@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
  */
 class UpsertSeedTest {
     private static BsonDocument seed(String filter) {
-        return UpsertSeed.equalities(BsonDocument.parse(filter), "app.c");
+        return dev.fleproxy.rewrite.query.UpsertEqualities.of(BsonDocument.parse(filter), "app.c");
     }
 
     @Test
