@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential test-crud-spec bench-evaluated bench-scale demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential test-crud-spec bench-evaluated bench-starvation bench-scale demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -104,6 +104,12 @@ test-differential: build venv
 ## make bench-overhead appends the same section to its report)
 bench-evaluated: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_evaluated_cost.py
+
+## bench-starvation: 30 clients running evaluated queries of 10,000 candidates against a probe by _id on a
+## plain collection, through the proxy and straight to the backend in the same window; /healthz, RSS (~4 min;
+## results/starvation/report.md)
+bench-starvation: build venv
+	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_starvation.py
 
 ## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size, batch, connections, policy size, cursors),
 ## rewrap size and memory after a burst (message sizes beside a byte relay, the floor), each with its

@@ -56,13 +56,15 @@ class JavaProcess:
                                else f"{jar} is missing: run `make bench-jar` (`make test` builds it first)")
         self.jar = jar
         self.args = args
+        self.jvm_options = []  # e.g. a heap cap, for a benchmark that runs the proxy as deployments do
         self.log_path = log_path
         self.port = port
         self.proc = None
 
     def start(self, wait=True):
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["java", "-jar", str(self.jar), *self.args], stdout=log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(["java", *self.jvm_options, "-jar", str(self.jar), *self.args], stdout=log,
+                                     stderr=subprocess.STDOUT)
         log.close()
         if wait:
             try:

@@ -76,6 +76,11 @@ final class EvaluatedQuery {
      */
     static final int FIRST_BATCH = 101;
     static final int GROWTH = 8;
+    /**
+     * Bytes a candidate batch is sized for: a quarter of a reply, since documents vary, and since
+     * every query waiting for the evaluation pool holds its batch (and its decrypted copy) meanwhile.
+     */
+    static final int BATCH_TARGET = 4 * 1024 * 1024;
     /** The proxy-wide memory this query holds (null until its first reply); given back by {@link #end}. */
     EvaluationMemory.Lease lease;
     /** True if the last {@link #take} was refused by the proxy-wide budget rather than this query's own. */
@@ -126,6 +131,11 @@ final class EvaluatedQuery {
             overMemory = true;
             return false;
         }
+        if (lease != null && nextCursorId != 0 && candidates.isEmpty() && !documents.isEmpty()
+                && !lease.reserve(likelyTotal(size, documents.size()))) {
+            overMemory = true; // more batches to come: what they will likely take is taken now, or the query refused
+            return false;
+        }
         for (BsonValue d : documents) {
             if (d instanceof RawBsonDocument raw) {
                 largest = Math.max(largest, raw.getByteBuffer().remaining());
@@ -156,17 +166,29 @@ final class EvaluatedQuery {
 
     /**
      * The getMore for the next batch: as many as the budget still allows and one more, but no more
-     * than the largest candidate so far says fit in half a reply (documents vary), nor {@link
+     * than the largest candidate so far says fit in {@link #BATCH_TARGET}, nor {@link
      * #GROWTH} times the last batch (the first ones may have been the small ones).
      */
     BsonDocument getMore() {
         BsonDocument g = new BsonDocument("getMore", new BsonInt64(cursorId));
         g.putAll(getMoreTemplate);
-        long fit = Math.max(1, EvaluatedReplies.BATCH_BYTES / 2 / Math.max(1, largest));
+        long fit = Math.max(1, BATCH_TARGET / Math.max(1, largest));
         int asked = (int) Math.max(1, Math.min(Math.min(budget + 1L - candidates.size(), fit), (long) lastAsked * GROWTH));
         lastAsked = asked;
         g.put("batchSize", new BsonInt32(asked));
         return g;
+    }
+
+    /**
+     * What the whole candidate set will likely cost, from the first batch: as many candidates as
+     * the scan budget allows, of the first ones' size, within this query's byte cap, and no more
+     * than a quarter of the proxy-wide budget (the server's part of the filter may select far
+     * fewer: past the reservation a query still grows batch by batch).
+     */
+    private long likelyTotal(long firstBytes, int firstDocuments) {
+        long perDocument = Math.max(1, firstBytes / firstDocuments);
+        return Math.min(Math.min(MAX_CANDIDATE_BYTES, perDocument * (budget + 1L)) * EvaluationMemory.DECODED_COST,
+                lease.budget() / 4);
     }
 
     /** The batchSize of the first candidate read. */

@@ -33,6 +33,21 @@ class EvaluationMemoryTest {
     }
 
     @Test
+    void aReservationIsTakenAheadAndUsedBeforeMoreIsTaken() {
+        EvaluationMemory.Lease a = memory.lease();
+        assertTrue(a.grow(100));
+        assertTrue(a.reserve(500));
+        assertEquals(500, memory.used());
+        assertTrue(a.grow(300), "within the reservation");
+        assertEquals(500, memory.used());
+        assertTrue(a.grow(200), "past it, taken as it grows");
+        assertEquals(600, memory.used());
+        assertFalse(memory.lease().reserve(500));
+        a.end();
+        assertEquals(0, memory.used());
+    }
+
+    @Test
     void heldAnswersAndCandidatesDrawOnTheSameBudget() {
         assertTrue(memory.take(900));
         assertFalse(memory.lease().grow(200));
