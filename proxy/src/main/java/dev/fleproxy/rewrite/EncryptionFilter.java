@@ -236,6 +236,12 @@ public final class EncryptionFilter implements MessageFilter {
             return waitForKey;
         }
         EvaluatedReads.Plan plan = EvaluatedReads.plan(spec, request.msg().toOpMsg(), ctx, serverCannot, ns -> {
+            String caseOf = p.databaseDifferingInCase(ns.substring(0, ns.indexOf('.')));
+            if (caseOf != null) {
+                // as the admission gate refuses such a $db: the server could take it for the policy's database
+                throw Refusal.command(ctx.ns(), "an $out or $merge into " + ns + ", whose database differs only in case "
+                        + "from '" + caseOf + "', which holds encrypted collections");
+            }
             CollectionPolicy target = p.get(ns);
             return target == null ? null : contexts.of(target, keys);
         });
