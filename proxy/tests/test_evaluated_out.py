@@ -17,7 +17,7 @@ def policy(kms):
     return (f"  out.src: {{ key: {aes}, fields: {{ x: {{}}, s: {{ deterministic: true }} }} }}\n"
             f"  out.same: {{ key: {aes}, fields: {{ x: {{}}, s: {{ deterministic: true }} }} }}\n"
             f"  out.other: {{ key: {aria}, fields: {{ x: {{}}, s: {{ deterministic: true }} }} }}\n"
-            f"  out.det_x: {{ key: {aes}, fields: {{ x: {{ deterministic: true }} }} }}\n"
+            f"  out.det_x: {{ key: {aes}, fields: {{ x: {{ deterministic: true }}, s: {{ deterministic: true }} }} }}\n"
             f"  out.rnd_s: {{ key: {aes}, fields: {{ x: {{}}, s: {{}} }} }}\n"
             f"  out.star: {{ key: {aria}, fields: \"*\" }}\n"
             f"  out.merged: {{ key: {aria}, fields: {{ x: {{}}, s: {{ deterministic: true }} }} }}\n")
