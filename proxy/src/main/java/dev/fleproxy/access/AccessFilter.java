@@ -38,6 +38,9 @@ public final class AccessFilter implements MessageFilter {
                 bulkWrite(msg, p, identity);
             } else {
                 FieldUse.check(command.spec(), msg, p.get(command.target()), identity);
+                if (command.spec().rewriter() == CommandSpec.Rewriter.AGGREGATE) {
+                    FieldUse.output(msg.body(), p, p.get(command.target()), identity);
+                }
             }
             return RequestDecision.PASS;
         } catch (Refusal r) {

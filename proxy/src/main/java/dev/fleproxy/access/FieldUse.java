@@ -3,6 +3,7 @@ package dev.fleproxy.access;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldAccess;
 import dev.fleproxy.policy.FieldRule;
+import dev.fleproxy.policy.Policy;
 import dev.fleproxy.protocol.CommandSpec;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
@@ -63,6 +64,61 @@ final class FieldUse {
             }
             default -> {
             }
+        }
+    }
+
+    /**
+     * An aggregate on {@code cp} ending in $out or $merge writes what it reads (the proxy carries
+     * it out, docs/query-model.md): the identity must see every field of the collection in
+     * plaintext (a mask would be written as data, and a field it may not see stored where it may
+     * read it), may write every field of an encrypted target, and may query the target's fields
+     * its $merge matches on. Read from the last stage's names only; what the stage is otherwise
+     * is the encryption filter's to check.
+     */
+    static void output(BsonDocument body, Policy p, CollectionPolicy cp, String identity) {
+        BsonValue pipeline = body.get("pipeline");
+        if (pipeline == null || !pipeline.isArray() || pipeline.asArray().isEmpty()) {
+            return;
+        }
+        BsonValue last = pipeline.asArray().get(pipeline.asArray().size() - 1);
+        if (!last.isDocument() || last.asDocument().size() != 1
+                || !Set.of("$out", "$merge").contains(last.asDocument().getFirstKey())) {
+            return;
+        }
+        String stage = last.asDocument().getFirstKey();
+        for (FieldRule r : cp.fields().values()) {
+            if (!r.access().reveals(identity)) {
+                throw new Refusal(ProxyError.FIELD_ACCESS_DENIED, cp.namespace() + ": field '" + r.path() + "' is not "
+                        + "revealed to identity '" + identity + "', and " + stage + " would write what it sees as data");
+            }
+        }
+        BsonValue spec = last.asDocument().get(stage);
+        BsonValue into = stage.equals("$merge") && spec.isDocument() ? spec.asDocument().get("into") : spec;
+        String db = body.isString("$db") ? body.getString("$db").getValue() : "";
+        String ns = into == null ? null : into.isString() ? db + "." + into.asString().getValue()
+                : into.isDocument() && into.asDocument().isString("coll")
+                ? (into.asDocument().isString("db") ? into.asDocument().getString("db").getValue() : db) + "."
+                + into.asDocument().getString("coll").getValue() : null;
+        CollectionPolicy target = ns == null ? null : p.get(ns);
+        if (target == null) {
+            return;
+        }
+        for (FieldRule r : target.fields().values()) {
+            if (!r.access().mayWrite(identity)) {
+                throw new Refusal(ProxyError.FIELD_ACCESS_DENIED, target.namespace() + ": field '" + r.path()
+                        + "' may not be written by identity '" + identity + "', and " + stage + " may write any field");
+            }
+        }
+        if (stage.equals("$merge") && spec.isDocument()) {
+            BsonValue on = spec.asDocument().get("on");
+            BsonDocument named = new BsonDocument();
+            for (BsonValue f : on == null ? java.util.List.<BsonValue>of() : on.isArray() ? on.asArray().getValues()
+                    : java.util.List.of(on)) {
+                if (f.isString()) {
+                    named.put(f.asString().getValue(), new org.bson.BsonInt32(1));
+                }
+            }
+            query(target, identity, named);
         }
     }
 

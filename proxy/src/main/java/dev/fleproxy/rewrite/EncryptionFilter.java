@@ -186,7 +186,7 @@ public final class EncryptionFilter implements MessageFilter {
             try {
                 return examinedAndRewritten(request, spec, ctx, p, db, keys);
             } catch (Refusal serverCannot) {
-                return evaluated(request, spec, ctx, keys, serverCannot); // examines everything again, for the proxy's part
+                return evaluated(request, spec, ctx, p, keys, serverCannot); // examines everything again, for the proxy's part
             }
         }
         if (EvaluatedWrites.evaluates(spec)) {
@@ -229,13 +229,26 @@ public final class EncryptionFilter implements MessageFilter {
      * is asked for the candidates its part of the filter selects, the proxy evaluates the rest on
      * their plaintext ({@link EvaluatedReads}).
      */
-    private RequestDecision evaluated(Request request, CommandSpec spec, CollectionContext ctx, CollectionKeys keys,
-                                      Refusal serverCannot) {
+    private RequestDecision evaluated(Request request, CommandSpec spec, CollectionContext ctx, Policy p,
+                                      CollectionKeys keys, Refusal serverCannot) {
         RequestDecision waitForKey = examinedWithKey(request, spec, ctx, keys, EvaluatedReads.byProxy(spec));
         if (waitForKey != null) {
             return waitForKey;
         }
-        EvaluatedReads.Plan plan = EvaluatedReads.plan(spec, request.msg().toOpMsg(), ctx, serverCannot);
+        EvaluatedReads.Plan plan = EvaluatedReads.plan(spec, request.msg().toOpMsg(), ctx, serverCannot, ns -> {
+            String caseOf = p.databaseDifferingInCase(ns.substring(0, ns.indexOf('.')));
+            if (caseOf != null) {
+                // as the admission gate refuses such a $db: the server could take it for the policy's database
+                throw Refusal.command(ctx.ns(), "an $out or $merge into " + ns + ", whose database differs only in case "
+                        + "from '" + caseOf + "', which holds encrypted collections");
+            }
+            CollectionPolicy target = p.get(ns);
+            return target == null ? null : contexts.of(target, keys);
+        });
+        if (plan.writes() != null && !keys.need(plan.writes().keyId())) {
+            // the key its $out or $merge seals with, fetched before anything is read
+            return RequestDecision.await(keys.fetchPending(), kmsWait);
+        }
         request.expectReply(plan.replyState());
         return RequestDecision.replace(request.encode(plan.command()));
     }

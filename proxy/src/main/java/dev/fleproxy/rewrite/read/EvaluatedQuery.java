@@ -85,6 +85,8 @@ final class EvaluatedQuery {
     EvaluationMemory.Lease lease;
     /** True if the last {@link #take} was refused by the proxy-wide budget rather than this query's own. */
     boolean overMemory;
+    /** The writes of an aggregate's $out or $merge, once its output is known; null for any other query. */
+    OutputWrites output;
     /** The step running on the evaluation pool while the reply lane waits for it. */
     java.util.concurrent.CompletableFuture<Object> work;
     /** getMore's part of the request: $db, collection, and the session fields (lsid, txnNumber, autocommit). */

@@ -43,6 +43,10 @@ public final class EvaluatedReads {
     /** find's options that ask for what an answer computed by the proxy cannot be. */
     private static final Set<String> NOT_EVALUATED = Set.of("min", "max", "returnKey", "showRecordId", "tailable",
             "awaitData", "oplogReplay");
+    /** What an aggregate ending in $out or $merge carries to the writes of its output, not to its candidate read. */
+    private static final Set<String> AGGREGATE_TO_WRITES = Set.of("writeConcern", "bypassDocumentValidation");
+    /** The client's fields every command the proxy sends for an $out or $merge carries. */
+    private static final Set<String> OUTPUT_SESSION = Set.of("lsid", "$clusterTime");
     /** The fields a getMore takes from the command that opened its cursor (a transaction's included). */
     private static final Set<String> SESSION_FIELDS = Set.of("$db", "lsid", "txnNumber", "autocommit");
 
@@ -58,8 +62,12 @@ public final class EvaluatedReads {
     private EvaluatedReads() {
     }
 
-    /** The server's command and the state its replies are answered with. */
-    public record Plan(OpMsg command, Object replyState) {
+    /**
+     * The server's command and the state its replies are answered with.
+     *
+     * @param writes the policy of the collection an $out or $merge writes (its key is needed), or null
+     */
+    public record Plan(OpMsg command, Object replyState, dev.fleproxy.policy.CollectionPolicy writes) {
     }
 
     /** True for the commands the proxy can evaluate itself when the server cannot. */
@@ -75,9 +83,11 @@ public final class EvaluatedReads {
     /**
      * The evaluation of a find or count whose other arguments were examined already; what the
      * proxy cannot evaluate either is refused as the server path refused it ({@code serverCannot}:
-     * it names fields and operators, never a constant of the query).
+     * it names fields and operators, never a constant of the query). {@code targets} gives the
+     * context of the collection an aggregate's $out or $merge writes (null: outside the policy).
      */
-    public static Plan plan(CommandSpec spec, OpMsg msg, CollectionContext ctx, Refusal serverCannot) {
+    public static Plan plan(CommandSpec spec, OpMsg msg, CollectionContext ctx, Refusal serverCannot,
+                            java.util.function.Function<String, CollectionContext> targets) {
         boolean find = spec.rewriter() == CommandSpec.Rewriter.FIND;
         BsonDocument body = msg.body();
         for (String option : NOT_EVALUATED) {
@@ -88,7 +98,7 @@ public final class EvaluatedReads {
         }
         refuseCollation(body, ctx, serverCannot);
         if (spec.rewriter() == CommandSpec.Rewriter.AGGREGATE) {
-            return aggregate(msg, ctx, serverCannot);
+            return aggregate(msg, ctx, serverCannot, targets);
         }
         FilterSplit split = FilterSplit.of(document(body, find ? "filter" : "query", ctx), ctx);
         EvaluatedQuery.Steps steps;
@@ -121,7 +131,7 @@ public final class EvaluatedReads {
         server.put("batchSize", new BsonInt32(EvaluatedQuery.firstBatch(budget))); // the rest by getMore, sized by bytes
         EvaluatedQuery.FirstBatch batching = find ? firstBatch(body, ctx) : EvaluatedQuery.FirstBatch.ALL;
         EvaluatedQuery state = new EvaluatedQuery(spec.name(), ctx.paths.readShape(), steps, batching, budget, getMore);
-        return new Plan(msg.withBody(server), state);
+        return new Plan(msg.withBody(server), state, null);
     }
 
     /**
@@ -129,24 +139,40 @@ public final class EvaluatedReads {
      * proxy on the decrypted candidates ({@link PipelineEvaluator}); a stage it does not run, or an
      * argument find does not take, keeps the server path's refusal.
      */
-    private static Plan aggregate(OpMsg msg, CollectionContext ctx, Refusal serverCannot) {
+    private static Plan aggregate(OpMsg msg, CollectionContext ctx, Refusal serverCannot,
+                                  java.util.function.Function<String, CollectionContext> targets) {
         BsonDocument body = msg.body();
-        for (String name : body.keySet()) {
-            if (!name.equals(body.getFirstKey()) && !name.equals("pipeline") && !name.equals("cursor")
-                    && !AGGREGATE_TO_FIND.contains(name)) {
-                throw serverCannot;
-            }
-        }
         if (!body.isArray("pipeline")) {
             throw serverCannot;
         }
         java.util.List<BsonValue> stages = body.getArray("pipeline").getValues();
+        OutputStage output = null;
+        if (!stages.isEmpty() && OutputStage.is(stages.get(stages.size() - 1))) {
+            output = OutputStage.of(stages.get(stages.size() - 1).asDocument(), body.getString("$db").getValue(), ctx.ns());
+            stages = stages.subList(0, stages.size() - 1);
+        }
+        for (String name : body.keySet()) {
+            if (!name.equals(body.getFirstKey()) && !name.equals("pipeline") && !name.equals("cursor")
+                    && !AGGREGATE_TO_FIND.contains(name) && !(output != null && AGGREGATE_TO_WRITES.contains(name))) {
+                throw serverCannot;
+            }
+        }
+        if (output != null && (body.containsKey("txnNumber") || body.containsKey("autocommit")
+                || body.containsKey("startTransaction"))) {
+            throw Refusal.command(ctx.ns(), output.name() + " inside a transaction (MongoDB does not run it there)");
+        }
         PipelinePrefix prefix = PipelinePrefix.of(stages, ctx);
         PipelineEvaluator pipeline;
+        CarriedPaths carried;
         try {
             pipeline = PipelineEvaluator.compile(stages.subList(prefix.from(), stages.size()));
+            carried = output == null ? null : CarriedPaths.of(ctx.policy).through(stages.subList(prefix.from(), stages.size()));
         } catch (NotEvaluable e) {
             throw serverCannot;
+        }
+        CollectionContext target = output == null ? null : targets.apply(output.namespace());
+        if (output != null) {
+            OutputTarget.check(output, carried, target, ctx.ns()); // before anything is read
         }
         EvaluatedQuery.Steps steps = new EvaluatedQuery.Steps(prefix.residual(), null, new EvaluatedQuery.Window(0, 0),
                 null, new EvaluatedQuery.Answer(false, null, pipeline));
@@ -175,8 +201,21 @@ public final class EvaluatedReads {
         BsonValue cursor = body.get("cursor");
         int size = cursor != null && cursor.isDocument() && cursor.asDocument().isNumber("batchSize")
                 ? cursor.asDocument().getNumber("batchSize").intValue() : -1;
-        return new Plan(msg.withBody(server), new EvaluatedQuery("aggregate", ctx.paths.readShape(), steps,
-                new EvaluatedQuery.FirstBatch(size, false), budget, getMore));
+        EvaluatedQuery state = new EvaluatedQuery("aggregate", ctx.paths.readShape(), steps,
+                new EvaluatedQuery.FirstBatch(size, false), budget, getMore);
+        if (output != null) {
+            BsonDocument session = new BsonDocument();
+            BsonDocument writeOptions = new BsonDocument();
+            body.forEach((name, v) -> {
+                if (OUTPUT_SESSION.contains(name)) {
+                    session.put(name, v);
+                } else if (AGGREGATE_TO_WRITES.contains(name)) {
+                    writeOptions.put(name, v);
+                }
+            });
+            state.output = new OutputWrites(output, target == null ? null : target.policy, ctx.ns(), session, writeOptions);
+        }
+        return new Plan(msg.withBody(server), state, target == null ? null : target.policy);
     }
 
     /** find's batchSize (all that fit when absent) and singleBatch, for the answer's first batch. */

@@ -5,6 +5,7 @@ import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.paths.CollectionContexts;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
 import dev.fleproxy.wire.Frame;
@@ -58,9 +59,13 @@ final class EvaluatedReplies {
      * is decrypted, decoded and evaluated on the pool while the reply lane waits.
      */
     static ReplyDecision onReply(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
-                                 ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool) {
+                                 ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool,
+                                 CollectionContexts targets) {
         if (q.work != null) {
-            return resumed(reply, q, keys, kmsWait, metrics, held, masks, pool);
+            return resumed(reply, q, keys, kmsWait, metrics, held, masks, pool, targets);
+        }
+        if (q.output != null && q.output.started()) {
+            return written(reply, q, keys, kmsWait, metrics, targets); // the next write of its $out or $merge
         }
         if (q.call != null) {
             CompletableFuture<Frame> read = q.call.toCompletableFuture();
@@ -98,12 +103,13 @@ final class EvaluatedReplies {
             });
             return ReplyDecision.await(q.work, READ_WAIT);
         }
-        return taken(reply, q, take(view, q, keys, reply.alloc()), keys, kmsWait, metrics, held, masks, pool);
+        return taken(reply, q, take(view, q, keys, reply.alloc()), keys, kmsWait, metrics, held, masks, pool, targets);
     }
 
     /** Back on the loop after the pool's step: its outcome, or its failure rethrown as it was. */
     private static ReplyDecision resumed(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
-                                         ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool) {
+                                         ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool,
+                                         CollectionContexts targets) {
         CompletableFuture<Object> work = q.work;
         q.work = null;
         if (!work.isDone()) {
@@ -123,7 +129,10 @@ final class EvaluatedReplies {
         if (outcome instanceof Answered a) {
             return answered(reply, q, a, metrics, held);
         }
-        return taken(reply, q, (Taken) outcome, keys, kmsWait, metrics, held, masks, pool);
+        if (outcome == OutputWrites.READY) {
+            return written(reply, q, keys, kmsWait, metrics, targets);
+        }
+        return taken(reply, q, (Taken) outcome, keys, kmsWait, metrics, held, masks, pool, targets);
     }
 
     /** Decrypts and takes one batch (on the loop or the pool): whether it was taken, or keys must be fetched first. */
@@ -142,7 +151,8 @@ final class EvaluatedReplies {
 
     /** After a batch: fetch keys and read it again, refuse, read the next, or evaluate. On the loop. */
     private static ReplyDecision taken(Reply reply, EvaluatedQuery q, Taken t, CollectionKeys keys, Duration kmsWait,
-                                       ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool) {
+                                       ProxyMetrics metrics, HeldCursors held, FieldMasks masks, EvaluationPool pool,
+                                       CollectionContexts targets) {
         if (t == Taken.KEYS_PENDING) {
             return ReplyDecision.await(keys.fetchPending(), kmsWait); // this batch is decrypted again then
         }
@@ -157,6 +167,9 @@ final class EvaluatedReplies {
         if (q.cursorId != 0) {
             q.call = reply.calls().command(q.getMore());
             return ReplyDecision.awaitUpstream(q.call, READ_WAIT);
+        }
+        if (q.output != null) {
+            return output(reply, q, keys, kmsWait, metrics, masks, pool, targets);
         }
         long connection = reply.peer().connection();
         if (EvaluationPool.offLoop(q.bytes())) {
@@ -187,6 +200,41 @@ final class EvaluatedReplies {
             id = held.hold(q.ns(), q.lsid(), masks.identity(), connection, encoded);
         }
         return new Answered(batch("firstBatch", first, id, q.ns()), id != 0 && q.lsid() == null, false);
+    }
+
+    /**
+     * Every candidate read: the pipeline's output computed (on the pool if large), then written by
+     * its $out or $merge. An identity that may not see every field of the collection is refused:
+     * its masked values would be written as data, and what it may not see would be stored where
+     * it may read it.
+     */
+    private static ReplyDecision output(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
+                                        ProxyMetrics metrics, FieldMasks masks, EvaluationPool pool,
+                                        CollectionContexts targets) {
+        if (masks.any()) {
+            return refuse(reply, q, new Refusal(ProxyError.FIELD_ACCESS_DENIED, q.ns() + ": identity '"
+                    + masks.identity() + "' may not see every encrypted field of this collection, and an $out or "
+                    + "$merge would write what it sees as data"), metrics);
+        }
+        if (EvaluationPool.offLoop(q.bytes())) {
+            q.work = pool.submit(q.ns(), () -> {
+                q.output.start(q.documents(masks));
+                return OutputWrites.READY;
+            });
+            return ReplyDecision.await(q.work, READ_WAIT);
+        }
+        q.output.start(q.documents(masks));
+        return written(reply, q, keys, kmsWait, metrics, targets);
+    }
+
+    /** The next step of writing an $out's or a $merge's output; its answer counted once it is sent. */
+    private static ReplyDecision written(Reply reply, EvaluatedQuery q, CollectionKeys keys, Duration kmsWait,
+                                         ProxyMetrics metrics, CollectionContexts targets) {
+        ReplyDecision d = q.output.step(reply, keys, targets, kmsWait);
+        if (!(d instanceof ReplyDecision.Await) && !(d instanceof ReplyDecision.AwaitUpstream)) {
+            metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.ANSWERED, q.examined());
+        }
+        return d;
     }
 
     /** Sends the answer, on the loop: a count's or a distinct's refused if over what a reply may hold. */

@@ -57,6 +57,9 @@ public final class Replies {
     /** Where large evaluations run, off the event loops. */
     private final EvaluationPool pool;
 
+    /** The collections an evaluated aggregate's $out or $merge writes, sealed by their policies. */
+    private final dev.fleproxy.rewrite.paths.CollectionContexts targets;
+
     /** The policy in force: its identities, for the masks of the fields a connection may not see. */
     private final java.util.function.Supplier<Policy> policy;
 
@@ -67,6 +70,7 @@ public final class Replies {
         this.pool = pool;
         this.held = new HeldCursors(memory);
         this.policy = policy;
+        this.targets = new dev.fleproxy.rewrite.paths.CollectionContexts(policy);
         this.resolver = resolver;
         this.envelopes = envelopes;
         this.kmsWait = kmsWait;
@@ -248,7 +252,7 @@ public final class Replies {
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
         try {
             return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics, held, masks(reply, q.shape.policy, keys),
-                    pool);
+                    pool, targets);
         } catch (Refusal r) {
             metrics.replyError(q.command, r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
