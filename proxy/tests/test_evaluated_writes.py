@@ -442,3 +442,111 @@ def test_candidates_are_read_in_batches_within_16_mib_and_past_the_budget_refuse
                                                                                   10_997, 10_999]
     via.big.drop()
     via.client.close()
+
+
+# ---- hint: the statement's hint goes with its candidates' read ---------------------------------
+
+@pytest.fixture(scope="module")
+def hint_server(backend):
+    """mongod's checking of hints (hint_server.py), which the embedded backend does not have."""
+    from hint_server import HintServer
+    s = HintServer(backend.port)
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def hinted(workdir, hint_server, kms):
+    p = EncryptingProxy(workdir, hint_server.port, kms, policy(kms), name="proxy-hints").start()
+    yield p
+    p.stop()
+
+
+@pytest.fixture()
+def hint_twins(hinted, hint_server):
+    """enc.w through the proxy and its plaintext twin, both behind the hint-checking stand-in, with
+    an index on the encrypted x and one on n and x."""
+    via = client(hinted.uri()).enc
+    plain = client(f"mongodb://127.0.0.1:{hint_server.port}").plain_write_twins
+    data = [{"_id": i, "n": i % 3, "x": i, "tag": f"t{i}" if i % 2 else f"{SECRET}{i}", "d": i % 4} for i in range(12)]
+    for coll in (via.w, plain.w):
+        coll.drop()
+        coll.insert_many(data)
+        coll.create_index([("x", 1)], name="x_1")
+        coll.create_index([("n", 1), ("x", -1)], name="n_1_x_-1")
+    hint_server.clear()
+    yield via.w, plain.w
+    via.client.close()
+    plain.client.close()
+
+
+def _after():
+    from pymongo import ReturnDocument
+    return ReturnDocument.AFTER
+
+
+HINTED = {  # each needs the proxy: $inc of the randomized x, a range or a regex on an encrypted field
+    "updateOne": lambda c, h: c.update_one({"x": {"$gt": 5}}, {"$inc": {"x": 1}}, hint=h).raw_result,
+    "updateMany": lambda c, h: c.update_many({"x": {"$gt": 5}}, {"$inc": {"x": 1}}, hint=h).raw_result,
+    "replaceOne": lambda c, h: c.replace_one({"x": {"$lt": 3}, "n": 1}, {"r": 1}, hint=h).raw_result,
+    "upsert": lambda c, h: c.update_one({"_id": 40, "x": {"$gt": 100}}, {"$inc": {"x": 1}}, upsert=True,
+                                        hint=h).raw_result,
+    "bulk": lambda c, h: c.bulk_write([UpdateOne({"x": {"$gt": 9}}, {"$inc": {"x": 1}}, hint=h),
+                                       UpdateMany({"x": {"$lt": 4}}, {"$mul": {"x": 2}}, hint=h),
+                                       DeleteOne({"x": {"$gte": 7}}, hint=h),
+                                       DeleteMany({"tag": {"$regex": "^t"}, "n": 0}, hint=h)]).bulk_api_result,
+    "findOneAndUpdate": lambda c, h: c.find_one_and_update({"x": {"$gt": 5}}, {"$inc": {"x": 1}}, hint=h,
+                                                           return_document=_after()),
+    "findOneAndReplace": lambda c, h: c.find_one_and_replace({"x": {"$gte": 4}}, {"r": 2}, hint=h),
+    "findOneAndDelete": lambda c, h: c.find_one_and_delete({"x": {"$lt": 4}}, sort=[("x", -1)], hint=h),
+    "deleteOne": lambda c, h: c.delete_one({"x": {"$lt": 4}}, hint=h).raw_result,
+    "deleteMany": lambda c, h: c.delete_many({"tag": {"$regex": "^t"}}, hint=h).raw_result,
+}
+
+
+@pytest.mark.parametrize("hint", ["x_1", {"x": 1}, "n_1_x_-1", {"n": 1, "x": -1}, {"$natural": 1}])
+@pytest.mark.parametrize("op", list(HINTED))
+def test_writes_with_a_hint_answer_and_write_as_the_server_does(hint_twins, hint_server, op, hint):
+    """An index name or key pattern, on the encrypted x too (an index key is a name): the
+    candidates' find carries it, the proxy's writes by _id do not."""
+    via, plain = hint_twins
+    got = HINTED[op](via, hint)
+    finds = [f for f in hint_server.finds if f["find"] == "w"]
+    assert finds and all(f.get("hint") == hint for f in finds), finds
+    assert not any("hint" in st for _, st in hint_server.statements)
+    assert got == HINTED[op](plain, hint)
+    assert docs(via) == docs(plain)
+
+
+def _error(call):
+    """The error a call fails with: its kind, code, and for a write error its index and message."""
+    with pytest.raises(OperationFailure) as e:
+        call()
+    d = e.value.details or {}
+    return type(e.value).__name__, e.value.code, d.get("index"), d.get("errmsg")
+
+
+@pytest.mark.parametrize("hint", ["nope_1", {"nope": 1}, {"x": -1}])
+@pytest.mark.parametrize("op", ["updateOne", "updateMany", "replaceOne", "upsert", "findOneAndUpdate",
+                                "findOneAndReplace", "findOneAndDelete", "deleteOne", "deleteMany"])
+def test_a_hint_naming_no_index_fails_as_the_server_fails_it(hint_twins, op, hint):
+    """A write error (2, BadValue) for an update or delete statement, the command's error for a
+    findAndModify: as mongod answers the write itself, nothing written."""
+    via, plain = hint_twins
+    before = docs(via)
+    got, want = _error(lambda: HINTED[op](via, hint)), _error(lambda: HINTED[op](plain, hint))
+    assert got == want and got[1] == 2, (got, want)
+    assert got[0] == ("OperationFailure" if op.startswith("findOne") else "WriteError")
+    assert docs(via) == docs(plain) == before
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_a_bulk_statement_with_a_hint_naming_no_index_is_its_write_error(hint_twins, ordered):
+    via, plain = hint_twins
+    requests = [UpdateOne({"x": {"$gt": 9}}, {"$inc": {"x": 1}}, hint="x_1"),
+                UpdateMany({"x": {"$lt": 4}}, {"$mul": {"x": 2}}, hint="nope_1"),
+                DeleteOne({"x": {"$gte": 7}}, hint={"x": 1}),
+                UpdateOne({"_id": 3}, {"$set": {"plain": 1}}, hint="_id_")]  # the server's own statement
+    got, want = outcome(via, requests, ordered), outcome(plain, requests, ordered)
+    assert got == want and got["errors"] == [(1, 2)], (got, want)
+    assert docs(via) == docs(plain)

@@ -260,6 +260,27 @@ def test_answers_that_would_compare_stored_values_are_refused(people, pki):
         assert e.value.code == 9720040
 
 
+def test_a_hint_counts_as_a_query_of_the_fields_of_its_index(people, pki):
+    """A hint chooses the index the server reads, so the order of what it finds (on a deterministic
+    field, the documents holding one value next to each other) and, sparse or partial, which: its
+    key pattern's fields count as queried, a name needs every field (but _id_)."""
+    with as_user(people, pki, "app", "app-secret", tlsCertificateKeyFile=str(pki.dir / "support.both.pem")) as sup:
+        people_ = sup.acc.people
+        for hint in ({"ssn": 1}, {"name": 1, "ssn": -1}, "ssn_1", "name_1"):
+            for call in (lambda: list(people_.find({}, {"ssn": 0}, hint=hint)),
+                         lambda: people_.count_documents({}, hint=hint),
+                         lambda: people_.update_one({"_id": 1}, {"$set": {"name": "ann"}}, hint=hint),
+                         lambda: people_.delete_one({"_id": 99}, hint=hint),
+                         lambda: people_.find_one_and_update({"_id": 1}, {"$set": {"name": "ann"}}, hint=hint,
+                                                             projection={"ssn": 0})):
+                with pytest.raises(OperationFailure) as e:
+                    call()
+                assert e.value.code == 9720040 and "ssn" in str(e.value) and "support" in str(e.value), hint
+        for hint in ({"card": 1}, {"_id": 1}, "_id_", {"$natural": 1}):  # support may query card
+            assert len(list(people_.find({}, {"ssn": 0}, hint=hint))) == 2
+            assert people_.update_one({"_id": 1}, {"$set": {"name": "ann"}}, hint=hint).matched_count == 1
+
+
 def test_duplicate_key_answers_carry_no_value(people, pki, direct_client):
     from pymongo.errors import DuplicateKeyError
     with as_user(people, pki, "app", "app-secret", tlsCertificateKeyFile=str(pki.dir / "payments.both.pem")) as pay:

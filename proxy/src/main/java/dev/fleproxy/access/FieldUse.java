@@ -35,20 +35,37 @@ final class FieldUse {
         }
         BsonDocument body = msg.body();
         switch (spec.rewriter()) {
-            case FIND -> query(cp, identity, body.get("filter"), body.get("sort"), body.get("min"), body.get("max"));
-            case COUNT -> query(cp, identity, body.get("query"));
-            case DISTINCT -> query(cp, identity, body.get("query"), keyPath(body.get("key")));
-            case AGGREGATE -> query(cp, identity, body.get("pipeline"));
+            case FIND -> {
+                query(cp, identity, body.get("filter"), body.get("sort"), body.get("min"), body.get("max"));
+                hint(cp, identity, body.get("hint"));
+            }
+            case COUNT -> {
+                query(cp, identity, body.get("query"));
+                hint(cp, identity, body.get("hint"));
+            }
+            case DISTINCT -> {
+                query(cp, identity, body.get("query"), keyPath(body.get("key")));
+                hint(cp, identity, body.get("hint"));
+            }
+            case AGGREGATE -> {
+                query(cp, identity, body.get("pipeline"));
+                hint(cp, identity, body.get("hint"));
+            }
             case FIND_AND_MODIFY -> {
                 query(cp, identity, body.get("query"), body.get("sort"));
+                hint(cp, identity, body.get("hint"));
                 update(cp, identity, body.get("update"));
                 deniedInReturnedDocument(cp, identity, body.get("fields"));
             }
             case UPDATE -> MessageDocuments.of(msg, "updates").forEach(st -> {
                 query(cp, identity, st.get("q"));
+                hint(cp, identity, st.get("hint"));
                 update(cp, identity, st.get("u"));
             });
-            case DELETE -> MessageDocuments.of(msg, "deletes").forEach(st -> query(cp, identity, st.get("q")));
+            case DELETE -> MessageDocuments.of(msg, "deletes").forEach(st -> {
+                query(cp, identity, st.get("q"));
+                hint(cp, identity, st.get("hint"));
+            });
             case INSERT -> MessageDocuments.of(msg, "documents").forEach(d -> write(cp, identity, d));
             case CREATE_INDEXES -> indexes(cp, identity, body.get("indexes"));
             case COLLECTION_OPTIONS -> {
@@ -125,6 +142,7 @@ final class FieldUse {
     /** A bulkWrite operation on this collection: its filter queried, its document or update written. */
     static void checkOperation(BsonDocument op, CollectionPolicy cp, String identity) {
         query(cp, identity, op.get("filter"));
+        hint(cp, identity, op.get("hint"));
         write(cp, identity, op.get("document"));
         update(cp, identity, op.get("updateMods"));
     }
@@ -150,6 +168,26 @@ final class FieldUse {
                     query(cp, identity, op.getValue());
                 }
             }
+        }
+    }
+
+    /**
+     * A hint chooses the index the server reads, and so the order of what it finds — an index on a
+     * deterministic field puts the documents holding one value next to each other, and which
+     * document an updateOne, deleteOne or findAndModify without sort takes is the first in that
+     * order — and, for a sparse or partial index, which documents it finds. So the fields of a
+     * hint's key pattern count as queried, as an index's key does; a hint naming an index by its
+     * name could name any field's index, so it needs every field, but for {@code _id_} (always
+     * the _id index). {@code $natural} names no field.
+     */
+    private static void hint(CollectionPolicy cp, String identity, BsonValue hint) {
+        if (hint == null) {
+            return;
+        }
+        if (hint.isDocument()) {
+            query(cp, identity, hint);
+        } else if (!(hint.isString() && hint.asString().getValue().equals("_id_"))) {
+            everyField(cp, identity, "a hint naming an index by its name (it could be any field's index)");
         }
     }
 

@@ -68,16 +68,23 @@ final class Candidates {
         this.common = common;
     }
 
-    /** The find that begins the read (a read begun before is forgotten). */
-    BsonDocument find(BsonDocument serverFilter, List<BsonValue> written) {
+    /**
+     * The find that begins the read (a read begun before is forgotten), with the statement's hint
+     * if it has one (null if not): the server reads with the index the write would use, and
+     * refuses a hint it would refuse for the write.
+     */
+    BsonDocument find(BsonDocument serverFilter, List<BsonValue> written, BsonValue hint) {
         documents.clear();
         cursorId = 0;
         largest = 0;
         error = null;
         BsonDocument filter = written.isEmpty() ? serverFilter : new BsonDocument("$and", new BsonArray(List.of(
                 serverFilter, new BsonDocument("_id", new BsonDocument("$nin", new BsonArray(written))))));
-        BsonDocument find = new BsonDocument("find", new BsonString(ctx.policy.collection())).append("filter", filter)
-                .append("limit", new BsonInt32(budget + 1))
+        BsonDocument find = new BsonDocument("find", new BsonString(ctx.policy.collection())).append("filter", filter);
+        if (hint != null) {
+            find.append("hint", hint);
+        }
+        find.append("limit", new BsonInt32(budget + 1))
                 .append("batchSize", new BsonInt32(Math.min(FIRST_BATCH, budget + 1)));
         find.putAll(common);
         return find;
@@ -164,6 +171,22 @@ final class Candidates {
     boolean overBudget() {
         return error != null && error.isNumber("code")
                 && error.getNumber("code").intValue() == ProxyError.SCAN_BUDGET_EXCEEDED.code();
+    }
+
+    /**
+     * Codes the server answers a whole write command with, not a statement's write error:
+     * authorization, interruption (maxTimeMS, a kill, shutdown, a step-down) and a node that is no
+     * longer primary. Any other error of a candidate read (a hint naming no index, a filter the
+     * server cannot parse) is one the server meets reading for the statement itself, and reports
+     * as the statement's write error.
+     */
+    private static final java.util.Set<Integer> WHOLE_COMMAND = java.util.Set.of(13, 50, 91, 189, 262, 279,
+            10107, 11600, 11601, 11602, 13435, 13436);
+
+    /** True for a server error that fails a whole write command on the server (or one labelled for a retry). */
+    static boolean failsWholeCommand(BsonDocument error) {
+        return error == null || !error.isNumber("code") || error.containsKey("errorLabels")
+                || WHOLE_COMMAND.contains(error.getNumber("code").intValue());
     }
 
     /** The server's cursor a refused read left open, or 0. */

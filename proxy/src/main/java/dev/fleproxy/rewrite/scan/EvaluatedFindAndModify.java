@@ -119,7 +119,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             return answer(answer);
         }
         if (chosen == null && !upserting) {
-            call = request.calls().command(reading.find(statement.split().server(), List.of()));
+            call = request.calls().command(reading.find(statement.split().server(), List.of(), statement.hint()));
             return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
         }
         return write(request);

@@ -203,6 +203,16 @@ final class EvaluatedWrite implements WriteInSteps {
                 step = Step.SERVER;
                 return RequestDecision.awaitUpstream(call, CALL_WAIT);
             }
+            if (!reading.overBudget() && !Candidates.failsWholeCommand(reading.error())) {
+                // as the server reports its own read for the write (a hint naming no index): the statement's write error
+                result.commandError(index, reading.error());
+                if (ordered) {
+                    index = statements.size();
+                } else {
+                    nextStatement();
+                }
+                return null;
+            }
             fail(reading.error());
             return null;
         }
@@ -240,7 +250,7 @@ final class EvaluatedWrite implements WriteInSteps {
             }
             WriteStatement st = statements.get(index).proxied();
             if (step == Step.READ) {
-                call = request.calls().command(reading.find(st.split().server(), written));
+                call = request.calls().command(reading.find(st.split().server(), written, st.hint()));
                 return RequestDecision.awaitUpstream(call, CALL_WAIT);
             }
             if (next < matched.size() && (st.multi() || written.isEmpty())) {

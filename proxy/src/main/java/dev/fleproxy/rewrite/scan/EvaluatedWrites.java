@@ -31,7 +31,7 @@ import org.bson.BsonValue;
  * compare-and-swap writes on the client's own connection ({@link EvaluatedWrite};
  * docs/query-model.md, "Writes evaluated by the proxy"). What it cannot carry out exactly as the
  * server would is refused as before: arrayFilters, a statement's sort, a collation, let, and
- * writes inside a transaction. An upsert that matches nothing is sent to the server as an upsert
+ * writes inside a transaction. A statement's hint goes with its candidates' read. An upsert that matches nothing is sent to the server as an upsert
  * built from its filter's equalities ({@link UpsertSeed}).
  */
 public final class EvaluatedWrites {
@@ -39,9 +39,12 @@ public final class EvaluatedWrites {
     private static final Set<String> READ_FIELDS = Set.of("$db", "lsid", "$clusterTime", "$readPreference");
     /** …and the writes it sends, in addition. (txnNumber is not: each write it sends is a new one.) */
     private static final Set<String> WRITE_FIELDS = Set.of("writeConcern", "bypassDocumentValidation", "comment");
-    /** Statement fields the proxy carries out; any other (arrayFilters, sort, collation, hint) is refused. */
-    private static final Set<String> UPDATE_FIELDS = Set.of("q", "u", "multi", "upsert");
-    private static final Set<String> DELETE_FIELDS = Set.of("q", "limit");
+    /**
+     * Statement fields the proxy carries out (a hint goes with the candidates' read); any other
+     * (arrayFilters, sort, collation) is refused.
+     */
+    private static final Set<String> UPDATE_FIELDS = Set.of("q", "u", "multi", "upsert", "hint");
+    private static final Set<String> DELETE_FIELDS = Set.of("q", "limit", "hint");
 
     private EvaluatedWrites() {
     }
@@ -228,7 +231,7 @@ public final class EvaluatedWrites {
         if (!update) {
             BsonValue limit = st.get("limit");
             return new WriteStatement(split, limit == null || limit.isNumber() && limit.asNumber().intValue() == 0,
-                    null, Map.of());
+                    null, Map.of(), st.get("hint"));
         }
         boolean multi = st.containsKey("multi") && st.get("multi").isBoolean() && st.getBoolean("multi").getValue();
         BsonValue u = st.get("u");
@@ -237,7 +240,8 @@ public final class EvaluatedWrites {
         }
         boolean upsert = st.containsKey("upsert") && st.getBoolean("upsert").getValue();
         return new WriteStatement(split, multi, u.asDocument(), WriteStatement.computed(u, ctx),
-                upsert ? UpsertEqualities.of(q.asDocument(), ctx.ns()) : null, WriteStatement.sealedSets(u, ctx));
+                upsert ? UpsertEqualities.of(q.asDocument(), ctx.ns()) : null, WriteStatement.sealedSets(u, ctx),
+                st.get("hint"));
     }
 
     /**

@@ -15,13 +15,13 @@ import org.bson.BsonValue;
 /**
  * A findAndModify made into a statement the proxy carries out ({@link EvaluatedFindAndModify}):
  * its query, sort and fields read on plaintext; what it cannot carry out exactly as the server
- * would (arrayFilters, a collation, hint, let, a pipeline update) refused as the server
- * path refused it.
+ * would (arrayFilters, a collation, let, a pipeline update) refused as the server
+ * path refused it. Its hint goes with the candidates' read.
  */
 final class FindAndModifyPlan {
     /** The arguments whose values the proxy reads on plaintext (not examined for the server). */
     static final Set<String> READ_BY_PROXY = Set.of("query", "sort", "update", "fields");
-    private static final Set<String> REFUSED = Set.of("arrayFilters", "collation", "hint", "let");
+    private static final Set<String> REFUSED = Set.of("arrayFilters", "collation", "let");
 
     private FindAndModifyPlan() {
     }
@@ -40,6 +40,9 @@ final class FindAndModifyPlan {
             throw Refusal.command(ctx.ns(), "a findAndModify with both remove and upsert");
         }
         BsonDocument statement = new BsonDocument("q", body.get("query", new BsonDocument()));
+        if (body.containsKey("hint")) {
+            statement.put("hint", body.get("hint"));
+        }
         if (!remove) {
             statement.put("u", body.get("update", new BsonDocument()));
             statement.put("upsert", BsonBoolean.valueOf(upsert));

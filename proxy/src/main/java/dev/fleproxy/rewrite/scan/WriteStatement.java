@@ -22,12 +22,15 @@ import org.bson.BsonValue;
  * @param computed the arithmetic on encrypted paths: operator → (path → argument)
  * @param upsert   the equalities of its filter when it upserts ({@link UpsertSeed}), else null
  * @param sealedSets the paths of its $set that hold encrypted values (left out when unchanged: {@link NoOpWrites})
+ * @param hint     the statement's hint (an index name or key pattern), or null: its candidates' read carries it,
+ *                 so the server reads (and refuses) with the index it would use for the write
  */
 record WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map<String, BsonDocument> computed,
-                      BsonDocument upsert, List<String> sealedSets) {
+                      BsonDocument upsert, List<String> sealedSets, BsonValue hint) {
 
-    WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map<String, BsonDocument> computed) {
-        this(split, multi, update, computed, null, List.of());
+    WriteStatement(FilterSplit split, boolean multi, BsonDocument update, Map<String, BsonDocument> computed,
+                   BsonValue hint) {
+        this(split, multi, update, computed, null, List.of(), hint);
     }
 
     /**
