@@ -64,10 +64,31 @@ def spec_namespaces(spec_dir: Path) -> list[str]:
                 found.add(f'{databases[e["collection"]["database"]]}.{e["collection"]["collectionName"]}')
         for d in spec.get("initialData", []):
             found.add(f'{d["databaseName"]}.{d["collectionName"]}')
+        collections = {e["collection"]["id"]: databases[e["collection"]["database"]]
+                       for e in spec.get("createEntities", []) if "collection" in e}
         for t in spec.get("tests", []):
             for d in t.get("outcome") or []:
                 found.add(f'{d["databaseName"]}.{d["collectionName"]}')
+            for op in t.get("operations", []):
+                database = collections.get(op.get("object"))
+                for stage in (op.get("arguments") or {}).get("pipeline") or []:
+                    target = output_target(stage, database)
+                    if target:
+                        found.add(target)
     return sorted(found)
+
+
+def output_target(stage: dict, database: str | None) -> str | None:
+    """The db.collection an $out or $merge stage writes to: a user encrypting x on the source
+    encrypts it on the target too, or the proxy refuses to store x there in clear."""
+    out = stage.get("$out", stage.get("$merge"))
+    if isinstance(out, dict):
+        out = out.get("into", out)
+    if isinstance(out, str):
+        return f"{database}.{out}" if database else None
+    if isinstance(out, dict) and "coll" in out:
+        return f'{out.get("db", database)}.{out["coll"]}'
+    return None
 
 
 def policy(namespaces: list[str], key: str, deterministic: bool) -> str:
