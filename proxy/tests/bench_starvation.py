@@ -13,7 +13,9 @@ Writes results/starvation/report.md. Not a test (pytest does not collect it by n
 import multiprocessing
 import os
 import random
+import re
 import statistics
+import subprocess
 import threading
 import time
 import urllib.error
@@ -36,7 +38,7 @@ AFTER_SECONDS = 60
 BUDGET = 512 * 1024 * 1024  # maxEvaluationBytes (the default)
 # The proxy's JVM as docs/operations.md says to run it: without a heap cap, the JVM's default (a
 # quarter of the machine's memory) lets garbage grow the heap far past what the proxy holds.
-JVM_OPTIONS = os.environ.get("FLE_STARVATION_JVM", "-Xmx768m -XX:MaxDirectMemorySize=1g").split()
+JVM_OPTIONS = os.environ.get("FLE_STARVATION_JVM", "-Xmx640m -XX:MaxDirectMemorySize=1g").split()
 
 
 def rss_mb(pid):
@@ -94,6 +96,13 @@ def healthz(port, stop, answers):
         except OSError:
             answers.append(0)
         time.sleep(max(0.0, 1 - (time.monotonic() - t0)))
+
+
+def heap_mb(pid):
+    """(committed, used) MB of the JVM's heap, from jcmd GC.heap_info: what of RSS the heap holds."""
+    out = subprocess.run(["jcmd", str(pid), "GC.heap_info"], capture_output=True, text=True).stdout
+    m = re.search(r"heap\s+total (\d+)K, used (\d+)K", out)
+    return (int(m.group(1)) / 1024, int(m.group(2)) / 1024) if m else (float("nan"), float("nan"))
 
 
 def pct(xs, q):
@@ -161,6 +170,7 @@ def test_evaluations_do_not_starve_the_proxy(workdir, backend, kms):
         loaded = phase(proxy, direct_uri, LOAD_SECONDS, load=True)
         time.sleep(AFTER_SECONDS)
         rss_after = rss_mb(proxy.proc.pid)
+        heap_after = heap_mb(proxy.proc.pid)
     finally:
         proxy.stop()
     samples, answers, peak, answered, refused = loaded
@@ -184,7 +194,8 @@ def test_evaluations_do_not_starve_the_proxy(workdir, backend, kms):
         f"maxEvaluationBytes {BUDGET // (1024 * 1024)} MiB): {refused:,}.",
         f"- /healthz: {healthy} of {len(answers)} answers were 200.",
         f"- Proxy RSS: {rss_before:.0f} MB before, peak {peak:.0f} MB under load (budget + 300 MB = "
-        f"{BUDGET / 2**20 + 300:.0f} MB), {rss_after:.0f} MB {AFTER_SECONDS} s after the load stopped.",
+        f"{BUDGET / 2**20 + 300:.0f} MB), {rss_after:.0f} MB {AFTER_SECONDS} s after the load stopped (the heap then: {heap_after[0]:.0f} MB "
+        f"committed, {heap_after[1]:.0f} MB used).",
         f"- Target: p99 ratio ≤ 1.5 — {'met' if ratio <= 1.5 else 'missed'} ({ratio:.2f}); /healthz always 200 — "
         f"{'met' if healthy == len(answers) else 'missed'}; RSS peak ≤ budget + 300 MB — "
         f"{'met' if peak <= BUDGET / 2**20 + 300 else 'missed'}; RSS a minute after within 100 MB of before — "

@@ -80,7 +80,7 @@ final class EvaluatedQuery {
      * Bytes a candidate batch is sized for: a quarter of a reply, since documents vary, and since
      * every query waiting for the evaluation pool holds its batch (and its decrypted copy) meanwhile.
      */
-    static final int BATCH_TARGET = 4 * 1024 * 1024;
+    static final int BATCH_TARGET = 1024 * 1024;
     /** The proxy-wide memory this query holds (null until its first reply); given back by {@link #end}. */
     EvaluationMemory.Lease lease;
     /** True if the last {@link #take} was refused by the proxy-wide budget rather than this query's own. */
