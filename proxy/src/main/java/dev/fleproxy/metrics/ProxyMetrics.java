@@ -148,7 +148,9 @@ public final class ProxyMetrics {
         /** Refused with 9720012: more candidates than the collection's scan budget. */
         OVER_BUDGET,
         /** Refused with 9720013: the answer does not fit in one reply. */
-        TOO_LARGE;
+        TOO_LARGE,
+        /** Refused with 9720013: the proxy-wide memory for evaluated queries (maxEvaluationBytes) is taken. */
+        OVER_MEMORY;
 
         final String label = name().toLowerCase(Locale.ROOT);
     }

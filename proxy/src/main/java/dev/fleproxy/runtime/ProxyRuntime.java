@@ -102,6 +102,7 @@ public final class ProxyRuntime implements AutoCloseable {
                 log.info("encrypting {} collection(s): {}", startPolicy.collections().size(),
                         dev.fleproxy.policy.PolicyChanges.names(startPolicy.collections().keySet()));
             }
+            warnIfTheHeapCannotHoldEvaluations(config.listener().limits().maxEvaluationBytes());
             ProxyRuntime runtime = new ProxyRuntime(server, holder, resolver, opened.kmip, opened.audit);
             if (registry != null) {
                 runtime.startAdmin(configFile, config, registry, metrics);
@@ -110,6 +111,18 @@ public final class ProxyRuntime implements AutoCloseable {
         } catch (Exception | Error e) {
             opened.close();
             throw e;
+        }
+    }
+
+    /**
+     * The heap must hold what evaluated queries may keep (docs/operations.md, "Memory"): a limit
+     * under it would end in OutOfMemoryError where the budget meant 9720013.
+     */
+    private static void warnIfTheHeapCannotHoldEvaluations(long maxEvaluationBytes) {
+        long heap = Runtime.getRuntime().maxMemory();
+        if (heap < maxEvaluationBytes + 128L * 1024 * 1024) {
+            log.warn("the JVM's heap limit ({} MiB) is under maxEvaluationBytes ({} MiB) + 128 MiB: evaluated queries "
+                    + "may exhaust it; raise -Xmx or lower maxEvaluationBytes", heap >> 20, maxEvaluationBytes >> 20);
         }
     }
 

@@ -161,7 +161,8 @@ final class EvaluatedReplies {
             if (q.cursorId != 0) {
                 reply.calls().command(q.killCursor()).thenAccept(Frame::release);
             }
-            metrics.evaluated(q.ns(), ProxyMetrics.EvaluatedOutcome.OVER_BUDGET, q.examined());
+            metrics.evaluated(q.ns(), q.overMemory ? ProxyMetrics.EvaluatedOutcome.OVER_MEMORY
+                    : ProxyMetrics.EvaluatedOutcome.OVER_BUDGET, q.examined());
             return refuse(reply, q, q.overMemory ? overMemory(q) : overBudget(q), metrics);
         }
         if (q.cursorId != 0) {
