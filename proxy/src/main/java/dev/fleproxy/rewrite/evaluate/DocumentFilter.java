@@ -9,11 +9,13 @@ import org.bson.BsonDocument;
  * <p>Supports: implicit equality and regular expressions; $eq $ne $gt $gte $lt $lte $in $nin
  * $exists $type (codes, aliases, "number") $size $all (values, regexes, or $elemMatch items)
  * $elemMatch (on documents and on values) $mod $regex with $options i m s x (and u, ignored) $not;
- * $and $or $nor at any level; $comment (ignored); $alwaysTrue, $alwaysFalse. Dotted paths walk
+ * $and $or $nor at any level; $comment (ignored); $alwaysTrue, $alwaysFalse; $expr of the
+ * expressions the expr package compiles (ExprFilter). Dotted paths walk
  * arrays as the server does (PathValues); comparisons bracket by type (Comparison); $ne, $nin,
  * $not and {$exists: false} negate the whole predicate on the path.
  *
- * <p>Refuses with NotEvaluable, when compiling: $where $expr $text $jsonSchema $sampleRate, the
+ * <p>Refuses with NotEvaluable, when compiling: $where $text $jsonSchema $sampleRate, $expr with an
+ * operator outside the expr package, the
  * geospatial and bit-test operators, DBRef fields ($ref, $id, $db) as operators, any unknown
  * operator, any shape the server itself rejects, and regular expressions outside PcreTranslator's
  * allowlist (constructs whose PCRE2 and Java meanings may differ).

@@ -66,8 +66,7 @@ final class FilterParser {
             case "$where":
                 throw new NotEvaluable("$where cannot be evaluated by the proxy: it runs JavaScript");
             case "$expr":
-                throw new NotEvaluable("$expr cannot be evaluated by the proxy: aggregation expressions are "
-                        + "not reproduced");
+                return new ExprFilter(Expression.compile(value));
             case "$text":
                 throw new NotEvaluable("$text cannot be evaluated by the proxy: it needs the server's text index");
             case "$jsonSchema":

@@ -14,9 +14,9 @@ import org.bson.BsonValue;
 
 /**
  * The aggregation stages the proxy runs on decrypted documents: $match, $sort, $skip, $limit,
- * $project and $addFields/$set of paths and literals ({@link Expression}), $unset, $count, $group
+ * $project and $addFields/$set of expressions ({@link Expression}), $unset, $count, $group
  * with $sum, $avg, $min, $max, $first, $last, $push, $addToSet and $count ({@link Accumulator}),
- * and $sortByCount of a path. Any other stage, or an expression with operators, is refused when
+ * and $sortByCount. Any other stage, or an expression operator outside the expr package, is refused when
  * compiled ({@link NotEvaluable}). $group's output order is not defined (as on the server).
  */
 public final class PipelineEvaluator {

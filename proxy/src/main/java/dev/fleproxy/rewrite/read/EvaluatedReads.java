@@ -56,8 +56,9 @@ public final class EvaluatedReads {
      * arrays, a regex too deep for Java): said without the value.
      */
     public static final String DATA_NOT_EVALUABLE = "the proxy could not evaluate this command on the documents it "
-            + "read (a null compared with an undefined value, a sort through two arrays, or a pattern too deep to "
-            + "match): refused rather than guessed";
+            + "read (a null compared with an undefined value, a sort through two arrays, a pattern too deep to "
+            + "match, or an expression MongoDB fails on or whose exact result the proxy does not reproduce): "
+            + "refused rather than guessed";
 
     private EvaluatedReads() {
     }

@@ -16,7 +16,7 @@ class DocumentFilterRefusalTest {
     @Test
     void javascriptAndExpressionsAreRefused() {
         assertTrue(refusal("{$where: 'this.a == 1'}").contains("$where cannot be evaluated by the proxy"));
-        assertTrue(refusal("{$expr: {$eq: ['$a', 1]}}").contains("$expr"));
+        assertTrue(refusal("{$expr: {$function: {}}}").contains("$function"));
         assertTrue(refusal("{$text: {$search: 'x'}}").contains("$text"));
         assertTrue(refusal("{$jsonSchema: {}}").contains("$jsonSchema"));
         assertTrue(refusal("{$or: [{a: 1}, {$where: 'x'}]}").contains("$where"));

@@ -57,7 +57,7 @@ class PipelineEvaluatorTest {
     @Test
     void whatItDoesNotRunIsRefusedWhenCompiled() {
         for (String p : new String[] {"[{$lookup: {from: 'c', localField: 'a', foreignField: 'b', as: 'x'}}]",
-                "[{$group: {_id: null, t: {$sum: {$add: ['$x', 1]}}}}]", "[{$project: {x: '$$ROOT'}}]",
+                "[{$group: {_id: null, t: {$sum: {$function: {}}}}}]", "[{$project: {x: '$$NOW'}}]",
                 "[{$limit: 0}]", "[{$out: 'c'}]", "[{$group: {_id: null, t: {$stdDevPop: '$x'}}}]"}) {
             assertThrows(NotEvaluable.class, () -> run(p, List.of()), p);
         }
@@ -90,5 +90,24 @@ class PipelineEvaluatorTest {
                 docs("{y: null}", "{}", "{y: 'a'}", "{y: 1}", "{y: null}", "{y: 2}", "{}", "{y: 'b'}", "{y: 7}"));
         assertEquals(BsonDocument.parse("{_id: null, c: 4}"), out.stream().filter(d -> d.isNull("_id")).findFirst().orElseThrow());
         assertEquals(6, out.size(), out.toString());
+    }
+
+    @Test
+    void expressionsInStages() {
+        List<BsonDocument> in = docs("{_id: 1, a: 2, s: 'x'}", "{_id: 2, a: 5, s: 'y'}", "{_id: 3, s: 'z'}");
+        assertEquals(docs("{_id: 2, t: 10, u: 'Y'}"),
+                run("[{$match: {$expr: {$gt: ['$a', 3]}}}, {$project: {t: {$multiply: ['$a', 2]}, u: {$toUpper: '$s'}}}]", in));
+        assertEquals(docs("{_id: 3, k: -1}", "{_id: 1, k: 2}", "{_id: 2, k: 5}"),
+                run("[{$addFields: {k: {$ifNull: ['$a', -1]}}}, {$sort: {k: 1}}, {$project: {k: 1}}]", in));
+        assertEquals(docs("{_id: true, n: 7}"),
+                run("[{$group: {_id: {$isNumber: '$a'}, n: {$sum: {$add: ['$a', 0]}}}}, {$match: {_id: true}}]", in));
+        assertEquals(docs("{_id: 1, r: {_id: 1, a: 2, s: 'x'}}"), run("[{$limit: 1}, {$project: {r: '$$ROOT'}}]", in));
+    }
+
+    @Test
+    void anExpressionTheServerFailsOnIsRefusedOnTheDocument() {
+        List<BsonDocument> in = docs("{_id: 1, a: 'text'}");
+        NotEvaluable e = assertThrows(NotEvaluable.class, () -> run("[{$project: {t: {$add: ['$a', 1]}}}]", in));
+        assertEquals(false, e.getMessage().contains("text")); // names the operator, never the value
     }
 }
