@@ -27,7 +27,7 @@ def test_a_bad_config_is_one_clear_line_and_exit_code_2(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
         f"fle-proxy: {cfg}: unknown key(s) [upstrem]; known keys are [admin, allowPlaintextListen, audit, clientReadTimeoutMs, collections, envelopeSubtype, identities, kmip, listen, "
-        "maxBufferedMessageBytes, maxConnections, maxIdleTimeMs, tls, transport, upstream, upstreamConnectTimeoutMs, "
+        "maxBufferedMessageBytes, maxConnections, maxEvaluationBytes, maxIdleTimeMs, tls, transport, upstream, upstreamConnectTimeoutMs, "
         "upstreamTls]"]
 
 
