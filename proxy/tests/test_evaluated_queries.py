@@ -190,13 +190,6 @@ def test_what_neither_can_evaluate_is_refused(loaded, flt):
     assert e.value.code in (9720010, 9720011)
 
 
-def test_a_collation_is_refused_with_a_query_the_proxy_evaluates(loaded):
-    via, _ = loaded
-    with pytest.raises(OperationFailure) as e:
-        list(via.rnd.find({"x": {"$gt": "a"}}, collation={"locale": "en", "strength": 2}))
-    assert re.search("collation", str(e.value))
-
-
 def test_the_default_budget_stops_a_scan_of_100000_documents_at_10001(via, relay):
     via.large.drop()
     for start in range(0, 100_000, 20_000):

@@ -17,6 +17,7 @@ import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.CollectionContexts;
 import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.read.CollatedReads;
 import dev.fleproxy.rewrite.read.EvaluatedReads;
 import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.EvaluationMemory;
@@ -184,6 +185,7 @@ public final class EncryptionFilter implements MessageFilter {
         CollectionContext ctx = contexts.of(cp, keys);
         if (EvaluatedReads.evaluates(spec)) {
             try {
+                CollatedReads.refuseOnServer(request.msg().body(), ctx); // under a collation: the proxy compares
                 return examinedAndRewritten(request, spec, ctx, p, db, keys);
             } catch (Refusal serverCannot) {
                 return evaluated(request, spec, ctx, p, keys, serverCannot); // examines everything again, for the proxy's part
