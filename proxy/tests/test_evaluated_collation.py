@@ -129,3 +129,15 @@ def test_the_backend_is_no_oracle(backend):
         assert answered != ["PING", "Ping", "ping"], answered
     finally:
         c.close()
+
+
+def test_a_write_comparing_an_encrypted_field_under_a_collation_is_refused(coll):
+    # the server would match the envelope's bytes, the proxy does not carry out collated writes
+    for write in (lambda: coll.update_many({"x": "PING"}, {"$set": {"n": 7}}, collation=EN2),
+                  lambda: coll.delete_one({"x": "PING"}, collation=EN2),
+                  lambda: coll.find_one_and_update({"x": "PING"}, {"$set": {"n": 7}}, collation=EN2)):
+        with pytest.raises(OperationFailure) as e:
+            write()
+        assert e.value.code == 9720010, e.value
+    assert coll.count_documents({"n": 7}) == 0
+    assert coll.update_many({"_id": -1}, {"$set": {"n": 7}}, collation=EN2).matched_count == 0  # plain: the server's

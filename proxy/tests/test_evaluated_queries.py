@@ -2,7 +2,6 @@
 parts of an encrypted value), evaluated by the proxy on the decrypted candidates the server's part
 of the filter selects. Each answer is held against the same query on a plaintext twin of the
 data, stored directly in the backend; a recording relay shows what the server was sent."""
-import re
 
 import pytest
 from bson import Int64, Regex

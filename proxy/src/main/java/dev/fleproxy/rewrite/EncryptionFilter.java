@@ -23,6 +23,7 @@ import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.EvaluationMemory;
 import dev.fleproxy.rewrite.read.EvaluationPool;
 import dev.fleproxy.rewrite.read.Replies;
+import dev.fleproxy.rewrite.scan.CollatedWrites;
 import dev.fleproxy.rewrite.scan.EvaluatedWrites;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
@@ -192,6 +193,7 @@ public final class EncryptionFilter implements MessageFilter {
             }
         }
         if (EvaluatedWrites.evaluates(spec)) {
+            CollatedWrites.refuse(request.msg().toOpMsg(), ctx); // the server would match envelopes by bytes
             try {
                 return examinedAndRewritten(request, spec, ctx, p, db, keys);
             } catch (Refusal serverCannot) {
