@@ -1,8 +1,9 @@
 """Queries with a collation other than simple on encrypted fields, evaluated by the proxy with ICU
 (docs/query-model.md, "Collations"): find, count, sort, $group and distinct, with x randomized and
 x deterministic. The expected answers are written out from MongoDB's documented collation
-semantics (reference/collation): the embedded backend does not implement collations, so it cannot
-serve as the oracle here (test_the_backend_is_no_oracle shows how it departs)."""
+semantics (reference/collation): the embedded backend does not implement MongoDB's collations (it
+compares by bytes under {locale: "en_US", strength: 2} and accepts strength 6), so it cannot serve
+as the oracle here (test_the_backend_is_no_oracle shows how it departs)."""
 import pytest
 from pymongo.errors import OperationFailure
 
