@@ -153,6 +153,7 @@ class CollationTest {
         assertThrows(CollationSpec.Invalid.class, () -> CollationSpec.collator(new BsonString("en")));
         assertThrows(NotEvaluable.class, () -> collator("{locale: 'en', version: '57.1'}"));
         assertTrue(collator("{locale: 'en', strength: 2.0}").isFrozen());
+        assertTrue(collator("{locale: 'root'}").isFrozen()); // the root collation, asked for by name
     }
 
     private static List<String> sorted(String json, List<String> words) {
