@@ -2,7 +2,6 @@
 parts of an encrypted value), evaluated by the proxy on the decrypted candidates the server's part
 of the filter selects. Each answer is held against the same query on a plaintext twin of the
 data, stored directly in the backend; a recording relay shows what the server was sent."""
-import re
 
 import pytest
 from bson import Int64, Regex
@@ -188,13 +187,6 @@ def test_what_neither_can_evaluate_is_refused(loaded, flt):
     with pytest.raises(OperationFailure) as e:
         list(via.rnd.find(flt))
     assert e.value.code in (9720010, 9720011)
-
-
-def test_a_collation_is_refused_with_a_query_the_proxy_evaluates(loaded):
-    via, _ = loaded
-    with pytest.raises(OperationFailure) as e:
-        list(via.rnd.find({"x": {"$gt": "a"}}, collation={"locale": "en", "strength": 2}))
-    assert re.search("collation", str(e.value))
 
 
 def test_the_default_budget_stops_a_scan_of_100000_documents_at_10001(via, relay):

@@ -12,6 +12,11 @@ public enum ProxyError {
      * by the proxy in the server's words instead of forwarding what it could not examine.
      */
     FAILED_TO_PARSE(9, "FailedToParse"),
+    /**
+     * The server's own code for a value it rejects (a collation document it cannot use), answered
+     * by the proxy in the server's terms when it evaluates the command itself.
+     */
+    BAD_VALUE(2, "BadValue"),
     /** The upstream (mongos, mongod or the embedded backend) could not be reached. */
     UPSTREAM_UNAVAILABLE(9720001, "FleProxyUpstreamUnavailable"),
     /** The proxy has maxConnections client connections open: this one is answered with this, then closed. */

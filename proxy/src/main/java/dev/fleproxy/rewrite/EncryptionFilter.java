@@ -17,11 +17,13 @@ import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.CollectionContexts;
 import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.read.CollatedReads;
 import dev.fleproxy.rewrite.read.EvaluatedReads;
 import dev.fleproxy.rewrite.read.FieldMasks;
 import dev.fleproxy.rewrite.read.EvaluationMemory;
 import dev.fleproxy.rewrite.read.EvaluationPool;
 import dev.fleproxy.rewrite.read.Replies;
+import dev.fleproxy.rewrite.scan.CollatedWrites;
 import dev.fleproxy.rewrite.scan.EvaluatedWrites;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
@@ -184,12 +186,14 @@ public final class EncryptionFilter implements MessageFilter {
         CollectionContext ctx = contexts.of(cp, keys);
         if (EvaluatedReads.evaluates(spec)) {
             try {
+                CollatedReads.refuseOnServer(request.msg().body(), ctx); // under a collation: the proxy compares
                 return examinedAndRewritten(request, spec, ctx, p, db, keys);
             } catch (Refusal serverCannot) {
                 return evaluated(request, spec, ctx, p, keys, serverCannot); // examines everything again, for the proxy's part
             }
         }
         if (EvaluatedWrites.evaluates(spec)) {
+            CollatedWrites.refuse(request.msg().toOpMsg(), ctx); // the server would match envelopes by bytes
             try {
                 return examinedAndRewritten(request, spec, ctx, p, db, keys);
             } catch (Refusal serverCannot) {

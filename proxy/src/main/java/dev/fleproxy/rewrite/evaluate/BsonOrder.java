@@ -1,7 +1,6 @@
 package dev.fleproxy.rewrite.evaluate;
 
 import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Iterator;
@@ -14,10 +13,11 @@ import org.bson.BsonValue;
 import org.bson.types.Decimal128;
 
 /**
- * MongoDB's comparison order of BSON values (simple collation): by type class first (MinKey,
+ * MongoDB's comparison order of BSON values: by type class first (MinKey,
  * undefined, null, numbers, strings, documents, arrays, binaries, ObjectIds, booleans, dates,
  * timestamps, regular expressions, DBPointers, code, code with scope, MaxKey), then within it;
- * numbers compare by value whatever their type. The server returns distinct's values in this
+ * numbers compare by value whatever their type; strings (and symbols) by their bytes, or by the
+ * collation of the query being evaluated ({@link StringOrder}). The server returns distinct's values in this
  * order; after decrypting them the proxy must sort them again, since the server ordered their
  * envelopes. The evaluator (DocumentFilter, DocumentSort) compares values the same way.
  */
@@ -62,7 +62,7 @@ public final class BsonOrder {
         }
         return switch (rank(a.getBsonType())) {
             case 10 -> numbers(a, b);
-            case 15 -> bytes(text(a), text(b));
+            case 15 -> StringOrder.compare(text(a), text(b)); // the query's collation, if any
             case 20 -> documents(a.asDocument(), b.asDocument());
             case 25 -> elements(a.asArray().getValues(), b.asArray().getValues());
             case 30 -> binaries(a.asBinary(), b.asBinary());
@@ -145,9 +145,9 @@ public final class BsonOrder {
         return negative ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
     }
 
-    /** Strings as the server compares them: their UTF-8 bytes, unsigned. */
+    /** Field names, regex patterns, code: their UTF-8 bytes, whatever the collation (it covers string values only). */
     private static int bytes(String a, String b) {
-        return Arrays.compareUnsigned(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
+        return StringOrder.bytes(a, b);
     }
 
     private static int binaries(BsonBinary a, BsonBinary b) {

@@ -1,11 +1,13 @@
 package dev.fleproxy.rewrite.read;
 
+import com.ibm.icu.text.Collator;
 import dev.fleproxy.rewrite.evaluate.CandidateWindow;
 import dev.fleproxy.rewrite.evaluate.DistinctValues;
 import dev.fleproxy.rewrite.evaluate.DocumentFilter;
 import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
 import dev.fleproxy.rewrite.evaluate.PipelineEvaluator;
+import dev.fleproxy.rewrite.evaluate.StringOrder;
 import dev.fleproxy.rewrite.paths.ReadShape;
 import dev.fleproxy.wire.Frame;
 import java.util.ArrayList;
@@ -31,9 +33,12 @@ import org.bson.codecs.BsonDocumentCodec;
 final class EvaluatedQuery {
     private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
 
-    /** What the client asked for, the proxy's part of it. */
+    /**
+     * What the client asked for, the proxy's part of it; strings compare under the collator (null:
+     * by bytes, the simple collation), frozen so that the loop and the pool may both use it.
+     */
     record Steps(DocumentFilter residual, DocumentSort sort, Window window, DocumentProjection projection,
-                 Answer answer) {
+                 Answer answer, Collator collator) {
     }
 
     /** skip and limit (0: none). */
@@ -214,6 +219,10 @@ final class EvaluatedQuery {
         if (steps.answer().count() || steps.answer().distinct() != null) {
             return null;
         }
+        return StringOrder.under(steps.collator(), () -> collated(masks)); // strings compared under the query's collation
+    }
+
+    private List<BsonDocument> collated(FieldMasks masks) {
         List<BsonDocument> matched = masked(matched(), masks);
         List<BsonDocument> out;
         if (steps.answer().pipeline() != null) {
@@ -255,6 +264,10 @@ final class EvaluatedQuery {
 
     /** The answer of a count or a distinct, as the server would have given it on plaintext. */
     BsonDocument answer(FieldMasks masks) {
+        return StringOrder.under(steps.collator(), () -> collatedAnswer(masks));
+    }
+
+    private BsonDocument collatedAnswer(FieldMasks masks) {
         List<BsonDocument> matched = matched();
         if (steps.answer().distinct() != null) {
             BsonArray values = new BsonArray(steps.answer().distinct().of(masked(matched, masks)));

@@ -1,7 +1,10 @@
 package dev.fleproxy.rewrite.read;
 
+import com.ibm.icu.text.Collator;
 import dev.fleproxy.protocol.CommandSpec;
+import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.evaluate.CollationSpec;
 import dev.fleproxy.rewrite.evaluate.DistinctValues;
 import dev.fleproxy.rewrite.evaluate.DocumentProjection;
 import dev.fleproxy.rewrite.evaluate.DocumentSort;
@@ -35,10 +38,11 @@ public final class EvaluatedReads {
             CommandSpec.Rewriter.AGGREGATE, Set.of("pipeline", "cursor"));
     /**
      * What an aggregate's candidate read carries of it: settings find takes too. Any other
-     * argument (explain, let, collation, bypassDocumentValidation, …) refuses the evaluation.
+     * argument (explain, let, bypassDocumentValidation, …) refuses the evaluation. The collation
+     * goes to the candidate read too: the server applies it to its part of the filter and its sort.
      */
     private static final Set<String> AGGREGATE_TO_FIND = Set.of("$db", "lsid", "$clusterTime", "readConcern", "maxTimeMS",
-            "comment", "hint", "$readPreference", "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict",
+            "comment", "hint", "collation", "$readPreference", "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict",
             "apiDeprecationErrors", "allowDiskUse");
     /** find's options that ask for what an answer computed by the proxy cannot be. */
     private static final Set<String> NOT_EVALUATED = Set.of("min", "max", "returnKey", "showRecordId", "tailable",
@@ -97,11 +101,11 @@ public final class EvaluatedReads {
                         + "query itself, but not with the find option '" + option + "'");
             }
         }
-        refuseCollation(body, ctx, serverCannot);
+        Collator collator = collator(body, ctx, serverCannot);
         if (spec.rewriter() == CommandSpec.Rewriter.AGGREGATE) {
-            return aggregate(msg, ctx, serverCannot, targets);
+            return aggregate(msg, ctx, serverCannot, targets, collator);
         }
-        FilterSplit split = FilterSplit.of(document(body, find ? "filter" : "query", ctx), ctx);
+        FilterSplit split = FilterSplit.of(document(body, find ? "filter" : "query", ctx), ctx, collator != null);
         EvaluatedQuery.Steps steps;
         try {
             steps = new EvaluatedQuery.Steps(split.residual(),
@@ -109,7 +113,7 @@ public final class EvaluatedReads {
                     new EvaluatedQuery.Window(whole(body, "skip", ctx), whole(body, "limit", ctx)),
                     find && body.containsKey("projection") ? DocumentProjection.compile(document(body, "projection", ctx))
                             : null,
-                    answer(spec, body, ctx));
+                    answer(spec, body, ctx), collator);
         } catch (NotEvaluable e) {
             throw serverCannot;
         }
@@ -141,7 +145,7 @@ public final class EvaluatedReads {
      * argument find does not take, keeps the server path's refusal.
      */
     private static Plan aggregate(OpMsg msg, CollectionContext ctx, Refusal serverCannot,
-                                  java.util.function.Function<String, CollectionContext> targets) {
+                                  java.util.function.Function<String, CollectionContext> targets, Collator collator) {
         BsonDocument body = msg.body();
         if (!body.isArray("pipeline")) {
             throw serverCannot;
@@ -162,7 +166,7 @@ public final class EvaluatedReads {
                 || body.containsKey("startTransaction"))) {
             throw Refusal.command(ctx.ns(), output.name() + " inside a transaction (MongoDB does not run it there)");
         }
-        PipelinePrefix prefix = PipelinePrefix.of(stages, ctx);
+        PipelinePrefix prefix = PipelinePrefix.of(stages, ctx, collator != null);
         PipelineEvaluator pipeline;
         CarriedPaths carried;
         try {
@@ -176,7 +180,7 @@ public final class EvaluatedReads {
             OutputTarget.check(output, carried, target, ctx.ns()); // before anything is read
         }
         EvaluatedQuery.Steps steps = new EvaluatedQuery.Steps(prefix.residual(), null, new EvaluatedQuery.Window(0, 0),
-                null, new EvaluatedQuery.Answer(false, null, pipeline));
+                null, new EvaluatedQuery.Answer(false, null, pipeline), collator);
         BsonDocument server = new BsonDocument("find", new BsonString(ctx.policy.collection()))
                 .append("filter", prefix.filter());
         if (prefix.sort() != null) {
@@ -243,13 +247,20 @@ public final class EvaluatedReads {
         };
     }
 
-    /** The proxy compares as simple collation does (binary strings): any other collation is refused. */
-    private static void refuseCollation(BsonDocument body, CollectionContext ctx, Refusal serverCannot) {
-        BsonValue c = body.get("collation");
-        if (c != null && !(c.isDocument() && c.asDocument().size() == 1 && c.asDocument().isString("locale")
-                && c.asDocument().getString("locale").getValue().equals("simple"))) {
+    /**
+     * The query's collation as a frozen ICU collator (null: simple). The server's part of the query
+     * is sent with the collation; the proxy's part compares strings with this. A collation document
+     * the server would reject is answered with the server's BadValue; one the proxy cannot take (a
+     * version) keeps the server path's refusal.
+     */
+    private static Collator collator(BsonDocument body, CollectionContext ctx, Refusal serverCannot) {
+        try {
+            return CollationSpec.collator(body.get("collation"));
+        } catch (CollationSpec.Invalid e) {
+            throw new Refusal(ProxyError.BAD_VALUE, ctx.ns() + ": " + e.getMessage());
+        } catch (NotEvaluable e) {
             throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy evaluates such a query "
-                    + "itself, but only with the simple collation (it compares strings by their bytes)");
+                    + "itself, but not with " + e.getMessage());
         }
     }
 

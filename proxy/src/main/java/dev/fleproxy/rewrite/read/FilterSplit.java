@@ -26,11 +26,24 @@ import org.bson.BsonValue;
 public record FilterSplit(BsonDocument server, DocumentFilter residual) {
 
     public static FilterSplit of(BsonDocument filter, CollectionContext ctx) {
+        return of(filter, ctx, false);
+    }
+
+    /**
+     * With {@code collated} (a collation other than simple), a conjunct the server path rewrites
+     * (equality on a deterministic field becomes equality on its envelope) stays with the proxy:
+     * the server compares envelopes by their bytes, whatever the collation.
+     */
+    public static FilterSplit of(BsonDocument filter, CollectionContext ctx, boolean collated) {
         List<BsonDocument> serverSide = new ArrayList<>();
         List<BsonValue> proxySide = new ArrayList<>();
         for (BsonDocument conjunct : conjuncts(filter, new ArrayList<>())) {
             try {
-                serverSide.add(FilterRewriter.rewrite(conjunct, ctx));
+                BsonDocument rewritten = FilterRewriter.rewrite(conjunct, ctx);
+                if (collated && !rewritten.equals(conjunct)) {
+                    throw Refusal.command(ctx.ns(), "a comparison of an encrypted field under a collation");
+                }
+                serverSide.add(rewritten);
             } catch (Refusal serverCannot) {
                 try {
                     DocumentFilter.compile(conjunct);

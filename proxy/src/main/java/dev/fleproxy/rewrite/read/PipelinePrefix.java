@@ -32,7 +32,8 @@ record PipelinePrefix(BsonDocument filter, DocumentFilter residual, BsonDocument
     private static final int SORTED = 1;
     private static final int SKIPPED = 2;
 
-    static PipelinePrefix of(List<BsonValue> stages, CollectionContext ctx) {
+    /** collated: a collation other than simple, under which the proxy keeps what touches encrypted fields ({@link FilterSplit}). */
+    static PipelinePrefix of(List<BsonValue> stages, CollectionContext ctx, boolean collated) {
         List<BsonDocument> server = new ArrayList<>();
         BsonDocument sort = null;
         long skip = 0;
@@ -46,7 +47,7 @@ record PipelinePrefix(BsonDocument filter, DocumentFilter residual, BsonDocument
             if (stage.getKey().equals("$match") && arg.isDocument() && phase <= SORTED) {
                 FilterSplit split;
                 try {
-                    split = FilterSplit.of(arg.asDocument(), ctx);
+                    split = FilterSplit.of(arg.asDocument(), ctx, collated);
                 } catch (Refusal neither) {
                     return new PipelinePrefix(and(server), null, sort, skip, 0, i); // the proxy's stages refuse it
                 }
