@@ -171,6 +171,9 @@ def test_evaluations_do_not_starve_the_proxy(workdir, backend, kms):
         time.sleep(AFTER_SECONDS)
         rss_after = rss_mb(proxy.proc.pid)
         heap_after = heap_mb(proxy.proc.pid)
+        if os.environ.get("FLE_STARVATION_HISTOGRAM"):  # what the heap holds then, for a diagnosis
+            Path(os.environ["FLE_STARVATION_HISTOGRAM"]).write_text(subprocess.run(
+                ["jcmd", str(proxy.proc.pid), "GC.class_histogram"], capture_output=True, text=True).stdout)
     finally:
         proxy.stop()
     samples, answers, peak, answered, refused = loaded

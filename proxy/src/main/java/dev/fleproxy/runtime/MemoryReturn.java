@@ -19,12 +19,12 @@ import org.slf4j.LoggerFactory;
  * and G1PeriodicGCInterval do when given on the command line, which a {@code java -jar} user
  * does not: every {@link #PERIOD_SECONDS} s the native heap is trimmed (the diagnostic command
  * System.trim_native_heap, glibc's malloc_trim), and G1 runs a periodic concurrent collection when
- * none ran for as long, which uncommits the heap it no longer needs. A flag the operator set is
+ * none ran for 30 s, which uncommits the heap it no longer needs. A flag the operator set is
  * left as it is; where either is missing (another JVM or libc) it is skipped, once logged.
  */
 final class MemoryReturn implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MemoryReturn.class);
-    static final int PERIOD_SECONDS = 30;
+    static final int PERIOD_SECONDS = 10;
 
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "fle-memory-return");
@@ -38,7 +38,6 @@ final class MemoryReturn implements AutoCloseable {
     static MemoryReturn start() {
         MemoryReturn m = new MemoryReturn();
         m.periodicCollections();
-        m.lastUsed = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
         m.timer.scheduleWithFixedDelay(() -> {
             m.collectWhenQuiet();
             m.trimNativeHeap();
@@ -52,18 +51,17 @@ final class MemoryReturn implements AutoCloseable {
             HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
             if (hotspot.getVMOption("UseG1GC").getValue().equals("true")
                     && hotspot.getVMOption("G1PeriodicGCInterval").getValue().equals("0")) {
-                hotspot.setVMOption("G1PeriodicGCInterval", String.valueOf(PERIOD_SECONDS * 1000L));
+                hotspot.setVMOption("G1PeriodicGCInterval", String.valueOf(30_000L));
             }
         } catch (RuntimeException e) {
             log.info("the heap is not returned to the system after bursts on this JVM ({})", e.toString());
         }
     }
 
-    /** Heap in use at the last tick: the heap grew less than {@link #QUIET_BYTES} since, the proxy is quiet. */
-    private long lastUsed;
+    /** Collections the JVM had made at the last tick: none since, and the proxy is quiet. */
+    private long lastCollections = -1;
     /** The heap committed after the last full collection this made (0: none yet). */
     private long committedAfter;
-    static final long QUIET_BYTES = 32L * 1024 * 1024;
     /** Committed heap past this, or this much past what the last full collection left, is worth one when quiet. */
     static final long SPARE_BYTES = 256L * 1024 * 1024;
 
@@ -71,20 +69,23 @@ final class MemoryReturn implements AutoCloseable {
      * A full collection when the proxy has gone quiet with much heap committed: a periodic
      * concurrent cycle neither empties the young generation nor compacts, so after 30 clients
      * evaluating queries the heap stayed at 768 MB committed (430 MB "used", nearly all garbage) a
-     * minute later. Quiet, so the pause (tens of ms with little live) meets no traffic; and not
-     * again until the heap has grown by as much since (a proxy that really holds that much, in
-     * cursors, is not collected every tick).
+     * minute later. Quiet means no collection at all since the last tick (a busy proxy collects
+     * several times a second), so the pause (tens of ms with little live) meets no traffic; and
+     * not again until the heap has grown by as much since (a proxy that really holds that much,
+     * in cursors, is not collected every tick).
      */
     private void collectWhenQuiet() {
-        java.lang.management.MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
-        long used = heap.getUsed();
-        boolean quiet = used - lastUsed < QUIET_BYTES;
-        lastUsed = used;
-        if (quiet && heap.getCommitted() > Math.max(SPARE_BYTES, committedAfter + SPARE_BYTES)) {
+        long collections = 0;
+        for (java.lang.management.GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+            collections += Math.max(0, gc.getCollectionCount());
+        }
+        boolean quiet = collections == lastCollections;
+        lastCollections = collections;
+        long committed = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted();
+        if (quiet && committed > Math.max(SPARE_BYTES, committedAfter + SPARE_BYTES)) {
             System.gc(); // G1: a full collection, then the heap shrinks to MaxHeapFreeRatio
-            java.lang.management.MemoryUsage after = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
-            committedAfter = after.getCommitted();
-            lastUsed = after.getUsed();
+            committedAfter = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted();
+            lastCollections = -1; // its own collection is not traffic
         }
     }
 

@@ -96,7 +96,8 @@ final class EvaluatedReplies {
             io.netty.buffer.ByteBufAllocator alloc = reply.alloc();
             q.work = pool.submit(q.ns(), () -> {
                 try {
-                    return take(OpMsgView.of(own), q, keys, alloc);
+                    // a step queued for a connection that closed meanwhile is not worth its CPU
+                    return q.lease.ended() ? Taken.OVER : take(OpMsgView.of(own), q, keys, alloc);
                 } finally {
                     own.release();
                 }
@@ -174,7 +175,7 @@ final class EvaluatedReplies {
         }
         long connection = reply.peer().connection();
         if (EvaluationPool.offLoop(q.bytes())) {
-            q.work = pool.submit(q.ns(), () -> answer(q, masks, held, connection));
+            q.work = pool.submit(q.ns(), () -> q.lease.ended() ? Taken.OVER : answer(q, masks, held, connection));
             return ReplyDecision.await(q.work, READ_WAIT);
         }
         return answered(reply, q, answer(q, masks, held, connection), metrics, held);

@@ -98,6 +98,11 @@ public final class EvaluationMemory {
             return true;
         }
 
+        /** True once the query ended (answered, refused, or its connection closed). */
+        synchronized boolean ended() {
+            return ended;
+        }
+
         /** The proxy-wide budget this lease draws on. */
         long budget() {
             return budget;

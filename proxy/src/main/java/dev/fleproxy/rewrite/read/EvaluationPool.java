@@ -35,7 +35,10 @@ public final class EvaluationPool implements AutoCloseable {
         AtomicInteger n = new AtomicInteger();
         this.executor = new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUED),
                 r -> {
-                    Thread t = new Thread(r, "fle-evaluation-" + n.incrementAndGet());
+                    Thread t = new Thread(() -> {
+                        LowerPriority.ofThisThread();
+                        r.run();
+                    }, "fle-evaluation-" + n.incrementAndGet());
                     t.setDaemon(true);
                     return t;
                 });
