@@ -6,7 +6,7 @@ import org.bson.BsonValue;
 import org.bson.types.Decimal128;
 
 /** The server's conversions of BSON numbers to integers and to truth values (bsonelement.h). */
-final class BsonNumbers {
+public final class BsonNumbers {
     /** 2^63 as a double: doubles at or above it do not fit a long. */
     private static final double TWO_TO_63 = 0x1p63;
     private static final BigDecimal LONG_MIN = BigDecimal.valueOf(Long.MIN_VALUE);
@@ -76,7 +76,7 @@ final class BsonNumbers {
     }
 
     /** BSONElement::trueValue: false for false, zeros, null, undefined and missing; true otherwise (NaN too). */
-    static boolean trueValue(BsonValue v) {
+    public static boolean trueValue(BsonValue v) {
         if (v == null || v.isNull() || v.getBsonType() == org.bson.BsonType.UNDEFINED) {
             return false;
         }

@@ -23,23 +23,7 @@ final class Values {
 
     /** Value::coerceToBool: false for false, zeros, null, undefined, missing; true otherwise (NaN too). */
     static boolean truthy(BsonValue v) {
-        if (nullish(v)) {
-            return false;
-        }
-        if (v.isBoolean()) {
-            return v.asBoolean().getValue();
-        }
-        if (v.isInt32() || v.isInt64()) {
-            return v.asNumber().longValue() != 0;
-        }
-        if (v.isDouble()) {
-            return v.asDouble().getValue() != 0.0;
-        }
-        if (v.isDecimal128()) {
-            Decimal128 d = v.asDecimal128().getValue();
-            return !d.isFinite() || d.bigDecimalValue().signum() != 0;
-        }
-        return true;
+        return dev.fleproxy.rewrite.evaluate.BsonNumbers.trueValue(v); // the filter's and the expression's rule are one
     }
 
     static BsonBoolean bool(boolean b) {
