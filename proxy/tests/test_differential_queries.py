@@ -389,13 +389,19 @@ def expressions():
     def extend(inner):
         two = st.lists(inner, min_size=2, max_size=2)
         return st.one_of(
-            st.builds(lambda op, a: {op: a}, st.sampled_from(["$add", "$subtract", "$multiply", "$eq", "$ne", "$gt",
-                                                              "$gte", "$lt", "$lte", "$cmp", "$ifNull", "$and", "$or",
+            st.builds(lambda op, a: {op: a}, st.sampled_from(["$add", "$subtract", "$multiply", "$ifNull", "$and", "$or",
                                                               "$concat", "$divide", "$mod"]), two),
+            # comparisons of operands made null when missing: the backend takes a missing operand for
+            # null ({$eq: ["$x", "$y"]} true with x missing and y null), MongoDB and the proxy order
+            # missing below null (false); LogicAndComparisonTest holds the proxy to MongoDB's rule. (No
+            # $cmp: the backend answers it with the strings' difference, 49, where MongoDB answers 1.)
+            st.builds(lambda op, a: {op: [{"$ifNull": [a[0], None]}, {"$ifNull": [a[1], None]}]},
+                      st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]), two),
             st.builds(lambda a, b, c: {"$cond": [a, b, c]}, inner, inner, inner),
             st.builds(lambda a: {"$not": [a]}, inner),
             st.builds(lambda a: {"$abs": a}, inner),
-            st.builds(lambda a: {"$toUpper": a}, inner),
+            # (null made "" first: the backend answers $toUpper of null with null, MongoDB and the proxy with "")
+            st.builds(lambda a: {"$toUpper": {"$ifNull": [a, ""]}}, inner),
             st.builds(lambda a: {"$size": {"$cond": [{"$isArray": [a]}, a, []]}}, inner),
             # (no numbers in $in's list: the backend compares them by type there, an Int64(2) not in [2];
             # MongoDB by value, as the proxy does: ArraySetDateOperatorsTest)
@@ -429,7 +435,7 @@ def test_the_proxy_evaluates_expressions_as_the_backend_does_on_plaintext(twins,
         with open(os.environ["FLE_DIFF_EXPLORE"], "a") as f:
             f.write(f"E {pipeline!r}\n    {got!r}\n    {want!r}\n")
         return
-    assert got == want, pipeline
+    assert got == want or repr(got) == repr(want), pipeline  # repr: NaN is not == itself
 
 
 def test_the_generated_expressions_were_mostly_answered_not_refused():
