@@ -262,17 +262,20 @@ def kms(workdir):
 class EncryptingProxy(ProxyProcess):
     """The proxy with a kmip: section and a collections: policy, in its own config file."""
 
-    def __init__(self, tmp: Path, upstream_port: int, kms: Kms, collections: str, name="proxy-enc", admin=False):
-        """admin: also serve /metrics, /healthz, /readyz on a free port (self.admin_port)."""
+    def __init__(self, tmp: Path, upstream_port: int, kms: Kms, collections: str, name="proxy-enc", admin=False,
+                 upstream=None):
+        """admin: also serve /metrics, /healthz, /readyz on a free port (self.admin_port); upstream:
+        another form of upstream: than 127.0.0.1:upstream_port (a replica set's URI)."""
         super().__init__(tmp, upstream_port, name=name)
         self.kms = kms
+        self.upstream = f'"{upstream}"' if upstream else f"127.0.0.1:{upstream_port}"
         self.config = tmp / f"{name}.yaml"
         self.admin_port = free_port() if admin else None
         self.write(collections)
 
     def write(self, collections: str):
         admin = f"admin: 127.0.0.1:{self.admin_port}\n" if self.admin_port else ""
-        self.config.write_text(f"listen: 127.0.0.1:{self.port}\nupstream: 127.0.0.1:{self.upstream_port}\n" + admin
+        self.config.write_text(f"listen: 127.0.0.1:{self.port}\nupstream: {self.upstream}\n" + admin
                                + self.kms.kmip_yaml() + "envelopeSubtype: 0\ncollections:\n" + collections)
 
 

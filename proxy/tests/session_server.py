@@ -20,7 +20,7 @@ from bson.raw_bson import RawBSONDocument
 from scram_server import OP_MSG, StandIn, read_message
 
 SESSION_FIELDS = ("lsid", "txnNumber", "autocommit", "startTransaction", "readConcern", "writeConcern",
-                  "$readPreference", "$clusterTime", "recoveryToken")
+                  "$readPreference", "$clusterTime", "recoveryToken", "stmtId", "stmtIds")
 ANSWERED = {"commitTransaction", "abortTransaction", "endSessions"}
 CLUSTER_TIME = Timestamp(1_800_000_000, 7)
 

@@ -22,20 +22,19 @@ final class ReplyLane extends Lane<Reply> {
 
     @Override
     boolean intercepted(Frame frame) {
-        if (session.calls().complete(frame)) {
-            return true;
-        }
         if (session.targets().followsPrimary()) {
             String notPrimary = NotPrimaryReply.of(frame);
             if (notPrimary != null) {
-                // not passed on: the session closes, and the driver retries on a connection to the new primary
+                // not passed on, whether it answers the client's command or one of the proxy's own
+                // steps for it (a write or read it carries out): the session closes, and the driver
+                // retries on a connection to the new primary (issue 41)
                 frame.release();
                 session.targets().notPrimary(session.upstreamAddress(), notPrimary);
                 session.failover("upstream " + session.upstreamAddress() + " answered " + notPrimary);
                 return true;
             }
         }
-        return false;
+        return session.calls().complete(frame);
     }
 
     @Override

@@ -55,11 +55,19 @@ final class EvaluatedFindAndModify implements WriteInSteps {
     private BsonDocument answer;
     /** Nothing matched and the command upserts: the write under way inserts. */
     private boolean upserting;
+    /** The client's txnNumber, which the write carries ({@link RetryableWrite}). */
+    private final RetryableWrite retry;
+    /**
+     * A probe is under way ({@link RetryableWrite}): the answer if the server has no record of a
+     * first attempt (nothing matched, or the chosen document unchanged), else null.
+     */
+    private BsonDocument unrecorded;
 
     EvaluatedFindAndModify(CollectionContext ctx, WriteStatement statement, DocumentSort sort, DocumentProjection fields,
                            boolean remove, boolean returnNew, BsonDocument readCommon, BsonDocument writeCommon,
-                           EvaluatedWrite.WriteEncryption encryption, FieldMasks masks) {
+                           EvaluatedWrite.WriteEncryption encryption, FieldMasks masks, RetryableWrite retry) {
         this.masks = masks;
+        this.retry = retry;
         this.ctx = ctx;
         this.statement = statement;
         this.sort = sort;
@@ -83,7 +91,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             try {
                 OpMsgView view = OpMsgView.of(reply);
                 ReplyDecryptor decryptor = new ReplyDecryptor(keys, ctx.paths.readShape(), ctx.paths.readShape().root, false);
-                if (chosen == null && !upserting) {
+                if (chosen == null && !upserting && unrecorded == null) {
                     switch (reading.read(view, decryptor, keys)) {
                         case KEYS:
                             return RequestDecision.await(keys.fetchPending(), kmsWait); // the call is kept, read again
@@ -101,7 +109,13 @@ final class EvaluatedFindAndModify implements WriteInSteps {
                     }
                     chosen = choose(reading.documents());
                     if (chosen == null) {
-                        return statement.upsert() != null ? upsert(request) : answer(result(false, BsonNull.VALUE));
+                        if (statement.upsert() != null) {
+                            return upsert(request);
+                        }
+                        if (retry.retryable()) { // nothing matches now: perhaps because a first attempt changed it
+                            return probe(request, result(false, BsonNull.VALUE));
+                        }
+                        return answer(result(false, BsonNull.VALUE));
                     }
                 } else {
                     RequestDecision next = written(view, decryptor, keys, kmsWait);
@@ -142,6 +156,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
                 .append("query", UpsertSeed.serverFilter(stored)).append("update", u).append("upsert", BsonBoolean.TRUE)
                 .append("new", BsonBoolean.valueOf(returnNew));
         cmd.putAll(writeCommon);
+        retry.statement(cmd);
         upserting = true;
         call = request.calls().command(cmd);
         return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
@@ -184,13 +199,21 @@ final class EvaluatedFindAndModify implements WriteInSteps {
                 return answer(failure(f));
             }
             if (plainUpdate.isEmpty()) { // nothing changes: the document as read is both images
-                return answer(result(true, project(chosen.plain())));
+                BsonDocument same = result(true, project(chosen.plain()));
+                return retry.retryable() ? probe(request, same) : answer(same);
             }
             cmd = new BsonDocument("findAndModify", new BsonString(ctx.policy.collection())).append("query", guard)
                     .append("update", encryption.update(plainUpdate)).append("new", BsonBoolean.valueOf(returnNew));
         }
         cmd.putAll(writeCommon);
-        call = request.calls().command(cmd);
+        call = request.calls().command(retry.statement(cmd));
+        return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
+    }
+
+    /** Sends the probe of a retried findAndModify that would write nothing; {@code otherwise} answers if the server recorded nothing. */
+    private RequestDecision probe(Request request, BsonDocument otherwise) {
+        unrecorded = otherwise;
+        call = request.calls().command(retry.probe(ctx.policy.collection(), remove, returnNew, writeCommon));
         return RequestDecision.awaitUpstream(call, EvaluatedWrite.CALL_WAIT);
     }
 
@@ -216,6 +239,14 @@ final class EvaluatedFindAndModify implements WriteInSteps {
             }
         }
         BsonValue value = out.get("value");
+        if (unrecorded != null) { // the probe's reply: the first attempt's record, if the server has one
+            answer = !RetryableWrite.wrote(out) ? unrecorded
+                    : new BsonDocument("lastErrorObject", out.getDocument("lastErrorObject", new BsonDocument()))
+                    .append("value", value == null || value.isNull() ? BsonNull.VALUE : project(document(value)))
+                    .append("ok", new BsonInt32(1));
+            unrecorded = null;
+            return null;
+        }
         if (upserting) { // inserted: the server's lastErrorObject (upserted: the new _id), the new document if asked
             answer = new BsonDocument("lastErrorObject", out.getDocument("lastErrorObject", new BsonDocument()))
                     .append("value", value == null || value.isNull() ? BsonNull.VALUE : project(document(value)))

@@ -46,7 +46,7 @@ final class EvaluatedWrite implements WriteInSteps {
      * Read the candidates, write the matches one by one, (an upsert that matched none) insert, or
      * run statements on the server.
      */
-    private enum Step { READ, WRITE, UPSERT, SERVER }
+    private enum Step { READ, WRITE, UPSERT, SERVER, PROBE }
 
     private final boolean update;
     private final CollectionContext ctx;
@@ -55,6 +55,8 @@ final class EvaluatedWrite implements WriteInSteps {
     private final BsonDocument writeCommon;
     private final boolean ordered;
     private final WriteEncryption encryption;
+    /** The client's txnNumber, which the writes that apply its statements carry ({@link RetryableWrite}). */
+    private final RetryableWrite retry;
     private final Candidates reading;
     private int index;
     /** The end (exclusive) of the statements the server runs in the step under way. */
@@ -65,16 +67,21 @@ final class EvaluatedWrite implements WriteInSteps {
     private int next;
     private final List<BsonValue> written = new ArrayList<>();
     private int conflicts;
+    /** The statement under way has had its probe ({@link RetryableWrite}). */
+    private boolean probed;
+    /** The matched document the probe under way stands for (nothing in it changes), or null if none matched. */
+    private BsonValue unchanged;
     private final BatchResult result = new BatchResult();
 
     EvaluatedWrite(boolean update, CollectionContext ctx, List<BatchStatement> statements, BsonDocument readCommon,
-                   BsonDocument writeCommon, boolean ordered, WriteEncryption encryption) {
+                   BsonDocument writeCommon, boolean ordered, WriteEncryption encryption, RetryableWrite retry) {
         this.update = update;
         this.ctx = ctx;
         this.statements = statements;
         this.writeCommon = writeCommon;
         this.ordered = ordered;
         this.encryption = encryption;
+        this.retry = retry;
         this.reading = new Candidates(ctx, readCommon);
     }
 
@@ -121,6 +128,10 @@ final class EvaluatedWrite implements WriteInSteps {
             return null;
         }
         result.writeConcern(body);
+        if (step == Step.PROBE) {
+            probed(body);
+            return null;
+        }
         if (body.isArray("writeErrors") && !body.getArray("writeErrors").isEmpty()) {
             result.writeError(index, body.getArray("writeErrors").get(0).asDocument()); // the client's statement, not ours
             if (ordered) {
@@ -131,16 +142,12 @@ final class EvaluatedWrite implements WriteInSteps {
             return null;
         }
         if (step == Step.UPSERT) {
-            if (body.isArray("upserted") && !body.getArray("upserted").isEmpty()) {
-                result.upserted(index, body.getArray("upserted").get(0).asDocument().get("_id"));
-            } else {
-                result.matched(body.getNumber("n").intValue(), 0);
-            }
+            counted(body); // a retry's may be the record of a first attempt that updated a document
             nextStatement();
             return null;
         }
         if (body.getNumber("n").intValue() == 1) {
-            result.matched(1, body.containsKey("nModified") ? body.getNumber("nModified").longValue() : 0);
+            counted(body);
             written.add(matched.get(next).stored().get("_id"));
             next++;
         } else if (++conflicts > MAX_CONFLICTS) {
@@ -256,6 +263,11 @@ final class EvaluatedWrite implements WriteInSteps {
             if (next < matched.size() && (st.multi() || written.isEmpty())) {
                 try {
                     BsonDocument command = writeOne(st, matched.get(next));
+                    if (command == null && retry.retryable() && !probed) {
+                        // nothing changes now: perhaps because a first attempt changed it
+                        unchanged = matched.get(next).stored().get("_id");
+                        return probe(request);
+                    }
                     if (command == null) { // matched, and nothing in it changes: as the server counts it
                         result.matched(1, 0);
                         written.add(matched.get(next).stored().get("_id"));
@@ -289,6 +301,9 @@ final class EvaluatedWrite implements WriteInSteps {
                 step = Step.UPSERT;
                 return RequestDecision.awaitUpstream(call, CALL_WAIT);
             }
+            if (retry.retryable() && written.isEmpty() && !probed) {
+                return probe(request); // nothing matches now: perhaps because a first attempt changed it
+            }
             nextStatement();
         }
         return answer(request, result.reply(update));
@@ -303,7 +318,7 @@ final class EvaluatedWrite implements WriteInSteps {
         BsonDocument cmd = new BsonDocument(update ? "update" : "delete", new BsonString(ctx.policy.collection()))
                 .append(update ? "updates" : "deletes", run).append("ordered", org.bson.BsonBoolean.valueOf(ordered));
         cmd.putAll(writeCommon);
-        return cmd;
+        return retry.statements(cmd, from, to);
     }
 
     /** A statement's arithmetic failed as the server's would (code 14): its write error; true if the command stops. */
@@ -330,7 +345,7 @@ final class EvaluatedWrite implements WriteInSteps {
                 .append("updates", new BsonArray(List.of(new BsonDocument("q", UpsertSeed.serverFilter(stored))
                         .append("u", u).append("upsert", org.bson.BsonBoolean.TRUE))));
         cmd.putAll(writeCommon);
-        return cmd;
+        return retry.statements(cmd, index, index + 1);
     }
 
     private void nextStatement() {
@@ -339,6 +354,44 @@ final class EvaluatedWrite implements WriteInSteps {
         matched = List.of();
         written.clear();
         conflicts = 0;
+        probed = false;
+        unchanged = null;
+    }
+
+    /** Sends the statement's probe: the server answers it from its record if a first attempt applied the statement. */
+    private RequestDecision probe(Request request) {
+        call = request.calls().command(retry.probe(ctx.policy.collection(), update, index, writeCommon));
+        step = Step.PROBE;
+        return RequestDecision.awaitUpstream(call, CALL_WAIT);
+    }
+
+    /**
+     * The probe's reply: the first attempt's outcome if the server recorded one (the statement is
+     * done), else what this attempt found: the unchanged document matched, or nothing.
+     */
+    private void probed(BsonDocument body) {
+        probed = true;
+        step = Step.WRITE;
+        if (RetryableWrite.wrote(body)) {
+            counted(body);
+            written.add(unchanged != null ? unchanged : org.bson.BsonNull.VALUE); // the statement is done
+        } else if (unchanged != null) {
+            result.matched(1, 0);
+            written.add(unchanged);
+        }
+        if (unchanged != null) {
+            next++;
+        }
+        unchanged = null;
+    }
+
+    /** A write's reply that applied the statement (or a retry's, answered from the server's record): counted as the client's. */
+    private void counted(BsonDocument body) {
+        if (body.isArray("upserted") && !body.getArray("upserted").isEmpty()) {
+            result.upserted(index, body.getArray("upserted").get(0).asDocument().get("_id"));
+        } else {
+            result.matched(body.getNumber("n").intValue(), body.containsKey("nModified") ? body.getNumber("nModified").longValue() : 0);
+        }
     }
 
     /** The command that writes one matched document if, and only if, it is still as it was read. */
@@ -348,7 +401,7 @@ final class EvaluatedWrite implements WriteInSteps {
             BsonDocument d = new BsonDocument("delete", new BsonString(ctx.policy.collection()))
                     .append("deletes", new BsonArray(List.of(new BsonDocument("q", guard).append("limit", new BsonInt32(1)))));
             d.putAll(writeCommon);
-            return d;
+            return retry.statements(d, index, index + 1);
         }
         BsonDocument plainUpdate = st.updateFor(c.plain());
         if (plainUpdate.isEmpty()) {
@@ -358,7 +411,7 @@ final class EvaluatedWrite implements WriteInSteps {
         BsonDocument cmd = new BsonDocument("update", new BsonString(ctx.policy.collection()))
                 .append("updates", new BsonArray(List.of(new BsonDocument("q", guard).append("u", u))));
         cmd.putAll(writeCommon);
-        return cmd;
+        return retry.statements(cmd, index, index + 1);
     }
 
     private BsonDocument failure;

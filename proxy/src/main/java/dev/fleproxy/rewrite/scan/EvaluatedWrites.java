@@ -37,7 +37,10 @@ import org.bson.BsonValue;
 public final class EvaluatedWrites {
     /** Fields of the client's command that every read the proxy sends for it carries. */
     private static final Set<String> READ_FIELDS = Set.of("$db", "lsid", "$clusterTime", "$readPreference");
-    /** …and the writes it sends, in addition. (txnNumber is not: each write it sends is a new one.) */
+    /**
+     * …and the writes it sends, in addition. (txnNumber is not: only the writes that apply a
+     * client's statement carry it, with that statement's stmtId: {@link RetryableWrite}.)
+     */
     private static final Set<String> WRITE_FIELDS = Set.of("writeConcern", "bypassDocumentValidation", "comment");
     /**
      * Statement fields the proxy carries out (a hint goes with the candidates' read); any other
@@ -109,8 +112,14 @@ public final class EvaluatedWrites {
             }
         }
         boolean ordered = !body.containsKey("ordered") || body.get("ordered").isBoolean() && body.getBoolean("ordered").getValue();
+        RetryableWrite retry = RetryableWrite.of(body);
+        if (retry.retryable() && statements.stream().anyMatch(s -> !s.byServer() && s.proxied().multi())) {
+            // each statement is recorded as one write; mongod refuses these too
+            throw Refusal.command(ctx.ns(), "a retryable write (txnNumber) with a statement of multi: true or limit: 0 "
+                    + "(Cannot use (or request) retryable writes with multi=true)");
+        }
         EvaluatedWrite w = new EvaluatedWrite(update, ctx, statements, read, write, ordered,
-                u -> encrypted(u, ctx, spec, body));
+                u -> encrypted(u, ctx, spec, body), retry);
         request.attach(w);
         return w.step(request, keys, kmsWait);
     }
