@@ -6,6 +6,7 @@ $readPreference and $clusterTime reach the server byte for byte as the driver se
 the policy fields are sealed; a transaction commits and another aborts through the proxy."""
 import bson
 import pytest
+from pymongo import ReturnDocument
 from bson.binary import Binary
 from pymongo.errors import OperationFailure
 from pymongo import monitoring
@@ -124,13 +125,35 @@ def test_a_query_the_proxy_evaluates_reads_its_candidates_inside_the_transaction
         with s.start_transaction(read_concern=ReadConcern("snapshot")):
             got = list(c.bank.accounts.aggregate([{"$match": {"balance": {"$gt": 2}}}], session=s))
             assert sorted(d["_id"] for d in got) == [3, 4]
-            # a write the proxy would carry out in steps of its own cannot be part of the transaction
-            with pytest.raises(OperationFailure) as refused:
-                c.bank.accounts.update_one({"_id": 1}, {"$inc": {"balance": 1}}, session=s)
-            assert refused.value.code == 9720010 and "transaction" in str(refused.value)
     (sent_name, sent_cmd), = [(n, cmd) for n, cmd in listener.commands if n == "aggregate"]
     (name, raw, _), = [r for r in mongos.commands() if r[0] not in ANSWERED]
     assert name == "find"  # the candidates the proxy reads to evaluate the $match itself
     for f in SESSION_FIELDS:
         assert field_bytes(raw, f) == field_bytes(sent_cmd, f), f"{f} changed between the aggregate and its candidates"
     assert raw["startTransaction"] is True and raw["readConcern"]["level"] == "snapshot"
+
+
+def test_writes_the_proxy_carries_out_run_inside_the_transaction(sent, mongos):
+    """Issue 41: each of the proxy's steps (candidate reads, compare-and-swap writes) carries the
+    transaction's lsid, txnNumber and autocommit; the first also startTransaction and readConcern."""
+    c, listener = sent
+    c.bank.accounts.insert_many([{"_id": i, "ssn": f"000-00-000{i}", "balance": i} for i in range(5)])
+    mongos.clear()
+    listener.commands.clear()
+    with c.start_session() as s:
+        with s.start_transaction(read_concern=ReadConcern("snapshot")):
+            c.bank.accounts.update_one({"_id": 1}, {"$inc": {"balance": 1}}, session=s)
+            after = c.bank.accounts.find_one_and_update({"balance": {"$gt": 3}}, {"$inc": {"balance": 10}}, session=s,
+                                                        return_document=ReturnDocument.AFTER)
+            r = c.bank.accounts.delete_one({"balance": {"$lt": 1}}, session=s)
+    steps = [(n, raw) for n, raw, _ in mongos.commands() if n not in ANSWERED]
+    assert after == {"_id": 4, "ssn": "000-00-0004", "balance": 14} and r.deleted_count == 1
+    assert sorted((d["_id"], d["balance"]) for d in c.bank.accounts.find()) == [(1, 2), (2, 2), (3, 3), (4, 14)]
+    first = next(cmd for n, cmd in listener.commands if n == "update")
+    assert [n for n, _ in steps] == ["find", "update", "find", "findAndModify", "find", "delete"]
+    for i, (name, raw) in enumerate(steps):
+        assert field_bytes(raw, "lsid") == field_bytes(first, "lsid"), name
+        assert raw["txnNumber"] == first["txnNumber"] and raw["autocommit"] is False, name
+        assert ("startTransaction" in raw) == (i == 0) and ("readConcern" in raw) == (i == 0), name
+        assert "stmtIds" not in raw, "a transaction's statements are not retryable writes of their own"
+    assert steps[0][1]["startTransaction"] is True and steps[0][1]["readConcern"]["level"] == "snapshot"

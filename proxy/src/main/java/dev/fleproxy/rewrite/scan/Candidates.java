@@ -62,10 +62,14 @@ final class Candidates {
     private int largest;
     private BsonDocument error;
 
-    Candidates(CollectionContext ctx, BsonDocument common) {
+    /** The client's transaction's opening fields, for a find that may be the first command sent ({@link TransactionOpening}). */
+    private final TransactionOpening opening;
+
+    Candidates(CollectionContext ctx, BsonDocument common, TransactionOpening opening) {
         this.ctx = ctx;
         this.budget = ctx.policy.maxScanDocuments();
         this.common = common;
+        this.opening = opening;
     }
 
     /**
@@ -87,7 +91,7 @@ final class Candidates {
         find.append("limit", new BsonInt32(budget + 1))
                 .append("batchSize", new BsonInt32(Math.min(FIRST_BATCH, budget + 1)));
         find.putAll(common);
-        return find;
+        return opening.first(find);
     }
 
     /**

@@ -65,7 +65,8 @@ final class EvaluatedFindAndModify implements WriteInSteps {
 
     EvaluatedFindAndModify(CollectionContext ctx, WriteStatement statement, DocumentSort sort, DocumentProjection fields,
                            boolean remove, boolean returnNew, BsonDocument readCommon, BsonDocument writeCommon,
-                           EvaluatedWrite.WriteEncryption encryption, FieldMasks masks, RetryableWrite retry) {
+                           EvaluatedWrite.WriteEncryption encryption, FieldMasks masks, RetryableWrite retry,
+                           TransactionOpening opening) {
         this.masks = masks;
         this.retry = retry;
         this.ctx = ctx;
@@ -76,7 +77,7 @@ final class EvaluatedFindAndModify implements WriteInSteps {
         this.returnNew = returnNew;
         this.writeCommon = writeCommon;
         this.encryption = encryption;
-        this.reading = new Candidates(ctx, readCommon);
+        this.reading = new Candidates(ctx, readCommon, opening);
     }
 
     @Override

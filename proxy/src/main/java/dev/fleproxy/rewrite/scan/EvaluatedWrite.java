@@ -57,6 +57,7 @@ final class EvaluatedWrite implements WriteInSteps {
     private final WriteEncryption encryption;
     /** The client's txnNumber, which the writes that apply its statements carry ({@link RetryableWrite}). */
     private final RetryableWrite retry;
+    private final TransactionOpening opening;
     private final Candidates reading;
     private int index;
     /** The end (exclusive) of the statements the server runs in the step under way. */
@@ -74,7 +75,8 @@ final class EvaluatedWrite implements WriteInSteps {
     private final BatchResult result = new BatchResult();
 
     EvaluatedWrite(boolean update, CollectionContext ctx, List<BatchStatement> statements, BsonDocument readCommon,
-                   BsonDocument writeCommon, boolean ordered, WriteEncryption encryption, RetryableWrite retry) {
+                   BsonDocument writeCommon, boolean ordered, WriteEncryption encryption, RetryableWrite retry,
+                   TransactionOpening opening) {
         this.update = update;
         this.ctx = ctx;
         this.statements = statements;
@@ -82,7 +84,8 @@ final class EvaluatedWrite implements WriteInSteps {
         this.ordered = ordered;
         this.encryption = encryption;
         this.retry = retry;
-        this.reading = new Candidates(ctx, readCommon);
+        this.opening = opening;
+        this.reading = new Candidates(ctx, readCommon, opening);
     }
 
     @Override
@@ -318,7 +321,7 @@ final class EvaluatedWrite implements WriteInSteps {
         BsonDocument cmd = new BsonDocument(update ? "update" : "delete", new BsonString(ctx.policy.collection()))
                 .append(update ? "updates" : "deletes", run).append("ordered", org.bson.BsonBoolean.valueOf(ordered));
         cmd.putAll(writeCommon);
-        return retry.statements(cmd, from, to);
+        return opening.first(retry.statements(cmd, from, to));
     }
 
     /** A statement's arithmetic failed as the server's would (code 14): its write error; true if the command stops. */

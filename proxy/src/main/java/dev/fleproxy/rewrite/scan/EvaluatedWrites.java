@@ -30,13 +30,20 @@ import org.bson.BsonValue;
  * computes on an encrypted field ($inc, $mul, $min, $max): carried out by the proxy as reads and
  * compare-and-swap writes on the client's own connection ({@link EvaluatedWrite};
  * docs/query-model.md, "Writes evaluated by the proxy"). What it cannot carry out exactly as the
- * server would is refused as before: arrayFilters, a statement's sort, a collation, let, and
- * writes inside a transaction. A statement's hint goes with its candidates' read. An upsert that matches nothing is sent to the server as an upsert
- * built from its filter's equalities ({@link UpsertSeed}).
+ * server would is refused as before: arrayFilters, a statement's sort, a collation, let. A
+ * statement's hint goes with its candidates' read. An upsert that matches nothing is sent to the
+ * server as an upsert built from its filter's equalities ({@link UpsertSeed}). A retryable write's
+ * steps carry its txnNumber and stmtIds ({@link RetryableWrite}); inside a transaction, every step
+ * runs in it ({@link TransactionOpening}).
  */
 public final class EvaluatedWrites {
     /** Fields of the client's command that every read the proxy sends for it carries. */
     private static final Set<String> READ_FIELDS = Set.of("$db", "lsid", "$clusterTime", "$readPreference");
+    /**
+     * …and, inside a transaction, every step (txnNumber outside one: {@link RetryableWrite}); the
+     * fields that open one go on the first step alone ({@link TransactionOpening}).
+     */
+    private static final Set<String> TRANSACTION_FIELDS = Set.of("txnNumber", "autocommit");
     /**
      * …and the writes it sends, in addition. (txnNumber is not: only the writes that apply a
      * client's statement carry it, with that statement's stmtId: {@link RetryableWrite}.)
@@ -86,9 +93,9 @@ public final class EvaluatedWrites {
         boolean update = spec.rewriter() == CommandSpec.Rewriter.UPDATE;
         OpMsg msg = request.msg().toOpMsg();
         BsonDocument body = msg.body();
-        if (body.containsKey("autocommit") || body.containsKey("startTransaction") || body.containsKey("let")) {
+        if (body.containsKey("let")) {
             throw new Refusal(serverCannot.error(), serverCannot.getMessage() + "; the proxy carries out such a write "
-                    + "itself, but not inside a transaction or with let");
+                    + "itself, but not with let");
         }
         if (spec.rewriter() == CommandSpec.Rewriter.FIND_AND_MODIFY) {
             WriteInSteps w = FindAndModifyPlan.of(body, ctx, spec, serverCannot, commonFields(body, READ_FIELDS),
@@ -104,7 +111,7 @@ public final class EvaluatedWrites {
         BsonDocument read = new BsonDocument();
         BsonDocument write = new BsonDocument();
         for (Map.Entry<String, BsonValue> e : body.entrySet()) {
-            if (READ_FIELDS.contains(e.getKey())) {
+            if (READ_FIELDS.contains(e.getKey()) || inTransaction(body) && TRANSACTION_FIELDS.contains(e.getKey())) {
                 read.put(e.getKey(), e.getValue());
                 write.put(e.getKey(), e.getValue());
             } else if (WRITE_FIELDS.contains(e.getKey())) {
@@ -119,7 +126,7 @@ public final class EvaluatedWrites {
                     + "(Cannot use (or request) retryable writes with multi=true)");
         }
         EvaluatedWrite w = new EvaluatedWrite(update, ctx, statements, read, write, ordered,
-                u -> encrypted(u, ctx, spec, body), retry);
+                u -> encrypted(u, ctx, spec, body), retry, TransactionOpening.of(body));
         request.attach(w);
         return w.step(request, keys, kmsWait);
     }
@@ -203,11 +210,17 @@ public final class EvaluatedWrites {
     private static BsonDocument commonFields(BsonDocument body, Set<String> names) {
         BsonDocument out = new BsonDocument();
         for (Map.Entry<String, BsonValue> e : body.entrySet()) {
-            if (READ_FIELDS.contains(e.getKey()) || names.contains(e.getKey())) {
+            if (READ_FIELDS.contains(e.getKey()) || names.contains(e.getKey())
+                    || inTransaction(body) && TRANSACTION_FIELDS.contains(e.getKey())) {
                 out.put(e.getKey(), e.getValue());
             }
         }
         return out;
+    }
+
+    /** True for a command inside a transaction (autocommit: false): the proxy's steps run in it too. */
+    private static boolean inTransaction(BsonDocument body) {
+        return body.containsKey("autocommit");
     }
 
     /** True if the command has statements and every one is a document (body array and sequences alike). */

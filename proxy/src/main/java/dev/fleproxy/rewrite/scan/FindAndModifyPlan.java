@@ -73,7 +73,7 @@ final class FindAndModifyPlan {
             }
         }
         return new EvaluatedFindAndModify(ctx, st, sort, fields, remove, isTrue(body.get("new")), readCommon,
-                writeCommon, encryption, masks, RetryableWrite.of(body));
+                writeCommon, encryption, masks, RetryableWrite.of(body), TransactionOpening.of(body));
     }
 
     private static boolean isTrue(BsonValue v) {
