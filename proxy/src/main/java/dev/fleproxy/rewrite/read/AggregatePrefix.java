@@ -60,7 +60,9 @@ record AggregatePrefix(List<BsonDocument> pipeline, DocumentFilter residual, int
                     || name.equals("$skip") && PipelinePrefix.count(arg) >= 0
                     || name.equals("$limit") && PipelinePrefix.count(arg) > 0
                     || PlainStages.joins(name, arg, ctx, foreign, db)) {
-                server.add(stages.get(i).asDocument());
+                // $set is $addFields by its newer name (MongoDB 4.2); sent by the older, which the
+                // embedded backend knows too
+                server.add(name.equals("$set") ? new BsonDocument("$addFields", arg) : stages.get(i).asDocument());
             } else {
                 return new AggregatePrefix(server, null, i);
             }

@@ -57,6 +57,8 @@ class AggregatePrefixTest {
         assertNull(p.residual());
         assertEquals(10, p.pipeline().size());
         assertEquals(BsonDocument.parse("{$match: {'j.k': 2}}"), p.pipeline().get(9));
+        // $set goes by its older name, $addFields
+        assertEquals(BsonDocument.parse("{$addFields: {m: {$add: ['$n', 1]}, k: '$a.c'}}"), p.pipeline().get(5));
     }
 
     @Test
@@ -64,7 +66,8 @@ class AggregatePrefixTest {
         AggregatePrefix p = prefix("db.src", "[{$set: {m: '$n'}}, {$match: {m: 1, x: {$gt: 1}}}, {$project: {m: 1}}]");
         assertEquals(2, p.from());
         assertNotNull(p.residual());
-        assertEquals(List.of(BsonDocument.parse("{$set: {m: '$n'}}"), BsonDocument.parse("{$match: {m: 1}}")), p.pipeline());
+        assertEquals(List.of(BsonDocument.parse("{$addFields: {m: '$n'}}"), BsonDocument.parse("{$match: {m: 1}}")),
+                p.pipeline());
     }
 
     @Test
