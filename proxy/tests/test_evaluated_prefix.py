@@ -171,3 +171,16 @@ def test_an_outputs_carried_paths_are_followed_through_the_servers_stages(loaded
     with pytest.raises(OperationFailure) as e:
         via.people.aggregate([{"$project": {"n": 1, "ssn": 1}}, {"$out": "people_plain_out"}])
     assert e.value.code == 9720010, e.value.details
+
+
+def test_a_collation_goes_with_the_servers_stages(loaded, relay):
+    via, plain = loaded
+    # the server applies it to its stages (on plain fields), the proxy to its own (the encrypted
+    # sort); the embedded backend applies none in an aggregate, so the answer is held to its own
+    pipeline = [{"$project": {"n": 1, "city": 1, "ssn": 1}}, {"$match": {"city": "Lyon"}}, {"$sort": {"ssn": -1}}]
+    collation = {"locale": "en", "strength": 2}
+    relay.clear()
+    got = list(via.people.aggregate(pipeline, collation=collation))
+    assert AGGREGATE in relay.captured() and b"\x03collation\x00" in relay.captured()
+    assert got == list(plain.people.aggregate(pipeline, collation=collation))
+    assert [d["city"] for d in got] == ["Lyon"] * 5
