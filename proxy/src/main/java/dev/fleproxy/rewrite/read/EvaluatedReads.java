@@ -141,9 +141,11 @@ public final class EvaluatedReads {
     }
 
     /**
-     * An aggregate: its leading $match split as a find's filter, every later stage run by the
-     * proxy on the decrypted candidates ({@link PipelineEvaluator}); a stage it does not run, or an
-     * argument find does not take, keeps the server path's refusal.
+     * An aggregate: its longest leading part that needs no plaintext run by the server as the
+     * candidate read (a find where a find expresses it, {@link PipelinePrefix}; else an aggregate
+     * of plain stages, {@link AggregatePrefix}), every later stage run by the proxy on the
+     * decrypted candidates ({@link PipelineEvaluator}); a stage it does not run, or an argument
+     * find does not take, keeps the server path's refusal.
      */
     private static Plan aggregate(OpMsg msg, CollectionContext ctx, Refusal serverCannot,
                                   java.util.function.Function<String, CollectionContext> targets, Collator collator) {
@@ -224,7 +226,7 @@ public final class EvaluatedReads {
         return new Plan(msg.withBody(server), state, target == null ? null : target.policy);
     }
 
-    /** The candidate read as a find: the prefix's filter, sort and skip (its limit and batchSize follow the client's settings). */
+    /** The candidate read as a find: the prefix's filter, sort and skip (its limit and batchSize come after the client's arguments). */
     private static BsonDocument findRead(PipelinePrefix prefix, CollectionContext ctx) {
         BsonDocument server = new BsonDocument("find", new BsonString(ctx.policy.collection()))
                 .append("filter", prefix.filter());
