@@ -41,7 +41,10 @@ final class CarriedPaths {
         return c;
     }
 
-    /** After these stages (each one the evaluator compiled). */
+    /**
+     * After these stages: from the first, those the server runs in the candidate read included
+     * (each one the evaluator compiled, or {@link PlainStages} let through).
+     */
     CarriedPaths through(List<BsonValue> stages) {
         for (BsonValue s : stages) {
             String name = s.asDocument().getFirstKey();
@@ -66,6 +69,10 @@ final class CarriedPaths {
         switch (name) {
             case "$match", "$sort", "$skip", "$limit" -> {
                 // the documents keep their fields: which ones pass, and their order, is not a path
+            }
+            case "$unwind", "$lookup" -> {
+                // only ever in the server's prefix (PlainStages), on and into plain paths: no value of
+                // an encrypted field moves, and keeping every path carried so far is the safe reading
             }
             case "$unset" -> {
                 for (BsonValue f : spec.isArray() ? spec.asArray().getValues() : List.of(spec)) {

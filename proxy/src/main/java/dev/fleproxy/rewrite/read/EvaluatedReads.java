@@ -14,6 +14,7 @@ import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.wire.OpMsg;
 import java.util.Map;
 import java.util.Set;
+import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonInt64;
@@ -140,9 +141,11 @@ public final class EvaluatedReads {
     }
 
     /**
-     * An aggregate: its leading $match split as a find's filter, every later stage run by the
-     * proxy on the decrypted candidates ({@link PipelineEvaluator}); a stage it does not run, or an
-     * argument find does not take, keeps the server path's refusal.
+     * An aggregate: its longest leading part that needs no plaintext run by the server as the
+     * candidate read (a find where a find expresses it, {@link PipelinePrefix}; else an aggregate
+     * of plain stages, {@link AggregatePrefix}), every later stage run by the proxy on the
+     * decrypted candidates ({@link PipelineEvaluator}); a stage it does not run, or an argument
+     * find does not take, keeps the server path's refusal.
      */
     private static Plan aggregate(OpMsg msg, CollectionContext ctx, Refusal serverCannot,
                                   java.util.function.Function<String, CollectionContext> targets, Collator collator) {
@@ -167,11 +170,16 @@ public final class EvaluatedReads {
             throw Refusal.command(ctx.ns(), output.name() + " inside a transaction (MongoDB does not run it there)");
         }
         PipelinePrefix prefix = PipelinePrefix.of(stages, ctx, collator != null);
+        // the server runs what it can: an aggregate of its own when that reaches past what a find expresses
+        AggregatePrefix wider = AggregatePrefix.of(stages, ctx, collator != null, targets, body.getString("$db").getValue());
+        boolean byAggregate = wider.from() > prefix.from();
+        int from = byAggregate ? wider.from() : prefix.from();
         PipelineEvaluator pipeline;
         CarriedPaths carried;
         try {
-            pipeline = PipelineEvaluator.compile(stages.subList(prefix.from(), stages.size()));
-            carried = output == null ? null : CarriedPaths.of(ctx.policy).through(stages.subList(prefix.from(), stages.size()));
+            pipeline = PipelineEvaluator.compile(stages.subList(from, stages.size()));
+            // followed from the first stage: the server's keep every encrypted value in place or drop it
+            carried = output == null ? null : CarriedPaths.of(ctx.policy).through(stages);
         } catch (NotEvaluable e) {
             throw serverCannot;
         }
@@ -179,16 +187,10 @@ public final class EvaluatedReads {
         if (output != null) {
             OutputTarget.check(output, carried, target, ctx.ns()); // before anything is read
         }
-        EvaluatedQuery.Steps steps = new EvaluatedQuery.Steps(prefix.residual(), null, new EvaluatedQuery.Window(0, 0),
-                null, new EvaluatedQuery.Answer(false, null, pipeline), collator);
-        BsonDocument server = new BsonDocument("find", new BsonString(ctx.policy.collection()))
-                .append("filter", prefix.filter());
-        if (prefix.sort() != null) {
-            server.put("sort", prefix.sort());
-        }
-        if (prefix.skip() > 0) {
-            server.put("skip", new BsonInt64(prefix.skip()));
-        }
+        EvaluatedQuery.Steps steps = new EvaluatedQuery.Steps(byAggregate ? wider.residual() : prefix.residual(), null,
+                new EvaluatedQuery.Window(0, 0), null, new EvaluatedQuery.Answer(false, null, pipeline), collator);
+        int budget = ctx.policy.maxScanDocuments();
+        BsonDocument server = byAggregate ? aggregateRead(wider, ctx, budget) : findRead(prefix, ctx);
         BsonDocument getMore = new BsonDocument("collection", new BsonString(ctx.policy.collection()));
         for (Map.Entry<String, BsonValue> e : body.entrySet()) {
             if (AGGREGATE_TO_FIND.contains(e.getKey())) {
@@ -198,11 +200,12 @@ public final class EvaluatedReads {
                 getMore.put(e.getKey(), e.getValue());
             }
         }
-        int budget = ctx.policy.maxScanDocuments();
-        // a limit of the client's own within the budget bounds the candidates; else budget + 1 does
-        server.put("limit", prefix.limit() > 0 && prefix.limit() <= budget ? new BsonInt64(prefix.limit())
-                : new BsonInt32(budget + 1));
-        server.put("batchSize", new BsonInt32(EvaluatedQuery.firstBatch(budget)));
+        if (!byAggregate) {
+            // a limit of the client's own within the budget bounds the candidates; else budget + 1 does
+            server.put("limit", prefix.limit() > 0 && prefix.limit() <= budget ? new BsonInt64(prefix.limit())
+                    : new BsonInt32(budget + 1));
+            server.put("batchSize", new BsonInt32(EvaluatedQuery.firstBatch(budget)));
+        }
         BsonValue cursor = body.get("cursor");
         int size = cursor != null && cursor.isDocument() && cursor.asDocument().isNumber("batchSize")
                 ? cursor.asDocument().getNumber("batchSize").intValue() : -1;
@@ -221,6 +224,30 @@ public final class EvaluatedReads {
             state.output = new OutputWrites(output, target == null ? null : target.policy, ctx.ns(), session, writeOptions);
         }
         return new Plan(msg.withBody(server), state, target == null ? null : target.policy);
+    }
+
+    /** The candidate read as a find: the prefix's filter, sort and skip (its limit and batchSize come after the client's arguments). */
+    private static BsonDocument findRead(PipelinePrefix prefix, CollectionContext ctx) {
+        BsonDocument server = new BsonDocument("find", new BsonString(ctx.policy.collection()))
+                .append("filter", prefix.filter());
+        if (prefix.sort() != null) {
+            server.put("sort", prefix.sort());
+        }
+        if (prefix.skip() > 0) {
+            server.put("skip", new BsonInt64(prefix.skip()));
+        }
+        return server;
+    }
+
+    /**
+     * The candidate read as an aggregate: the prefix's stages, then the budget and one more (the
+     * budget counts what the proxy reads, after the server's stages), its first batch as a find's.
+     */
+    private static BsonDocument aggregateRead(AggregatePrefix prefix, CollectionContext ctx, int budget) {
+        BsonArray stages = new BsonArray(new java.util.ArrayList<>(prefix.pipeline()));
+        stages.add(new BsonDocument("$limit", new BsonInt32(budget + 1)));
+        return new BsonDocument("aggregate", new BsonString(ctx.policy.collection())).append("pipeline", stages)
+                .append("cursor", new BsonDocument("batchSize", new BsonInt32(EvaluatedQuery.firstBatch(budget))));
     }
 
     /** find's batchSize (all that fit when absent) and singleBatch, for the answer's first batch. */

@@ -73,7 +73,7 @@ record PipelinePrefix(BsonDocument filter, DocumentFilter residual, BsonDocument
     }
 
     /** A sort the server can run: by fields with nothing encrypted at or under them, 1 or -1 each. */
-    private static boolean plainSort(BsonValue sort, CollectionContext ctx) {
+    static boolean plainSort(BsonValue sort, CollectionContext ctx) {
         if (!sort.isDocument() || sort.asDocument().isEmpty()) {
             return false;
         }
@@ -89,7 +89,7 @@ record PipelinePrefix(BsonDocument filter, DocumentFilter residual, BsonDocument
     }
 
     /** A $skip's or $limit's whole number; -1 if it is not one. */
-    private static long count(BsonValue v) {
+    static long count(BsonValue v) {
         if (!v.isNumber() || v.asNumber().doubleValue() != Math.rint(v.asNumber().doubleValue())) {
             return -1;
         }
