@@ -66,6 +66,15 @@ def field_bytes(doc, name):
     return bson.encode({name: doc[name]}) if name in doc else None
 
 
+def five_accounts(sent, mongos):
+    """Five accounts inserted, then what the driver and the stand-in saw of it forgotten."""
+    c, listener = sent
+    c.bank.accounts.insert_many([{"_id": i, "ssn": f"000-00-000{i}", "balance": i} for i in range(5)])
+    mongos.clear()
+    listener.commands.clear()
+    return c, listener
+
+
 def assert_passed_intact(listener, mongos, expected_names):
     sent = [(n, c) for n, c in listener.commands if n != "endSessions"]
     received = [(n, raw) for n, raw, _ in mongos.commands() if n != "endSessions"]
@@ -117,10 +126,7 @@ def test_an_aborted_transaction_passes_its_fields_too(sent, mongos):
 
 
 def test_a_query_the_proxy_evaluates_reads_its_candidates_inside_the_transaction(sent, mongos):
-    c, listener = sent
-    c.bank.accounts.insert_many([{"_id": i, "ssn": f"000-00-000{i}", "balance": i} for i in range(5)])
-    mongos.clear()
-    listener.commands.clear()
+    c, listener = five_accounts(sent, mongos)
     with c.start_session() as s:
         with s.start_transaction(read_concern=ReadConcern("snapshot")):
             got = list(c.bank.accounts.aggregate([{"$match": {"balance": {"$gt": 2}}}], session=s))
@@ -136,10 +142,7 @@ def test_a_query_the_proxy_evaluates_reads_its_candidates_inside_the_transaction
 def test_writes_the_proxy_carries_out_run_inside_the_transaction(sent, mongos):
     """Issue 41: each of the proxy's steps (candidate reads, compare-and-swap writes) carries the
     transaction's lsid, txnNumber and autocommit; the first also startTransaction and readConcern."""
-    c, listener = sent
-    c.bank.accounts.insert_many([{"_id": i, "ssn": f"000-00-000{i}", "balance": i} for i in range(5)])
-    mongos.clear()
-    listener.commands.clear()
+    c, listener = five_accounts(sent, mongos)
     with c.start_session() as s:
         with s.start_transaction(read_concern=ReadConcern("snapshot")):
             c.bank.accounts.update_one({"_id": 1}, {"$inc": {"balance": 1}}, session=s)

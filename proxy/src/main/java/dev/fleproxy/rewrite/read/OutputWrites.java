@@ -54,8 +54,13 @@ final class OutputWrites {
     static final Object READY = new Object();
     static final Duration CALL_WAIT = Duration.ofMinutes(2);
     private static final int BATCH_DOCUMENTS = 1000;
-    /** Sealed bytes per write command, well inside the 48 MB a message may hold. */
-    private static final int BATCH_BYTES = 8 * 1024 * 1024;
+    /**
+     * Sealed bytes per write command (one document may be larger): each batch is sealed on the
+     * connection's event loop, so it is no more than the loop evaluates itself ({@link
+     * EvaluationPool#ON_LOOP_BYTES}); a large output costs more round trips, never a loop held
+     * for the milliseconds 8 MiB of sealing took.
+     */
+    private static final int BATCH_BYTES = (int) EvaluationPool.ON_LOOP_BYTES;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int NAMESPACE_NOT_FOUND = 26;
     /** mongod's codes for an on field that is an array, or missing or null, and for whenNotMatched: fail. */

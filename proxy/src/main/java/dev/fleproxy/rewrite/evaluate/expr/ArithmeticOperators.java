@@ -56,19 +56,13 @@ final class ArithmeticOperators {
     /** The operands in order; the first null or missing one makes the result null, as on the server. */
     private static Expr nary(String op, List<Expr> args, java.util.function.Function<List<BsonValue>, BsonValue> f) {
         return scope -> {
-            List<BsonValue> vs = new ArrayList<>();
-            for (Expr e : args) {
-                BsonValue v = e.eval(scope);
-                if (Values.nullish(v)) {
-                    return BsonNull.VALUE;
-                }
+            List<BsonValue> vs = Values.operands(scope, args, v -> {
                 if (!Values.isNumber(v) && !(v.isDateTime() && (op.equals("$add") || op.equals("$subtract")))) {
                     throw Values.fail(op, "only numbers" + (op.equals("$add") || op.equals("$subtract")
                             ? " and dates" : "") + " are supported");
                 }
-                vs.add(v);
-            }
-            return f.apply(vs);
+            });
+            return vs == null ? BsonNull.VALUE : f.apply(vs);
         };
     }
 

@@ -96,14 +96,7 @@ final class ArrayOperators {
                 List<Expr> args = c.exprs(Values.args(op, operand, 0, Integer.MAX_VALUE));
                 yield scope -> {
                     BsonArray out = new BsonArray();
-                    for (Expr e : args) {
-                        BsonValue v = e.eval(scope);
-                        if (Values.nullish(v)) {
-                            return BsonNull.VALUE;
-                        }
-                        out.addAll(array(op, v));
-                    }
-                    return out;
+                    return Values.operands(scope, args, v -> out.addAll(array(op, v))) == null ? BsonNull.VALUE : out;
                 };
             }
             case "$slice" -> slice(c.exprs(Values.args(op, operand, 2, 3)));
@@ -132,13 +125,9 @@ final class ArrayOperators {
 
     private static Expr slice(List<Expr> args) {
         return scope -> {
-            List<BsonValue> vs = new ArrayList<>();
-            for (Expr e : args) {
-                BsonValue v = e.eval(scope);
-                if (Values.nullish(v)) {
-                    return BsonNull.VALUE;
-                }
-                vs.add(v);
+            List<BsonValue> vs = Values.operands(scope, args, v -> { });
+            if (vs == null) {
+                return BsonNull.VALUE;
             }
             List<BsonValue> a = array("$slice", vs.get(0));
             long len = a.size();

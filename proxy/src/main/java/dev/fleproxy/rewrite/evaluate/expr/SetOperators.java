@@ -22,13 +22,12 @@ final class SetOperators {
             case "$setUnion", "$setIntersection" -> {
                 List<Expr> args = c.exprs(Values.args(op, operand, 0, Integer.MAX_VALUE));
                 yield scope -> {
+                    List<TreeSet<BsonValue>> sets = new ArrayList<>();
+                    if (Values.operands(scope, args, v -> sets.add(set(op, v))) == null) {
+                        return BsonNull.VALUE;
+                    }
                     TreeSet<BsonValue> acc = null;
-                    for (Expr e : args) {
-                        BsonValue v = e.eval(scope);
-                        if (Values.nullish(v)) {
-                            return BsonNull.VALUE;
-                        }
-                        TreeSet<BsonValue> s = set(op, v);
+                    for (TreeSet<BsonValue> s : sets) {
                         if (acc == null) {
                             acc = s;
                         } else if (op.equals("$setUnion")) {

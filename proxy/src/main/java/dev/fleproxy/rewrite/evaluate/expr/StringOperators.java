@@ -31,17 +31,13 @@ final class StringOperators {
                 List<Expr> args = c.exprs(Values.args(op, operand, 0, Integer.MAX_VALUE));
                 yield scope -> {
                     StringBuilder out = new StringBuilder();
-                    for (Expr e : args) {
-                        BsonValue v = e.eval(scope);
-                        if (Values.nullish(v)) {
-                            return BsonNull.VALUE;
-                        }
+                    List<BsonValue> vs = Values.operands(scope, args, v -> {
                         if (!v.isString()) {
                             throw Values.fail(op, "only supports strings");
                         }
                         out.append(v.asString().getValue());
-                    }
-                    return new BsonString(out.toString());
+                    });
+                    return vs == null ? BsonNull.VALUE : new BsonString(out.toString());
                 };
             }
             case "$toLower", "$toUpper" -> {

@@ -21,6 +21,24 @@ final class Values {
         return v == null || v.isNull() || v.getBsonType() == BsonType.UNDEFINED;
     }
 
+    /**
+     * The operands' values in order, each checked as it comes (an error of the operator's own);
+     * null if one is nullish before any check failed: an operator that answers null for a null
+     * operand, as the server evaluates them, one after another.
+     */
+    static List<BsonValue> operands(Scope scope, List<Expr> args, java.util.function.Consumer<BsonValue> check) {
+        List<BsonValue> out = new java.util.ArrayList<>(args.size());
+        for (Expr e : args) {
+            BsonValue v = e.eval(scope);
+            if (nullish(v)) {
+                return null;
+            }
+            check.accept(v);
+            out.add(v);
+        }
+        return out;
+    }
+
     /** Value::coerceToBool: false for false, zeros, null, undefined, missing; true otherwise (NaN too). */
     static boolean truthy(BsonValue v) {
         return dev.fleproxy.rewrite.evaluate.BsonNumbers.trueValue(v); // the filter's and the expression's rule are one
