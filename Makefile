@@ -77,6 +77,7 @@ test-timing-stress: build ycsb-jar bench-jar venv mongosh
 	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_tls.py -k reload" \
 	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_rewrap.py -k 'killed_midway or kms_outage_mid_run'" \
 	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_bench_jar.py -k overhead" \
+	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_retried_writes.py" \
 	  "$(VENV)/bin/python -m pytest -q -x proxy/tests/test_ycsb.py \
 	     -k 'resumes_after_a_kill or refuses_bad_input or dies_mid_matrix or sliced'" \
 	  "$(VENV)/bin/python -m pytest -q -x kms/tests -k serve_stops" \
