@@ -20,7 +20,8 @@ def policy(kms):
             f"  enc.large: {{ key: {key}, fields: {{ x: {{}} }} }}\n"
             f"  enc.det: {{ key: {key}, fields: {{ x: {{ deterministic: true }}, tags: {{}}, inner.v: {{}} }} }}\n"
             f"  enc.rnd: {{ key: {key}, fields: {{ x: {{}}, tags: {{}}, inner.v: {{}} }} }}\n"
-            f"  enc.small: {{ key: {key}, fields: {{ x: {{}} }}, maxScanDocuments: 50 }}\n")
+            f"  enc.small: {{ key: {key}, fields: {{ x: {{}} }}, maxScanDocuments: 50 }}\n"
+            f"  enc.many: {{ key: {key}, fields: {{ x: {{}}, y: {{}} }} }}\n")
 
 
 @pytest.fixture(scope="module")
@@ -179,6 +180,55 @@ def test_candidates_come_in_several_batches(loaded, via):
     via.rnd_big.insert_many([{"_id": i, "x": i, "pad": big} for i in range(1500)])
     got = list(via.rnd_big.find({"x": {"$gte": 1490}}, {"pad": 0}).sort("x", -1))
     assert [d["_id"] for d in got] == list(range(1499, 1489, -1))
+
+
+@pytest.fixture(scope="module")
+def many(via, plain):
+    """3,000 documents in many batches, x drawn from few values (ties everywhere), y a second key."""
+    import random
+    r = random.Random(41)
+    docs = [{"_id": i, "x": r.randrange(20), "y": r.choice(["a", "b", None]), "pad": "p" * r.randrange(1, 900)}
+            for i in range(3000)]
+    for target in (via.many, plain.many):
+        target.drop()
+        target.insert_many(docs)
+    assert isinstance(plain.client.enc.many.find_one()["x"], bytes)  # stored sealed: the proxy evaluates
+    return via.many, plain.many
+
+
+@pytest.mark.parametrize("sort,skip,limit", [
+    ([("x", ASCENDING), ("_id", DESCENDING)], 0, 1),
+    ([("x", DESCENDING), ("y", ASCENDING), ("_id", ASCENDING)], 0, 50),
+    ([("x", ASCENDING), ("_id", ASCENDING)], 700, 30),
+    ([("y", DESCENDING), ("x", ASCENDING), ("_id", DESCENDING)], 5, -20),
+    ([("x", ASCENDING), ("_id", ASCENDING)], 0, 2500),
+])
+def test_a_sort_with_a_limit_over_many_candidates_keeps_the_best(many, sort, skip, limit):
+    # the proxy keeps only the best skip + limit of the matches as their batches come
+    # (MatchedCandidates): the answer is every match's sorted window, as the server gives it
+    via, plain = many
+    flt = {"x": {"$gte": 3}}
+    got = list(via.find(flt, sort=sort, skip=skip, limit=limit))
+    want = list(plain.find(flt, sort=sort, skip=skip, limit=limit))
+    assert [d["_id"] for d in got] == [d["_id"] for d in want]
+    assert got == want
+
+
+def test_ties_of_a_sort_with_a_limit_keep_the_values_order(many):
+    via, plain = many
+    got = list(via.find({"x": {"$lt": 15}}, {"x": 1}).sort("x", DESCENDING).limit(40))
+    want = list(plain.find({"x": {"$lt": 15}}, {"x": 1}).sort("x", DESCENDING).limit(40))
+    assert [d["x"] for d in got] == [d["x"] for d in want]  # which of equal keys: the server's choice
+
+
+def test_a_count_and_a_limit_without_sort_over_many_candidates(many):
+    via, plain = many
+    for flt in ({"x": {"$gt": 7}}, {"x": {"$in": [1, 2]}, "y": "a"}, {"x": {"$gt": 100}}):
+        assert via.count_documents(flt) == plain.count_documents(flt)
+        assert via.count_documents(flt, skip=40, limit=30) == plain.count_documents(flt, skip=40, limit=30)
+        got = [d["_id"] for d in via.find(flt).skip(3).limit(25)]
+        assert got == [d["_id"] for d in plain.find(flt).skip(3).limit(25)]
+        assert sorted(via.distinct("y", flt), key=str) == sorted(plain.distinct("y", flt), key=str)
 
 
 @pytest.mark.parametrize("flt", [{"$where": "this.x > 1"}, {"$expr": {"$function": {"body": "1", "args": ["$x"], "lang": "js"}}}])

@@ -209,7 +209,7 @@ public final class BsonCursor {
         return (b[p] & 0xff) | (b[p + 1] & 0xff) << 8 | (b[p + 2] & 0xff) << 16 | (b[p + 3] & 0xff) << 24;
     }
 
-    static long int64(byte[] b, int p) {
+    public static long int64(byte[] b, int p) {
         return (int32(b, p) & 0xffffffffL) | ((long) int32(b, p + 4) << 32);
     }
 

@@ -141,6 +141,18 @@ public final class OpMsgView {
         return commandName;
     }
 
+    public int bodyLength() {
+        return bodyLength;
+    }
+
+    /**
+     * Copies the body into {@code into}[0, bodyLength), not kept by the view and not checked: for a
+     * reader that reuses its own buffer (and checks what it reads).
+     */
+    public void copyBody(byte[] into) {
+        frame.content().getBytes(bodyStart, into, 0, bodyLength);
+    }
+
     /** The body's bytes, copied out of the frame once: [0, bodyLength). */
     public byte[] bodyBytes() {
         if (bodyBytes == null) {

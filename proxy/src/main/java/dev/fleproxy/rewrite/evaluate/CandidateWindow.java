@@ -13,13 +13,22 @@ public final class CandidateWindow {
 
     /** The window of sorted; a view of it, not a copy. */
     public static <T> List<T> apply(List<T> sorted, long skip, long limit) {
+        long from = Math.min(skip(skip), sorted.size());
+        return sorted.subList((int) from, (int) (from + size(sorted.size(), skip, limit)));
+    }
+
+    /** How many of {@code size} documents the window holds: a count's answer, with no documents kept. */
+    public static long size(long size, long skip, long limit) {
+        long from = Math.min(skip(skip), size);
+        // Math.abs(Long.MIN_VALUE) stays negative; any magnitude that large is no limit on a list
+        long keep = limit == 0 || limit == Long.MIN_VALUE ? Long.MAX_VALUE : Math.abs(limit);
+        return Math.min(size - from, keep);
+    }
+
+    private static long skip(long skip) {
         if (skip < 0) {
             throw new NotEvaluable("skip must be non-negative (the server refuses " + skip + ")");
         }
-        int from = (int) Math.min(skip, sorted.size());
-        // Math.abs(Long.MIN_VALUE) stays negative; any magnitude that large is no limit on a list
-        long keep = limit == 0 || limit == Long.MIN_VALUE ? Long.MAX_VALUE : Math.abs(limit);
-        int to = (int) Math.min(sorted.size(), from + Math.min(keep, Integer.MAX_VALUE));
-        return sorted.subList(from, to);
+        return skip;
     }
 }

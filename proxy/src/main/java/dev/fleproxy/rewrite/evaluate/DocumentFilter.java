@@ -1,5 +1,7 @@
 package dev.fleproxy.rewrite.evaluate;
 
+import java.util.HashSet;
+import java.util.Set;
 import org.bson.BsonDocument;
 
 /**
@@ -39,5 +41,14 @@ public final class DocumentFilter {
      */
     public boolean matches(BsonDocument doc) {
         return root.matches(doc);
+    }
+
+    /**
+     * The top-level fields whose values decide a match, or null if any part of the document may
+     * ($expr): a document holding only those fields matches as the whole one does.
+     */
+    public Set<String> fieldsRead() {
+        Set<String> fields = new HashSet<>();
+        return root.fieldsRead(fields) ? fields : null;
     }
 }

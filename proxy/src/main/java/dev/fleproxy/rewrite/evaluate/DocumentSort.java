@@ -3,8 +3,10 @@ package dev.fleproxy.rewrite.evaluate;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -24,10 +26,17 @@ import org.bson.BsonValue;
 public final class DocumentSort {
     private final SortKeys keys;
     private final Comparator<BsonValue[]> order;
+    private final Set<String> fieldsRead;
 
-    private DocumentSort(SortKeys keys, Comparator<BsonValue[]> order) {
+    private DocumentSort(SortKeys keys, Comparator<BsonValue[]> order, Set<String> fieldsRead) {
         this.keys = keys;
         this.order = order;
+        this.fieldsRead = fieldsRead;
+    }
+
+    /** The top-level fields the sort keys are read from: a document holding only those sorts as the whole one. */
+    public Set<String> fieldsRead() {
+        return fieldsRead;
     }
 
     /** The sort spec compiled, or NotEvaluable naming what cannot be evaluated and why. */
@@ -44,7 +53,9 @@ public final class DocumentSort {
             Comparator<BsonValue[]> byField = (a, b) -> BsonOrder.compare(a[field], b[field]);
             order = order.thenComparing(descending.get(i) ? byField.reversed() : byField);
         }
-        return new DocumentSort(new SortKeys(paths.toArray(new String[0][]), order), order);
+        Set<String> fields = new HashSet<>();
+        paths.forEach(p -> fields.add(p[0]));
+        return new DocumentSort(new SortKeys(paths.toArray(new String[0][]), order), order, Set.copyOf(fields));
     }
 
     private static String[] path(String name) {
@@ -81,6 +92,15 @@ public final class DocumentSort {
      */
     public Comparator<BsonDocument> comparator() {
         return (a, b) -> order.compare(keys.of(a), keys.of(b));
+    }
+
+    /**
+     * Whether a document sorts after {@code d} or ties with it (so, in a stable sort, comes after it
+     * if read later); d's key computed once.
+     */
+    public java.util.function.Predicate<BsonDocument> notBefore(BsonDocument d) {
+        BsonValue[] key = keys.of(d);
+        return x -> order.compare(keys.of(x), key) >= 0;
     }
 
     /** The documents sorted, each sort key computed once; ties keep their order. */

@@ -1,6 +1,7 @@
 package dev.fleproxy.rewrite.evaluate;
 
 import java.util.List;
+import java.util.Set;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -15,6 +16,24 @@ interface FilterNode {
     /** The node on one value (null: missing), for $elemMatch's value form. */
     boolean matchesValue(BsonValue value);
 
+    /**
+     * Adds the top-level fields the node reads to {@code into}; false if it may read any part of
+     * the document (a node that does not say reads it all).
+     */
+    default boolean fieldsRead(Set<String> into) {
+        return false;
+    }
+
+    /** Every child's fields; false if one of them may read any. */
+    static boolean fieldsRead(List<FilterNode> children, Set<String> into) {
+        for (FilterNode c : children) {
+            if (!c.fieldsRead(into)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** A leaf on a path: true when the leaf holds for any value the path reaches. */
     record OnPath(String[] path, Leaf leaf) implements FilterNode {
         @Override
@@ -25,6 +44,12 @@ interface FilterNode {
         @Override
         public boolean matchesValue(BsonValue value) {
             return leaf.test(value);
+        }
+
+        @Override
+        public boolean fieldsRead(Set<String> into) {
+            into.add(path[0]); // an $elemMatch's operators read within the array the path reaches
+            return true;
         }
     }
 
@@ -38,6 +63,11 @@ interface FilterNode {
         public boolean matchesValue(BsonValue value) {
             return children.stream().allMatch(c -> c.matchesValue(value));
         }
+
+        @Override
+        public boolean fieldsRead(Set<String> into) {
+            return FilterNode.fieldsRead(children, into);
+        }
     }
 
     record Or(List<FilterNode> children) implements FilterNode {
@@ -50,6 +80,11 @@ interface FilterNode {
         public boolean matchesValue(BsonValue value) {
             return children.stream().anyMatch(c -> c.matchesValue(value));
         }
+
+        @Override
+        public boolean fieldsRead(Set<String> into) {
+            return FilterNode.fieldsRead(children, into);
+        }
     }
 
     record Nor(List<FilterNode> children) implements FilterNode {
@@ -61,6 +96,11 @@ interface FilterNode {
         @Override
         public boolean matchesValue(BsonValue value) {
             return children.stream().noneMatch(c -> c.matchesValue(value));
+        }
+
+        @Override
+        public boolean fieldsRead(Set<String> into) {
+            return FilterNode.fieldsRead(children, into);
         }
     }
 
@@ -78,6 +118,11 @@ interface FilterNode {
         public boolean matchesValue(BsonValue value) {
             return !child.matchesValue(value);
         }
+
+        @Override
+        public boolean fieldsRead(Set<String> into) {
+            return child.fieldsRead(into);
+        }
     }
 
     /** $alwaysTrue, $alwaysFalse, and $all of nothing (which matches nothing). */
@@ -90,6 +135,11 @@ interface FilterNode {
         @Override
         public boolean matchesValue(BsonValue ignored) {
             return value;
+        }
+
+        @Override
+        public boolean fieldsRead(Set<String> into) {
+            return true;
         }
     }
 }

@@ -9,19 +9,17 @@ import dev.fleproxy.rewrite.evaluate.DocumentSort;
 import dev.fleproxy.rewrite.evaluate.PipelineEvaluator;
 import dev.fleproxy.rewrite.evaluate.StringOrder;
 import dev.fleproxy.rewrite.paths.ReadShape;
+import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletionStage;
+import org.bson.BSONException;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonValue;
-import org.bson.RawBsonDocument;
-import org.bson.codecs.BsonDocumentCodec;
 
 /**
  * One find or count the proxy evaluates itself, from its request to its answer: what the proxy
@@ -31,8 +29,6 @@ import org.bson.codecs.BsonDocumentCodec;
  * #work}): never on both at once.
  */
 final class EvaluatedQuery {
-    private static final BsonDocumentCodec CODEC = new BsonDocumentCodec();
-
     /**
      * What the client asked for, the proxy's part of it; strings compare under the collator (null:
      * by bytes, the simple collation), frozen so that the loop and the pool may both use it.
@@ -82,10 +78,13 @@ final class EvaluatedQuery {
     static final int FIRST_BATCH = 101;
     static final int GROWTH = 8;
     /**
-     * Bytes a candidate batch is sized for: a quarter of a reply, since documents vary, and since
-     * every query waiting for the evaluation pool holds its batch (and its decrypted copy) meanwhile.
+     * Bytes a candidate batch is sized for: above what an event loop evaluates itself ({@link
+     * EvaluationPool#ON_LOOP_BYTES}), so a full batch goes to the pool; under half of G1's smallest
+     * region (1 MiB), so that its copies (the body, decrypted) are not humongous objects, each of
+     * which made G1 start a concurrent cycle (with 1 MiB batches, 5,800 in one run of
+     * bench-starvation); and small since every query waiting for the pool holds its batch meanwhile.
      */
-    static final int BATCH_TARGET = 1024 * 1024;
+    static final int BATCH_TARGET = 384 * 1024;
     /** The proxy-wide memory this query holds (null until its first reply); given back by {@link #end}. */
     EvaluationMemory.Lease lease;
     /** True if the last {@link #take} was refused by the proxy-wide budget rather than this query's own. */
@@ -96,12 +95,8 @@ final class EvaluatedQuery {
     java.util.concurrent.CompletableFuture<Object> work;
     /** getMore's part of the request: $db, collection, and the session fields (lsid, txnNumber, autocommit). */
     private final BsonDocument getMoreTemplate;
-    private final List<BsonDocument> candidates = new ArrayList<>();
-    /**
-     * The bytes each candidate was read as, by its decoded document, when the answer returns
-     * candidates as they are (a find without projection): answered without encoding them again.
-     */
-    private final Map<BsonDocument, RawBsonDocument> asRead = new IdentityHashMap<>();
+    /** The candidates examined so far, and the matches of them the answer can use. */
+    private final MatchedCandidates matches;
     /** The read of the next batch under way, and its reply once it came (owned until read). */
     CompletionStage<Frame> call;
     Frame batch;
@@ -118,6 +113,10 @@ final class EvaluatedQuery {
         this.firstBatch = firstBatch;
         this.budget = budget;
         this.getMoreTemplate = getMoreTemplate;
+        // a find's window bounds the matches kept; a pipeline's or a distinct's answer needs them all
+        boolean find = steps.answer().pipeline() == null && steps.answer().distinct() == null;
+        this.matches = new MatchedCandidates(steps.residual(), steps.sort(), steps.answer().count(),
+                find ? steps.window() : null, answersAsRead());
     }
 
     String ns() {
@@ -125,45 +124,57 @@ final class EvaluatedQuery {
     }
 
     /**
-     * Takes a decrypted batch of {@code size} bytes; true while the candidates are within the
-     * budget, this query's and the proxy's ({@link EvaluationMemory}).
+     * Takes a decrypted batch of {@code size} bytes, the array at buf[start, end) (well-formed):
+     * each candidate examined as it comes, in place, only the matches the answer can use kept
+     * (copied: {@link MatchedCandidates}). True while the candidates are within the budget, this
+     * query's and the proxy's ({@link EvaluationMemory}), which holds the whole batch while it is
+     * examined and then what was kept of it.
      */
-    boolean take(BsonArray documents, long nextCursorId, long size) {
+    boolean take(byte[] buf, int start, int end, long nextCursorId, long size) {
         cursorId = nextCursorId;
         bytes += size;
-        if (bytes > MAX_CANDIDATE_BYTES || documents.size() + candidates.size() > budget) {
+        int count = 0;
+        for (BsonCursor c = new BsonCursor(buf, start, end); c.next(); ) {
+            if (c.type != BsonCursor.DOCUMENT) {
+                throw new BSONException("the server returned a candidate that is not a document");
+            }
+            count++;
+        }
+        if (bytes > MAX_CANDIDATE_BYTES || count + matches.examined() > budget) {
             return false;
         }
-        if (lease != null && !lease.grow(size * EvaluationMemory.DECODED_COST)) {
+        long charged = size * EvaluationMemory.DECODED_COST;
+        if (lease != null && !lease.grow(charged)) {
             overMemory = true;
             return false;
         }
-        if (lease != null && nextCursorId != 0 && candidates.isEmpty() && !documents.isEmpty()
-                && !lease.reserve(likelyTotal(size, documents.size()))) {
+        if (lease != null && nextCursorId != 0 && matches.examined() == 0 && count > 0
+                && !lease.reserve(likelyTotal(size, count))) {
             overMemory = true; // more batches to come: what they will likely take is taken now, or the query refused
             return false;
         }
-        for (BsonValue d : documents) {
-            if (d instanceof RawBsonDocument raw) {
-                largest = Math.max(largest, raw.getByteBuffer().remaining());
+        long keptBefore = matches.keptBytes();
+        StringOrder.under(steps.collator(), () -> { // the filter and a pruning sort compare strings under it
+            for (BsonCursor c = new BsonCursor(buf, start, end); c.next(); ) {
+                int length = c.valueEnd - c.valueStart;
+                largest = Math.max(largest, length);
+                matches.examine(buf, c.valueStart, length);
             }
-            // decoded once: a raw document decodes again on every get, and each is read many times
-            BsonDocument decoded = d instanceof RawBsonDocument raw ? raw.decode(CODEC) : d.asDocument();
-            candidates.add(decoded);
-            if (d instanceof RawBsonDocument raw && answersAsRead()) {
-                asRead.put(decoded, raw);
-            }
+            return null;
+        });
+        if (lease != null) {
+            lease.shrink(charged - (matches.keptBytes() - keptBefore) * EvaluationMemory.DECODED_COST);
         }
         return true;
     }
 
-    /** Bytes of candidates read so far (as the replies held them). */
-    long bytes() {
-        return bytes;
+    /** BSON bytes of the candidates kept for the answer: what computing it costs. */
+    long keptBytes() {
+        return matches.keptBytes();
     }
 
     int examined() {
-        return candidates.size();
+        return matches.examined();
     }
 
     /** The session the query ran in (null: none), to which a cursor the proxy holds for it is bound. */
@@ -180,22 +191,23 @@ final class EvaluatedQuery {
         BsonDocument g = new BsonDocument("getMore", new BsonInt64(cursorId));
         g.putAll(getMoreTemplate);
         long fit = Math.max(1, BATCH_TARGET / Math.max(1, largest));
-        int asked = (int) Math.max(1, Math.min(Math.min(budget + 1L - candidates.size(), fit), (long) lastAsked * GROWTH));
+        int asked = (int) Math.max(1, Math.min(Math.min(budget + 1L - matches.examined(), fit), (long) lastAsked * GROWTH));
         lastAsked = asked;
         g.put("batchSize", new BsonInt32(asked));
         return g;
     }
 
     /**
-     * What the whole candidate set will likely cost, from the first batch: as many candidates as
-     * the scan budget allows, of the first ones' size, within this query's byte cap, and no more
-     * than a quarter of the proxy-wide budget (the server's part of the filter may select far
+     * What the query will likely hold at most, from the first batch: as many candidates as the
+     * scan budget allows or the answer keeps, whichever is fewer, of the first ones' size, and a
+     * batch being examined; within this query's byte cap, and no more than a quarter of the
+     * proxy-wide budget (the server's part of the filter and the residual filter may select far
      * fewer: past the reservation a query still grows batch by batch).
      */
     private long likelyTotal(long firstBytes, int firstDocuments) {
         long perDocument = Math.max(1, firstBytes / firstDocuments);
-        return Math.min(Math.min(MAX_CANDIDATE_BYTES, perDocument * (budget + 1L)) * EvaluationMemory.DECODED_COST,
-                lease.budget() / 4);
+        long held = perDocument * Math.min(budget + 1L, matches.mostHeld()) + BATCH_TARGET;
+        return Math.min(Math.min(MAX_CANDIDATE_BYTES, held) * EvaluationMemory.DECODED_COST, lease.budget() / 4);
     }
 
     /** The batchSize of the first candidate read. */
@@ -223,7 +235,7 @@ final class EvaluatedQuery {
     }
 
     private List<BsonDocument> collated(FieldMasks masks) {
-        List<BsonDocument> matched = masked(matched(), masks);
+        List<BsonDocument> matched = masked(matches.kept(), masks);
         List<BsonDocument> out;
         if (steps.answer().pipeline() != null) {
             out = steps.answer().pipeline().run(matched);
@@ -231,7 +243,7 @@ final class EvaluatedQuery {
             List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
             out = new ArrayList<>(window.size());
             for (BsonDocument d : window) {
-                BsonDocument read = asRead.get(d);
+                BsonDocument read = matches.asRead(d);
                 out.add(steps.projection() != null ? steps.projection().apply(d) : read != null ? read : d);
             }
         }
@@ -268,30 +280,15 @@ final class EvaluatedQuery {
     }
 
     private BsonDocument collatedAnswer(FieldMasks masks) {
-        List<BsonDocument> matched = matched();
         if (steps.answer().distinct() != null) {
-            BsonArray values = new BsonArray(steps.answer().distinct().of(masked(matched, masks)));
+            BsonArray values = new BsonArray(steps.answer().distinct().of(masked(matches.kept(), masks)));
             if (masks.any()) {
                 masks.refuseDenied(values);
             }
             return new BsonDocument("values", values).append("ok", new BsonInt32(1));
         }
-        List<BsonDocument> window = CandidateWindow.apply(matched, steps.window().skip(), steps.window().limit());
-        return new BsonDocument("n", new BsonInt32(window.size())).append("ok", new BsonInt32(1));
-    }
-
-    /** The candidates the residual filter matches, sorted if the query sorts. */
-    private List<BsonDocument> matched() {
-        List<BsonDocument> matched = new ArrayList<>();
-        for (BsonDocument d : candidates) {
-            if (steps.residual() == null || steps.residual().matches(d)) {
-                matched.add(d);
-            }
-        }
-        if (steps.sort() != null) {
-            matched = steps.sort().sort(matched); // each document's sort key computed once
-        }
-        return matched;
+        long n = CandidateWindow.size(matches.matched(), steps.window().skip(), steps.window().limit());
+        return new BsonDocument("n", new BsonInt32((int) n)).append("ok", new BsonInt32(1));
     }
 
     /** Frees a batch that was read but not yet taken (the connection closed, or an error ended the query). */

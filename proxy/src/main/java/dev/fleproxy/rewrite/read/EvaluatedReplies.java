@@ -5,12 +5,15 @@ import dev.fleproxy.metrics.ProxyMetrics;
 import dev.fleproxy.protocol.ErrorReplies;
 import dev.fleproxy.protocol.ProxyError;
 import dev.fleproxy.protocol.Refusal;
+import dev.fleproxy.rewrite.bson.BsonLimits;
 import dev.fleproxy.rewrite.paths.CollectionContexts;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
+import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.OpMsg;
 import dev.fleproxy.wire.OpMsgView;
+import io.netty.buffer.ByteBuf;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -81,30 +84,67 @@ final class EvaluatedReplies {
             }
             q.batch = read.join();
         }
-        boolean first = q.batch == null;
-        OpMsgView view = first ? reply.msg() : OpMsgView.of(q.batch);
-        BsonDocument body = view.body();
-        if (!body.isNumber("ok") || body.getNumber("ok").doubleValue() != 1.0) {
-            // the server refused the read: its error goes to the client (it names no plaintext)
-            q.releaseBatch();
-            return first ? ReplyDecision.PASS : ReplyDecision.replace(reply.encode(new OpMsg(0, body)));
-        }
+        OpMsgView view = q.batch == null ? reply.msg() : OpMsgView.of(q.batch);
         if (EvaluationPool.offLoop(view.frame().length())) {
             // its own reference: the lane frees the reply (and the query its batch) if the connection closes meanwhile
             Frame own = view.frame();
             own.retain();
-            io.netty.buffer.ByteBufAllocator alloc = reply.alloc();
+            // the body is copied out, checked and read there too: a batch's bytes are walked on the pool only
             q.work = pool.submit(q.ns(), () -> {
                 try {
                     // a step queued for a connection that closed meanwhile is not worth its CPU
-                    return q.lease.ended() ? Taken.OVER : take(OpMsgView.of(own), q, keys, alloc);
+                    return q.lease.ended() ? Taken.OVER : read(view, q, keys);
                 } finally {
                     own.release();
                 }
             });
             return ReplyDecision.await(q.work, READ_WAIT);
         }
-        return taken(reply, q, take(view, q, keys, reply.alloc()), keys, kmsWait, metrics, held, masks, pool, targets);
+        Object outcome = read(view, q, keys);
+        if (outcome instanceof ServerRefused r) {
+            return serverRefused(reply, q, r);
+        }
+        return taken(reply, q, (Taken) outcome, keys, kmsWait, metrics, held, masks, pool, targets);
+    }
+
+    /** The server's error in place of candidates (it names no plaintext): passed to the client. */
+    private record ServerRefused(BsonDocument body) {
+    }
+
+    /**
+     * A batch read: the server's error, or the batch decrypted and taken. On the loop or the pool,
+     * through the thread's own buffers ({@link BatchBuffers}): its body copied out and checked
+     * well-formed, decrypted, its candidates examined in place.
+     */
+    private static Object read(OpMsgView view, EvaluatedQuery q, CollectionKeys keys) {
+        BatchBuffers buffers = BatchBuffers.ofThisThread();
+        int length = view.bodyLength();
+        byte[] stored = buffers.stored(length);
+        view.copyBody(stored);
+        BsonCursor.validate(BsonCursor.DOCUMENT, stored, 0, length, BsonLimits.MAX_DEPTH);
+        RawBsonDocument body = new RawBsonDocument(stored, 0, length);
+        if (!body.isNumber("ok") || body.getNumber("ok").doubleValue() != 1.0) {
+            return new ServerRefused(body.clone()); // out of the thread's buffer, which the next batch reuses
+        }
+        ByteBuf out = buffers.decrypted(length + 64); // envelopes open to less than they hold: room enough
+        RawBsonDocument decrypted = new ReplyDecryptor(keys, q.shape, q.shape.root, false)
+                .decryptBody(stored, length, keys, out);
+        buffers.grown(out);
+        if (keys.hasPending()) {
+            return Taken.KEYS_PENDING;
+        }
+        byte[] buf = decrypted != null ? out.array() : stored;
+        int start = decrypted != null ? out.arrayOffset() + out.readerIndex() : 0;
+        int end = start + (decrypted != null ? out.readableBytes() : length);
+        CandidateBatch batch = CandidateBatch.in(buf, start, end);
+        return q.take(buf, batch.start(), batch.end(), batch.cursorId(), view.frame().length()) ? Taken.TAKEN : Taken.OVER;
+    }
+
+    /** The server refused the read: its first reply passed as it is, a later one's error sent in the reply's place. */
+    private static ReplyDecision serverRefused(Reply reply, EvaluatedQuery q, ServerRefused r) {
+        boolean first = q.batch == null;
+        q.releaseBatch();
+        return first ? ReplyDecision.PASS : ReplyDecision.replace(reply.encode(new OpMsg(0, r.body())));
     }
 
     /** Back on the loop after the pool's step: its outcome, or its failure rethrown as it was. */
@@ -130,24 +170,13 @@ final class EvaluatedReplies {
         if (outcome instanceof Answered a) {
             return answered(reply, q, a, metrics, held);
         }
+        if (outcome instanceof ServerRefused r) {
+            return serverRefused(reply, q, r);
+        }
         if (outcome == OutputWrites.READY) {
             return written(reply, q, keys, kmsWait, metrics, targets);
         }
         return taken(reply, q, (Taken) outcome, keys, kmsWait, metrics, held, masks, pool, targets);
-    }
-
-    /** Decrypts and takes one batch (on the loop or the pool): whether it was taken, or keys must be fetched first. */
-    private static Taken take(OpMsgView view, EvaluatedQuery q, CollectionKeys keys, io.netty.buffer.ByteBufAllocator alloc) {
-        Frame decrypted = new ReplyDecryptor(keys, q.shape, q.shape.root, false).decrypt(view, alloc, keys);
-        if (keys.hasPending()) {
-            if (decrypted != null) {
-                decrypted.release();
-            }
-            return Taken.KEYS_PENDING;
-        }
-        BsonDocument cursor = (decrypted != null ? bodyOf(decrypted) : view.body()).getDocument("cursor");
-        BsonArray documents = cursor.containsKey("firstBatch") ? cursor.getArray("firstBatch") : cursor.getArray("nextBatch");
-        return q.take(documents, cursor.getNumber("id").longValue(), view.frame().length()) ? Taken.TAKEN : Taken.OVER;
     }
 
     /** After a batch: fetch keys and read it again, refuse, read the next, or evaluate. On the loop. */
@@ -159,9 +188,7 @@ final class EvaluatedReplies {
         }
         q.releaseBatch();
         if (t == Taken.OVER) {
-            if (q.cursorId != 0) {
-                reply.calls().command(q.killCursor()).thenAccept(Frame::release);
-            }
+            closeServerCursor(reply, q);
             metrics.evaluated(q.ns(), q.overMemory ? ProxyMetrics.EvaluatedOutcome.OVER_MEMORY
                     : ProxyMetrics.EvaluatedOutcome.OVER_BUDGET, q.examined());
             return refuse(reply, q, q.overMemory ? overMemory(q) : overBudget(q), metrics);
@@ -174,7 +201,7 @@ final class EvaluatedReplies {
             return output(reply, q, keys, kmsWait, metrics, masks, pool, targets);
         }
         long connection = reply.peer().connection();
-        if (EvaluationPool.offLoop(q.bytes())) {
+        if (EvaluationPool.offLoop(q.keptBytes())) {
             q.work = pool.submit(q.ns(), () -> q.lease.ended() ? Taken.OVER : answer(q, masks, held, connection));
             return ReplyDecision.await(q.work, READ_WAIT);
         }
@@ -218,7 +245,7 @@ final class EvaluatedReplies {
                     + masks.identity() + "' may not see every encrypted field of this collection, and an $out or "
                     + "$merge would write what it sees as data"), metrics);
         }
-        if (EvaluationPool.offLoop(q.bytes())) {
+        if (EvaluationPool.offLoop(q.keptBytes())) {
             q.work = pool.submit(q.ns(), () -> {
                 q.output.start(q.documents(masks));
                 return OutputWrites.READY;
@@ -257,6 +284,17 @@ final class EvaluatedReplies {
         return ReplyDecision.replace(out);
     }
 
+    /**
+     * Kills the server's cursor of candidates if it is still open: the query ended before it was
+     * read to the end (over a budget, or a candidate it could not evaluate).
+     */
+    static void closeServerCursor(Reply reply, EvaluatedQuery q) {
+        if (q.cursorId != 0) {
+            reply.calls().command(q.killCursor()).thenAccept(Frame::release);
+            q.cursorId = 0;
+        }
+    }
+
     /** A cursor reply: one batch of documents and the id to read the rest with (0: none). */
     static BsonDocument batch(String name, List<RawBsonDocument> documents, long id, String ns) {
         BsonDocument cursor = new BsonDocument(name, new BsonArray(new ArrayList<>(documents)))
@@ -286,11 +324,4 @@ final class EvaluatedReplies {
                 r.getMessage()))));
     }
 
-    private static BsonDocument bodyOf(Frame decrypted) {
-        try {
-            return OpMsg.parse(decrypted).body();
-        } finally {
-            decrypted.release();
-        }
-    }
 }

@@ -11,8 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Candidates are charged {@link #DECODED_COST} times their BSON bytes: the proxy holds each
  * decoded (1.4 times its bytes for documents of 4 KB of text, measured with the bson 5.14 codec)
- * and, when answered as read, its bytes as well. Thread-safe: candidates are taken on the
- * evaluation pool, and released on the connection's event loop.
+ * and, when answered as read, its bytes as well. A batch is charged whole while it is examined,
+ * then only the candidates kept of it ({@link MatchedCandidates}). Thread-safe: candidates are
+ * taken on the evaluation pool, and released on the connection's event loop.
  */
 public final class EvaluationMemory {
     /** What one byte of candidates costs the heap while it is evaluated. */
@@ -62,8 +63,10 @@ public final class EvaluationMemory {
     final class Lease {
         /** Taken from the budget for this query. */
         private long taken;
-        /** Of which its candidates use so far. */
+        /** Of which its candidates use now. */
         private long used;
+        /** What it took ahead of its batches ({@link #reserve}): kept while it lasts, however little is used. */
+        private long reserved;
         private boolean ended;
 
         /** Uses {@code bytes} more, taking from the budget what the reservation does not cover; false if it has not that much left. */
@@ -81,6 +84,20 @@ public final class EvaluationMemory {
         }
 
         /**
+         * Uses {@code bytes} less (what was examined and not kept): given back to the budget down
+         * to what the reservation holds.
+         */
+        synchronized void shrink(long bytes) {
+            if (ended || bytes <= 0) {
+                return;
+            }
+            used = Math.max(0, used - bytes);
+            long after = Math.max(reserved, used); // taken is never less than either
+            give(taken - after);
+            taken = after;
+        }
+
+        /**
          * Takes what the query will likely need in all, ahead of its batches: a query that cannot
          * have it is refused after its first batch, instead of after many batches read for
          * nothing while others hold the rest (30 clients refused that late answered 6 queries in
@@ -95,6 +112,7 @@ public final class EvaluationMemory {
                 return false;
             }
             taken += Math.max(0, more);
+            reserved = Math.max(reserved, total);
             return true;
         }
 

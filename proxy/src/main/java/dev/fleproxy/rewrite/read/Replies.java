@@ -254,10 +254,13 @@ public final class Replies {
             return EvaluatedReplies.onReply(reply, q, keys, kmsWait, metrics, held, masks(reply, q.shape.policy, keys),
                     pool, targets);
         } catch (Refusal r) {
+            EvaluatedReplies.closeServerCursor(reply, q); // a batch it could not decrypt, say
             metrics.replyError(q.command, r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));
         } catch (NotEvaluable e) {
-            // met while matching or sorting the candidates; its message may quote a value, so it is not repeated
+            // met while matching or sorting the candidates (before the last batch, as they are matched as they come);
+            // its message may quote a value, so it is not repeated
+            EvaluatedReplies.closeServerCursor(reply, q);
             metrics.replyError(q.command, ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD.code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(
                     ProxyError.UNSUPPORTED_ON_ENCRYPTED_FIELD, q.ns() + ": " + EvaluatedReads.DATA_NOT_EVALUABLE))));

@@ -23,6 +23,7 @@ import io.netty.buffer.ByteBufAllocator;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.bson.BSONException;
+import org.bson.RawBsonDocument;
 
 /**
  * Decrypts the documents a reply returns for an encrypted collection (a cursor's firstBatch or
@@ -54,6 +55,8 @@ public final class ReplyDecryptor {
     /** What the connection's identity gets instead of the fields it may not see. */
     private final FieldMasks masks;
     private byte[] buf;
+    /** Where the body in {@link #buf} ends. */
+    private int bufLength;
 
     /** Decrypts to plaintext throughout: for what the proxy itself evaluates before it answers. */
     public ReplyDecryptor(CollectionKeys keys, ReadShape shape, ReadShape.Node documents, boolean distinct) {
@@ -86,6 +89,7 @@ public final class ReplyDecryptor {
             return null; // errors carry no documents; nothing of a policy field is returned
         }
         buf = body;
+        bufLength = body.length;
         OpMsgWriter w = OpMsgWriter.replacing(reply, alloc, reply.frame().length() + 64);
         boolean changed;
         try {
@@ -105,21 +109,43 @@ public final class ReplyDecryptor {
         return w.finish();
     }
 
+    /**
+     * Only a reply's body, {@code body}[0, length) (checked well-formed), with its documents
+     * decrypted into {@code out}, a heap buffer, and checked well-formed: for the candidates of a
+     * query the proxy evaluates, examined in place and never sent as they are. The document is a
+     * view over {@code out}'s array. Null as for {@link #decrypt}.
+     */
+    public RawBsonDocument decryptBody(byte[] body, int length, CollectionKeys keys, ByteBuf out) {
+        BsonCursor c = new BsonCursor(body, 0, length);
+        if (!c.find(OK) || c.numberValue() != 1.0 || documents == null) {
+            return null;
+        }
+        buf = body;
+        bufLength = length;
+        if (!body(out) || keys.hasPending()) {
+            return null;
+        }
+        byte[] bytes = out.array();
+        int start = out.arrayOffset() + out.readerIndex();
+        BsonCursor.validate(BsonCursor.DOCUMENT, bytes, start, start + out.readableBytes(), BsonLimits.MAX_DEPTH);
+        return new RawBsonDocument(bytes, start, out.readableBytes());
+    }
+
     /** The body: the one field holding documents is decrypted, the rest copied. */
     private boolean body(ByteBuf out) {
         byte[] target = null;
-        BsonCursor find = new BsonCursor(buf, 0, buf.length);
+        BsonCursor find = new BsonCursor(buf, 0, bufLength);
         if (find.find(CURSOR) && find.type == BsonCursor.DOCUMENT) {
             target = CURSOR;
         } else {
-            find = new BsonCursor(buf, 0, buf.length);
+            find = new BsonCursor(buf, 0, bufLength);
             while (find.next() && target == null) {
                 if (find.nameIs(distinct ? VALUES : VALUE)) {
                     target = distinct ? VALUES : VALUE;
                 }
             }
         }
-        BsonCursor c = new BsonCursor(buf, 0, buf.length);
+        BsonCursor c = new BsonCursor(buf, 0, bufLength);
         int mark = OpMsgWriter.beginDocument(out);
         boolean changed = false;
         while (c.next()) {

@@ -28,5 +28,15 @@ class DocumentWindowTest {
     @Test
     void aNegativeSkipIsRefused() {
         assertThrows(NotEvaluable.class, () -> CandidateWindow.apply(SORTED, -1, 0));
+        assertThrows(NotEvaluable.class, () -> CandidateWindow.size(5, -1, 0));
+    }
+
+    @Test
+    void theSizeOfAWindowIsThatOfTheListItCuts() {
+        for (long skip = 0; skip < 8; skip++) {
+            for (long limit : new long[] {0, 1, 2, -3, 9, Long.MIN_VALUE, Long.MAX_VALUE}) {
+                assertEquals(CandidateWindow.apply(SORTED, skip, limit).size(), CandidateWindow.size(5, skip, limit));
+            }
+        }
     }
 }

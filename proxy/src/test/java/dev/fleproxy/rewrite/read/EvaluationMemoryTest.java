@@ -48,6 +48,22 @@ class EvaluationMemoryTest {
     }
 
     @Test
+    void whatIsExaminedAndNotKeptGoesBackDownToTheReservation() {
+        EvaluationMemory.Lease a = memory.lease();
+        assertTrue(a.grow(400)); // a batch while it is examined
+        a.shrink(350);           // of which 50 kept
+        assertEquals(50, memory.used());
+        assertTrue(a.reserve(200));
+        assertTrue(a.grow(400));
+        assertEquals(450, memory.used());
+        a.shrink(400);
+        assertEquals(200, memory.used(), "the reservation stays while the query lasts");
+        a.end();
+        a.shrink(10);
+        assertEquals(0, memory.used());
+    }
+
+    @Test
     void heldAnswersAndCandidatesDrawOnTheSameBudget() {
         assertTrue(memory.take(900));
         assertFalse(memory.lease().grow(200));
