@@ -107,7 +107,7 @@ bench-evaluated: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_evaluated_cost.py
 
 ## bench-starvation: 30 clients running evaluated queries of 10,000 candidates against a probe by _id on a
-## plain collection, through the proxy and straight to the backend in the same window; /healthz, RSS (~4 min;
+## plain collection, through the proxy and straight to the backend in the same window, three windows of 60 s; /healthz, RSS (~5 min;
 ## results/starvation/report.md)
 bench-starvation: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_starvation.py
