@@ -4,7 +4,6 @@ import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -36,7 +35,7 @@ public final class EmbeddedBackend implements AutoCloseable {
     public static EmbeddedBackend start(String host, int port, Path dataDir) {
         EmbeddedBackend b;
         if (dataDir == null) {
-            b = new EmbeddedBackend(new MemoryBackend(), null);
+            b = new EmbeddedBackend(new IndexedMemoryBackend(), null);
         } else {
             try {
                 Files.createDirectories(dataDir);
