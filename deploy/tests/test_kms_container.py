@@ -151,6 +151,8 @@ def test_the_stacks_policy_starts_a_proxy_on_the_bootstrapped_keys(entrypoint, t
             except OSError:
                 return False
         wait_for("the proxy listening (its policy validated against the KMS)", listening, proxy, timeout=60)
+        # the start-up line comes just after the port opens (a fresh clone once read the log in between)
+        wait_for("the proxy's start-up line", lambda: "collection(s)" in log.read_text(), proxy, timeout=30)
         text = log.read_text()
         assert "encrypting 3 collection(s)" in text and "3DES" in text, text
         # the stack's healthcheck asks /readyz: with no mongos behind it, the proxy is alive, not ready
