@@ -27,8 +27,10 @@ import java.util.UUID;
  * equality, {@code $eq} and {@code $in} of plain values (numbers, strings, booleans, binary,
  * ObjectId, dates, UUIDs) on every key, among the conditions the query ANDs ({@link
  * QueryConjuncts}); the collection filters what it finds by the whole query, so an index
- * finds a superset of the matches, in the collection's own order. Anything else (ranges, null,
- * documents, arrays, regular expressions) reads the collection as before.
+ * finds a superset of the matches, in the collection's own order. On a one-key index, null among
+ * them (the proxy's range tags ask for it, docs/query-model.md#range-indexes) finds every
+ * document that might hold null there ({@link #nullish}). Anything else (ranges, documents,
+ * arrays, regular expressions) reads the collection as before.
  *
  * <p>Synchronized: the collection calls it under its own lock, the commands that list indexes
  * without it.
@@ -40,6 +42,12 @@ final class MemorySecondaryIndex extends Index<Integer> {
     private final Map<KeyValue, TreeSet<Integer>> positions = new HashMap<>();
     /** Where each document is, by its _id, for {@link #remove}, which is given the document alone. */
     private final Map<Object, Integer> byId = new HashMap<>();
+    /**
+     * A one-key index's documents a null lookup must find: the key missing or null there, or an
+     * array there that is empty or holds null, a document or an array (mongod's null matches
+     * reach into those); more than MongoDB matches, never fewer.
+     */
+    private final TreeSet<Integer> nullish = new TreeSet<>();
     private long entries;
 
     MemorySecondaryIndex(String name, List<IndexKey> keys, boolean sparse) {
@@ -62,11 +70,33 @@ final class MemorySecondaryIndex extends Index<Integer> {
         if (skipped(document)) {
             return;
         }
+        link(document, position);
+    }
+
+    private void link(Document document, Integer position) {
         for (KeyValue k : getKeyValues(document)) {
             if (positions.computeIfAbsent(k, x -> new TreeSet<>()).add(position)) {
                 entries++;
             }
         }
+        if (mayHoldNull(document)) {
+            nullish.add(position);
+        }
+    }
+
+    private boolean mayHoldNull(Document document) {
+        if (keys().size() != 1 || isSparse()) {
+            return false;
+        }
+        Object v = Utils.getSubdocumentValue(document, keys().get(0));
+        if (v == null || v instanceof Missing) {
+            return true;
+        }
+        if (v instanceof Collection<?> c) {
+            return c.isEmpty() || c.stream().anyMatch(e -> e == null || e instanceof Missing || e instanceof Document
+                    || e instanceof Collection<?>);
+        }
+        return v instanceof Document;
     }
 
     @Override
@@ -79,6 +109,7 @@ final class MemorySecondaryIndex extends Index<Integer> {
     }
 
     private void unlink(Document document, Integer position) {
+        nullish.remove(position);
         for (KeyValue k : getKeyValues(document)) {
             TreeSet<Integer> at = positions.get(k);
             if (at != null && at.remove(position)) {
@@ -105,6 +136,10 @@ final class MemorySecondaryIndex extends Index<Integer> {
     public synchronized Iterable<Integer> getPositions(Document query) {
         TreeSet<Integer> found = new TreeSet<>(); // the collection's order, as a scan would give them
         List<List<Object>> values = lookups(query);
+        if (values.size() == 1 && values.get(0).stream().anyMatch(java.util.Objects::isNull)) { // List.of's contains(null) throws
+            found.addAll(nullish);
+            values = List.of(values.get(0).stream().filter(java.util.Objects::nonNull).toList());
+        }
         for (Document probe : probes(values)) {
             for (KeyValue k : getKeyValues(probe)) { // normalized as the stored keys are (1 and 1.0 alike)
                 TreeSet<Integer> at = positions.get(k);
@@ -123,7 +158,7 @@ final class MemorySecondaryIndex extends Index<Integer> {
         for (String key : keys()) {
             List<Object> chosen = null;
             for (Object condition : conjuncts.getOrDefault(key, List.of())) {
-                chosen = values(condition);
+                chosen = values(condition, keys().size() == 1 && !isSparse()); // a sparse index lacks the documents without the key
                 if (chosen != null) {
                     break;
                 }
@@ -137,7 +172,7 @@ final class MemorySecondaryIndex extends Index<Integer> {
     }
 
     /** What a condition asks to equal: a plain value, {$eq: v} or {$in: [v…]}; null for any other condition. */
-    private static List<Object> values(Object condition) {
+    private static List<Object> values(Object condition, boolean oneKey) {
         if (plain(condition)) {
             return List.of(condition);
         }
@@ -146,7 +181,8 @@ final class MemorySecondaryIndex extends Index<Integer> {
             if (d.containsKey("$eq") && plain(operand)) {
                 return List.of(operand);
             }
-            if (d.containsKey("$in") && operand instanceof Collection<?> in && in.stream().allMatch(MemorySecondaryIndex::plain)) {
+            if (d.containsKey("$in") && operand instanceof Collection<?> in && in.stream().allMatch(
+                    v -> plain(v) || v == null && oneKey)) {
                 return new ArrayList<>(in);
             }
         }
@@ -215,17 +251,14 @@ final class MemorySecondaryIndex extends Index<Integer> {
             unlink(oldDocument, position);
         }
         if (!skipped(newDocument)) {
-            for (KeyValue k : getKeyValues(newDocument)) {
-                if (positions.computeIfAbsent(k, x -> new TreeSet<>()).add(position)) {
-                    entries++;
-                }
-            }
+            link(newDocument, position);
         }
     }
 
     @Override
     public synchronized void drop() {
         positions.clear();
+        nullish.clear();
         byId.clear();
         entries = 0;
     }
