@@ -32,7 +32,11 @@ SCALARS = [0, 1, 2, -3, 7, 10, Int64(2), Int64(11), 2.5, -0.5, 10.0, Decimal128(
 
 def policy(kms):
     key = kms.keys["ARIA-256"]
-    fields = "{ x: {}, y: { deterministic: true }, s: {}, arr: {}, sub.v: {} }"
+    # range indexes on x, y and s (docs/query-model.md#range-indexes): a range the tags narrow must
+    # answer as one read whole; their grids leave values of SCALARS off them (-3, 11, 2.5 …: "other")
+    fields = ("{ x: { index: { range: { min: -1, max: 10, precision: 1, sparsity: 2 } } }, "
+              "y: { deterministic: true, index: { range: { min: 0, max: 8 } } }, "
+              "s: { index: { range: { min: -5, max: 10, sparsity: 3 } } }, arr: {}, sub.v: {} }")
     return f"  enc.diff: {{ key: {key}, fields: {fields} }}\n  enc.diff_writes: {{ key: {key}, fields: {fields} }}\n"
 
 

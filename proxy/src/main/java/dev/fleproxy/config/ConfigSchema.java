@@ -166,6 +166,19 @@ public final class ConfigSchema {
             "who may use it in filters, sorts and stages the proxy evaluates (absent: reveal's list, or everyone)");
     public static final Setting FIELD_WRITE = optional("collections.*.fields.*.write", "list of identities", "",
             "who may insert or update it (absent: everyone; for a deterministic field, query's list)");
+    public static final Setting FIELD_INDEX = optional("collections.*.fields.*.index", "mapping", "",
+            "an opt-in search index on a top-level field: tags beside its envelope let the server find candidates "
+                    + "(docs/query-model.md#range-indexes; what the server learns is stated there)");
+    public static final Setting FIELD_INDEX_RANGE = optional("collections.*.fields.*.index.range", "mapping", "",
+            "a range index for numbers: ranges, $in and equality on the field read only the documents whose tags cover them");
+    public static final Setting FIELD_RANGE_MIN = required("collections.*.fields.*.index.range.min", "number",
+            "the grid's lowest value; a number below it is stored as 'other' and is a candidate of every range");
+    public static final Setting FIELD_RANGE_MAX = required("collections.*.fields.*.index.range.max", "number",
+            "the grid's highest value; above it, 'other' as below min");
+    public static final Setting FIELD_RANGE_PRECISION = integer("collections.*.fields.*.index.range.precision", 0, 0, 18,
+            "decimal digits the grid keeps: its step is 10^-precision; (max - min) * 10^precision must fit in 62 bits");
+    public static final Setting FIELD_RANGE_SPARSITY = integer("collections.*.fields.*.index.range.sparsity", 1, 1, 8,
+            "tags are stored for every sparsity-th level of the tree (fewer tags per document, more per query)");
 
     public static final Setting AUDIT = optional("audit", "mapping", "",
             "the audit trail: a line per request on an encrypted collection, chained by HMAC (docs/access.md)");

@@ -55,6 +55,12 @@ public record CollectionPolicy(String namespace, UUID keyId, List<UUID> previous
         return keyId.equals(id) || previousKeys.contains(id);
     }
 
+    /** The fields with a range index, by path (none under fields: "*"). */
+    public java.util.List<FieldRule> rangeIndexed() {
+        return fields.values().stream().filter(r -> r.range() != null)
+                .sorted(java.util.Comparator.comparing(FieldRule::path)).toList();
+    }
+
     public String describeFields() {
         return allFields ? "every field but _id" : String.join(", ", fields.keySet());
     }

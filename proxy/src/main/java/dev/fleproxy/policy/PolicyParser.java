@@ -198,8 +198,12 @@ public final class PolicyParser {
                         + " rename the field or encrypt its parent as a whole");
             }
         }
+        if (path.equals(RangeIndex.TAG_FIELD) || path.startsWith(RangeIndex.TAG_FIELD + ".")) {
+            throw new ConfigException(where + ".fields: '" + path + "' is the proxy's own field (its search tags)");
+        }
         boolean det = false;
         FieldAccess access = FieldAccess.OPEN;
+        RangeIndex range = null;
         if (opts instanceof Map<?, ?> om) {
             for (Object k : om.keySet()) {
                 if (!FIELD_KEYS.contains(String.valueOf(k))) {
@@ -213,11 +217,12 @@ public final class PolicyParser {
             }
             det = Boolean.TRUE.equals(d);
             access = FieldAccessParser.parse(om, where + ".fields." + path, det);
+            range = SearchIndexParser.range(om.get("index"), path, where + ".fields." + path + ".index");
         } else if (opts != null) {
             throw new ConfigException(where + ".fields." + path + " must be {} or a mapping of its options "
-                    + "(deterministic, reveal, mask, keep, query, write)");
+                    + "(deterministic, reveal, mask, keep, query, write, index)");
         }
-        rules.put(path, new FieldRule(path, det, access));
+        rules.put(path, new FieldRule(path, det, access, range));
     }
 
     /**

@@ -96,6 +96,17 @@ final class BatchRewrap {
                 set.append(f.path(), f.replacement());
             }
         }
+        for (DocumentRewrap.Field f : plan) {
+            // tags are made from the field's value: it too must be as it was read
+            if (f.category() == Category.TAGS) {
+                String source = f.path().substring(dev.fleproxy.rewrite.search.SearchTags.FIELD.length() + 1);
+                if (!match.containsKey(source)) {
+                    BsonValue v = DocumentRewrap.at(doc, source);
+                    match.append(source, v == null ? new BsonDocument("$exists", org.bson.BsonBoolean.FALSE)
+                            : new BsonDocument("$eq", v));
+                }
+            }
+        }
         return new Write(id, plan, match, set);
     }
 

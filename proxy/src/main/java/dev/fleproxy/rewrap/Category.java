@@ -15,6 +15,11 @@ public enum Category {
     /** Under the key, but another suite or variant (the policy changed them): re-encrypted. */
     OTHER_SUITE(true),
     /**
+     * A range index's tags ({@code __fle.<field>}) missing (written before the index) or not the
+     * ones the field's value and the collection's key give: written.
+     */
+    TAGS(true),
+    /**
      * Plaintext a client could have written, in a plaintextReads: deny collection, run without
      * --adopt-plaintext: the proxy never wrote it there, so it is not sealed unasked. Skipped.
      */

@@ -6,18 +6,22 @@ import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.crypto.RangeTags;
 import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
 import dev.fleproxy.rewrite.bson.BsonValueBytes;
 import dev.fleproxy.rewrite.bson.EnvelopeBinary;
+import dev.fleproxy.rewrite.search.SearchTags;
 import dev.fleproxy.wire.BsonCursor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.bson.BSONException;
+import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonNull;
 import org.bson.BsonValue;
 
 /**
@@ -29,8 +33,14 @@ import org.bson.BsonValue;
  * Nothing else in the document is looked at.
  */
 public final class DocumentRewrap {
-    /** One policy field of the document: where, what it holds now, what it becomes (null: stays). */
-    record Field(String path, BsonValue old, BsonValue replacement, Category category) {
+    /**
+     * One policy field of the document: where, what it holds now, what it becomes (null: stays);
+     * for a range-indexed field that opened, its plaintext, which its tags are made from.
+     */
+    record Field(String path, BsonValue old, BsonValue replacement, Category category, FieldCipher.Plaintext plain) {
+        Field(String path, BsonValue old, BsonValue replacement, Category category) {
+            this(path, old, replacement, category, null);
+        }
     }
 
     /** As deep as a stored value can be checked (the proxy's readers use the same bound). */
@@ -45,11 +55,14 @@ public final class DocumentRewrap {
     /** Opening ciphers, made once per key, suite and variant. */
     private final Envelopes ciphers = new Envelopes();
     private final Adoption adoption;
+    /** The collection's key: range index tags are made under it. */
+    private final DataKey key;
 
     /** @param key the collection's key (Active); opening: it and every previous key (Active or Deactivated) */
     DocumentRewrap(CollectionPolicy policy, DataKey key, Map<UUID, DataKey> opening, Adoption adoption) {
         this.policy = policy;
         this.adoption = adoption;
+        this.key = key;
         this.suite = CollectionKeys.suiteFor(policy, key.algorithm());
         this.randomized = FieldCipher.create(key, suite, false);
         this.deterministic = FieldCipher.create(key, suite, true);
@@ -73,7 +86,43 @@ public final class DocumentRewrap {
                 out.add(field(rule.path(), rule.deterministic(), v));
             }
         }
+        for (FieldRule rule : policy.rangeIndexed()) {
+            Field tags = tags(doc, rule, out);
+            if (tags != null) {
+                out.add(tags);
+            }
+        }
         return out;
+    }
+
+    /**
+     * The field's range index tags, when the document does not hold the ones its value gives under
+     * the collection's key (none yet, or another key's): written, on the condition that the value
+     * is still the one they were made from. Null when they are right, or the value did not open.
+     */
+    private Field tags(BsonDocument doc, FieldRule rule, List<Field> fields) {
+        Field value = null;
+        for (Field f : fields) {
+            if (f.path().equals(rule.path())) {
+                value = f;
+            }
+        }
+        BsonArray want;
+        RangeTags t = RangeTags.of(key, policy.namespace(), rule.path());
+        if (value == null) {
+            want = SearchTags.absent(t);
+        } else if (value.plain() != null) {
+            byte[] b = value.plain().value();
+            want = SearchTags.stored(rule.range(), t, value.plain().bsonType(), b, 0, b.length);
+        } else {
+            return null; // skipped (unreadable, unknown key …): its tags stay as they are
+        }
+        String path = SearchTags.path(rule.path());
+        BsonValue now = at(doc, path);
+        if (want.equals(now)) {
+            return null;
+        }
+        return new Field(path, now == null ? BsonNull.VALUE : now, want, Category.TAGS);
     }
 
     /** The value at a dotted path through sub-documents, or null. */
@@ -101,7 +150,8 @@ public final class DocumentRewrap {
                 return new Field(path, value, null, c);
             }
             BsonValueBytes b = BsonValueBytes.of(value);
-            return new Field(path, value, seal(target, b.type(), b.bytes(), context), Category.PLAINTEXT);
+            return new Field(path, value, seal(target, b.type(), b.bytes(), context), Category.PLAINTEXT,
+                    new FieldCipher.Plaintext(b.type(), b.bytes()));
         }
         Envelope.Header h;
         try {
@@ -125,12 +175,12 @@ public final class DocumentRewrap {
         }
         if (current) {
             // opened all the same: a run is also a check that every stored value authenticates
-            return new Field(path, value, null, Category.CURRENT);
+            return new Field(path, value, null, Category.CURRENT, p);
         }
         Category c = !underKey ? Category.PREVIOUS_KEY
                 : h.format() == Envelope.FORMAT_V1 && h.suite() == suite && h.deterministic() == det ? Category.V1
                 : Category.OTHER_SUITE;
-        return new Field(path, value, seal(target, p.bsonType(), p.value(), context), c);
+        return new Field(path, value, seal(target, p.bsonType(), p.value(), context), c, p);
     }
 
     private BsonValue seal(FieldCipher fc, byte type, byte[] value, byte[] context) {

@@ -42,7 +42,7 @@ class ArchitectureTest {
             List.of("pipeline"),                    // aggregation pipelines, the shape of what they return
             List.of("query"),                       // filters, expressions, the arguments every command takes
             List.of("paths"),                       // the policy's paths, a reply's shape, a collection's context
-            List.of("bson", "evaluate"));           // BSON values as stored; queries evaluated on plaintext
+            List.of("bson", "evaluate", "search")); // BSON values as stored; queries evaluated on plaintext; search tags
 
     static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

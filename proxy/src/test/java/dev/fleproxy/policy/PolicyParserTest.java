@@ -152,4 +152,31 @@ class PolicyParserTest {
         String e = error("fields: [ssn], previousKey: [" + OLD + "]");
         assertTrue(e.contains("unknown key(s) [previousKey]") && e.contains("previousKeys") && e.contains("plaintextReads"), e);
     }
+
+    @Test
+    void aRangeIndexIsReadWithItsDefaultsAndItsBoundsChecked() {
+        CollectionPolicy cp = policy("fields: { salary: { index: { range: { min: 0, max: 250000.5 } } }, ssn: {} }")
+                .get("hr.people");
+        RangeIndex r = cp.fields().get("salary").range();
+        assertEquals(new java.math.BigDecimal("250000.5"), r.max());
+        assertEquals(0, r.precision());
+        assertEquals(1, r.sparsity());
+        assertEquals(18, r.bits());
+        assertEquals(List.of(cp.fields().get("salary")), cp.rangeIndexed());
+        assertEquals(null, cp.fields().get("ssn").range());
+        String e = error("fields: { a.b: { index: { range: { min: 0, max: 10 } } } }");
+        assertTrue(e.contains("top-level field only"), e);
+        e = error("fields: { a: { index: { range: { min: 0, max: 10, step: 1 } } } }");
+        assertTrue(e.contains("unknown key(s) [step]"), e);
+        e = error("fields: { a: { index: { range: { min: 10, max: 10 } } } }");
+        assertTrue(e.contains("must be below max"), e);
+        e = error("fields: { a: { index: { range: { min: 0, max: 1e18, precision: 2 } } } }");
+        assertTrue(e.contains("over 2^62"), e);
+        e = error("fields: { a: { index: { range: { max: 10 } } } }");
+        assertTrue(e.contains("range.min must be a number"), e);
+        e = error("fields: { a: { index: { prefix: {} } } }");
+        assertTrue(e.contains("unknown key(s) [prefix]"), e);
+        e = error("fields: { __fle: {} }");
+        assertTrue(e.contains("the proxy's own field"), e);
+    }
 }

@@ -80,6 +80,23 @@ public final class CollectionContext {
                 contextLength);
     }
 
+    /** The range tags a write stores for this field: under the key that seals its values. */
+    public dev.fleproxy.crypto.RangeTags rangeTags(FieldRule rule) {
+        return dev.fleproxy.crypto.RangeTags.of(keys.sealing(policy, rule.deterministic()).key(), ns(), rule.path());
+    }
+
+    /**
+     * The range tags a query asks for: under the collection's key and each previous key, since
+     * until rewrap has passed a document its tags are its old key's.
+     */
+    public java.util.List<dev.fleproxy.crypto.RangeTags> rangeTagsForQuery(FieldRule rule) {
+        java.util.List<dev.fleproxy.crypto.RangeTags> out = new java.util.ArrayList<>();
+        for (FieldCipher fc : keys.queryingUnderEveryKey(policy)) {
+            out.add(dev.fleproxy.crypto.RangeTags.of(fc.key(), ns(), rule.path()));
+        }
+        return out;
+    }
+
     private BsonBinary seal(FieldCipher fc, BsonValue value, String path) {
         BsonValueBytes b = BsonValueBytes.of(value);
         byte[] context = Envelope.context(policy.namespace(), path);

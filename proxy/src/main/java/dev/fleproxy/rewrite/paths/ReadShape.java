@@ -25,6 +25,8 @@ public final class ReadShape {
         boolean copied;
         /** fields: "*" at this level: every name but _id is a field of its own name (unless a child says otherwise). */
         boolean allFields;
+        /** The proxy's search tags (SearchTags.FIELD) stand here: left out of every reply. */
+        boolean tags;
 
         Node(String name) {
             super(name);
@@ -54,9 +56,14 @@ public final class ReadShape {
             return allFields;
         }
 
-        /** True if envelopes may be opened at or under this node. */
+        /** The proxy's search tags stand here: what a reply holds at this node is left out. */
+        public boolean tags() {
+            return tags;
+        }
+
+        /** True if envelopes may be opened at or under this node (or tags left out). */
         boolean holdsFields() {
-            if (field != null || allFields) {
+            if (field != null || allFields || tags) {
                 return true;
             }
             for (Node c : children) {
@@ -74,6 +81,7 @@ public final class ReadShape {
             n.context = context;
             n.copied = copied;
             n.allFields = allFields;
+            n.tags = tags;
             for (Node c : children) {
                 n.addChild(c.copyAs(c.name));
             }
@@ -97,6 +105,11 @@ public final class ReadShape {
             Node n = PathNode.grow(root, rule.path(), Node::new);
             n.field = rule.path();
             n.context = Envelope.context(p.namespace(), rule.path());
+        }
+        if (!p.rangeIndexed().isEmpty()) {
+            Node t = new Node(dev.fleproxy.rewrite.search.SearchTags.FIELD);
+            t.tags = true;
+            root.addChild(t);
         }
         return new ReadShape(p, root);
     }

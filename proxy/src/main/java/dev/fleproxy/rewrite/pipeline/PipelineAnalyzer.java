@@ -114,7 +114,14 @@ public final class PipelineAnalyzer {
             return;
         }
         switch (name) {
-            case "$changeStream" -> s.shape = changeEvents(s.shape);
+            case "$changeStream" -> {
+                if (!s.ctx.paths.rangeIndexed().isEmpty()) {
+                    // an update's event lists the fields it set by name, the search tags among them
+                    throw Refusal.command(s.ctx.ns(), "$changeStream on a collection with a search index (its "
+                            + "events would carry the proxy's tags)");
+                }
+                s.shape = changeEvents(s.shape);
+            }
             case "$match" -> match(spec(spec, name, s), s);
             case "$sort" -> {
                 for (String k : spec(spec, name, s).keySet()) {

@@ -104,6 +104,13 @@ final class EvaluatedQuery {
 
     /** The command that asked (find, aggregate, count, distinct): the metrics' label for a refusal of its answer. */
     final String command;
+    /** A sort by a range-indexed field walked from one end of its grid, or null (see {@link #walkDone}). */
+    private dev.fleproxy.rewrite.search.RangeWalk walk;
+    /** The walk's candidate find (the client's arguments, limit and batchSize) and its filter before the walk's part. */
+    private BsonDocument walkRead;
+    private BsonDocument walkFilter;
+    /** The walk's field alone, in its direction: whether the last of the best sorts before the boundary. */
+    private DocumentSort walkKey;
 
     EvaluatedQuery(String command, ReadShape shape, Steps steps, FirstBatch firstBatch, int budget,
                    BsonDocument getMoreTemplate) {
@@ -121,6 +128,43 @@ final class EvaluatedQuery {
 
     String ns() {
         return shape.policy.namespace();
+    }
+
+    /** Reads the candidates by this walk: {@code read} is the first find, whose filter is the query's and the walk's first part. */
+    void walk(dev.fleproxy.rewrite.search.RangeWalk w, BsonDocument read, BsonDocument filter) {
+        walk = w;
+        walkRead = read;
+        walkFilter = filter;
+        walkKey = DocumentSort.compile(new BsonDocument(w.field(), new BsonInt32(w.descending() ? -1 : 1)));
+    }
+
+    /**
+     * True unless a walk has more to read: the best skip + limit read so far are certain once the
+     * last of them sorts before every document not read yet (ascending, below the boundary;
+     * descending, at or above it), or when the grid has been read to its end.
+     */
+    boolean walkDone() {
+        if (walk == null || walk.done()) {
+            return true;
+        }
+        BsonDocument last = matches.lastOfTheBest();
+        if (last == null) {
+            return false;
+        }
+        int c = walkKey.comparator().compare(last, walk.boundary());
+        return walk.descending() ? c <= 0 : c < 0;
+    }
+
+    /** The walk's next read: the client's find with the query's filter and the next ring of the grid. */
+    BsonDocument nextWalkRead() {
+        BsonDocument read = walkRead.clone();
+        if (read.remove("startTransaction") != null) {
+            read.remove("readConcern"); // the transaction's first read opened it; later ones run in it
+        }
+        read.put("filter", new BsonDocument("$and", new BsonArray(List.of(walkFilter, walk.next()))));
+        read.put("limit", new BsonInt32((int) Math.max(1, budget + 1L - matches.examined())));
+        read.put("batchSize", new BsonInt32(firstBatch((int) Math.max(0, budget - matches.examined()))));
+        return read;
     }
 
     /**

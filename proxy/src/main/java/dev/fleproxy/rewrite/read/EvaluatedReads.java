@@ -12,6 +12,7 @@ import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.evaluate.PipelineEvaluator;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.wire.OpMsg;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.bson.BsonArray;
@@ -120,7 +121,9 @@ public final class EvaluatedReads {
         }
         int budget = ctx.policy.maxScanDocuments();
         String collection = ctx.policy.collection();
-        BsonDocument server = new BsonDocument("find", new BsonString(collection)).append("filter", split.server());
+        dev.fleproxy.rewrite.search.RangeWalk walk = find ? walk(body, steps, ctx) : null;
+        BsonDocument server = new BsonDocument("find", new BsonString(collection)).append("filter", walk == null
+                ? split.server() : new BsonDocument("$and", new BsonArray(List.of(split.server(), walk.first()))));
         BsonDocument getMore = new BsonDocument("collection", new BsonString(collection));
         Set<String> byProxy = byProxy(spec);
         boolean first = true;
@@ -137,7 +140,31 @@ public final class EvaluatedReads {
         server.put("batchSize", new BsonInt32(EvaluatedQuery.firstBatch(budget))); // the rest by getMore, sized by bytes
         EvaluatedQuery.FirstBatch batching = find ? firstBatch(body, ctx) : EvaluatedQuery.FirstBatch.ALL;
         EvaluatedQuery state = new EvaluatedQuery(spec.name(), ctx.paths.readShape(), steps, batching, budget, getMore);
+        if (walk != null) {
+            state.walk(walk, server, split.server());
+        }
         return new Plan(msg.withBody(server), state, null);
+    }
+
+    /**
+     * A find sorted first by a range-indexed field, with a limit: its candidates read by walking
+     * the field's grid from the end the sort starts at (docs/query-model.md#range-indexes). Null
+     * for any other.
+     */
+    private static dev.fleproxy.rewrite.search.RangeWalk walk(BsonDocument body, EvaluatedQuery.Steps steps,
+                                                             CollectionContext ctx) {
+        if (steps.sort() == null || steps.window().limit() == 0 || ctx.paths.rangeIndexed().isEmpty()) {
+            return null;
+        }
+        BsonDocument sort = document(body, "sort", ctx);
+        String first = sort.getFirstKey();
+        for (dev.fleproxy.policy.FieldRule r : ctx.paths.rangeIndexed()) {
+            if (r.path().equals(first)) {
+                boolean descending = sort.get(first).asNumber().doubleValue() < 0; // 1 or -1, the sort compiled
+                return new dev.fleproxy.rewrite.search.RangeWalk(first, r.range(), ctx.rangeTagsForQuery(r), descending);
+            }
+        }
+        return null;
     }
 
     /**

@@ -197,6 +197,10 @@ final class EvaluatedReplies {
             q.call = reply.calls().command(q.getMore());
             return ReplyDecision.awaitUpstream(q.call, READ_WAIT);
         }
+        if (!q.walkDone()) {
+            q.call = reply.calls().command(q.nextWalkRead()); // the next ring of a range index's grid
+            return ReplyDecision.awaitUpstream(q.call, READ_WAIT);
+        }
         if (q.output != null) {
             return output(reply, q, keys, kmsWait, metrics, masks, pool, targets);
         }

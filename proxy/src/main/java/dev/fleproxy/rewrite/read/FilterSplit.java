@@ -5,6 +5,8 @@ import dev.fleproxy.rewrite.evaluate.DocumentFilter;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.query.FilterRewriter;
+import dev.fleproxy.rewrite.search.RangeQuery;
+import dev.fleproxy.rewrite.search.SearchTags;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -47,12 +49,19 @@ public record FilterSplit(BsonDocument server, DocumentFilter residual) {
             } catch (Refusal serverCannot) {
                 try {
                     DocumentFilter.compile(conjunct);
+                    if (!ctx.paths.rangeIndexed().isEmpty() && SearchTags.named(conjunct)) {
+                        throw serverCannot; // the proxy's tags: not a field of the client's documents
+                    }
                 } catch (NotEvaluable proxyCannot) {
                     // the server path's refusal: it names the field and operator, never a constant
                     // of the query (the evaluator's own message may quote one)
                     throw serverCannot;
                 }
                 proxySide.add(conjunct);
+                BsonDocument tags = rangeTags(conjunct, ctx);
+                if (tags != null) {
+                    serverSide.add(tags);
+                }
             }
         }
         BsonDocument server = serverSide.isEmpty() ? new BsonDocument()
@@ -60,6 +69,24 @@ public record FilterSplit(BsonDocument server, DocumentFilter residual) {
         DocumentFilter residual = proxySide.isEmpty() ? null
                 : DocumentFilter.compile(new BsonDocument("$and", new BsonArray(proxySide)));
         return new FilterSplit(server, residual);
+    }
+
+    /**
+     * For a conjunct on a range-indexed field, what the server matches of the field's tags: only
+     * documents that may satisfy it come back as candidates (the conjunct itself stays with the
+     * proxy). Null if the field has no range index or the conjunct's numbers do not narrow it.
+     */
+    private static BsonDocument rangeTags(BsonDocument conjunct, CollectionContext ctx) {
+        if (ctx.paths.rangeIndexed().isEmpty()) {
+            return null;
+        }
+        String name = conjunct.getFirstKey();
+        for (dev.fleproxy.policy.FieldRule r : ctx.paths.rangeIndexed()) {
+            if (r.path().equals(name)) {
+                return RangeQuery.condition(name, conjunct.get(name), r.range(), ctx.rangeTagsForQuery(r));
+            }
+        }
+        return null;
     }
 
     /** The filter's conjuncts, one single-field document each (a top-level $and opened up). */

@@ -157,6 +157,17 @@ final class MatchedCandidates {
         return examined;
     }
 
+    /**
+     * The last of the best skip + limit matches so far, in sort order; null while fewer have
+     * matched, or without a sort and a limit.
+     */
+    BsonDocument lastOfTheBest() {
+        if (sort == null || wanted == Long.MAX_VALUE || wanted == 0 || kept.size() < wanted) {
+            return null;
+        }
+        return sort.sort(kept).get((int) wanted - 1);
+    }
+
     /** How many candidates matched the residual filter (kept or not). */
     long matched() {
         return matched;

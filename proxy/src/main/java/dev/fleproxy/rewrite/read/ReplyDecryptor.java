@@ -241,6 +241,9 @@ public final class ReplyDecryptor {
 
     /** An element standing at this node. */
     private boolean element(BsonCursor c, ReadShape.Node node, ByteBuf out, int depth) {
+        if (node.tags()) {
+            return true; // the proxy's search tags: never returned
+        }
         if (node.isField()) {
             return field(c, node, node.context(), node.context().length, out, depth);
         }

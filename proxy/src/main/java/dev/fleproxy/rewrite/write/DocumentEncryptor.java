@@ -9,6 +9,7 @@ import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.EncryptedPaths;
 import dev.fleproxy.rewrite.paths.PathSegments;
 import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.search.SearchTags;
 import dev.fleproxy.wire.BsonBytes;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.OpMsgWriter;
@@ -55,7 +56,13 @@ public final class DocumentEncryptor {
         int mark = OpMsgWriter.beginDocument(out);
         boolean changed = false;
         boolean allFields = ctx.paths.allFields();
+        // a stored document carries its range-indexed fields' tags (SearchTags), made here from the plaintext
+        BsonDocument tags = top && !ctx.paths.rangeIndexed().isEmpty() ? new BsonDocument() : null;
         while (c.next()) {
+            if (tags != null && c.nameIs(TAG_FIELD)) {
+                throw Refusal.command(ctx.ns(), "a document with a field '" + SearchTags.FIELD + "' (it holds the "
+                        + "proxy's search tags: clients may not write it)");
+            }
             FieldRule rule = null;
             EncryptedPaths.Node next = null;
             byte[] context = null;
@@ -81,6 +88,10 @@ public final class DocumentEncryptor {
                 }
             }
             if (rule != null) {
+                if (tags != null && rule.range() != null) {
+                    tags.put(rule.path(), SearchTags.stored(rule.range(), ctx.rangeTags(rule), c.type, buf,
+                            c.valueStart, c.valueEnd));
+                }
                 encryptElement(c, rule, context, contextLength, ctx, out, depth);
                 changed = true;
             } else if (next != null && next.hasChildren()
@@ -91,8 +102,28 @@ public final class DocumentEncryptor {
                 OpMsgWriter.copyElement(out, c);
             }
         }
+        if (tags != null) {
+            writeTags(tags, ctx, out);
+            changed = true;
+        }
         OpMsgWriter.endDocument(out, mark);
         return changed;
+    }
+
+    private static final byte[] TAG_FIELD = SearchTags.FIELD.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+    /** The {@code __fle} element: each range-indexed field's tags ("none" for one the document does not hold). */
+    private static void writeTags(BsonDocument tags, CollectionContext ctx, ByteBuf out) {
+        BsonDocument all = new BsonDocument();
+        for (FieldRule r : ctx.paths.rangeIndexed()) {
+            BsonValue t = tags.get(r.path());
+            all.put(r.path(), t != null ? t : SearchTags.absent(ctx.rangeTags(r)));
+        }
+        ByteBuffer bytes = BsonBytes.encode(all);
+        out.writeByte(BsonCursor.DOCUMENT);
+        out.writeBytes(TAG_FIELD);
+        out.writeByte(0);
+        out.writeBytes(bytes);
     }
 
     /**

@@ -7,6 +7,7 @@ import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.paths.EncryptedPaths;
 import dev.fleproxy.rewrite.paths.PathKind;
 import dev.fleproxy.rewrite.query.Arguments;
+import dev.fleproxy.rewrite.search.SearchTags;
 import java.util.Set;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
@@ -64,6 +65,43 @@ final class UpdateRewriter {
     }
 
     private static BsonDocument operator(String op, BsonDocument args, CollectionContext ctx) {
+        BsonDocument out = operatorValues(op, args, ctx);
+        return ctx.paths.rangeIndexed().isEmpty() ? out : withTags(op, args, out, ctx);
+    }
+
+    /**
+     * A $set or $setOnInsert of a range-indexed field also sets its tags (made from the plaintext
+     * it writes); an $unset also unsets them, so the document is a candidate of every range on
+     * the field until it is written again. No other operator reaches a range-indexed field: the
+     * index is on a top-level field, and those that would change it without giving its value are
+     * refused above or carried out by the proxy as a $set.
+     */
+    private static BsonDocument withTags(String op, BsonDocument args, BsonDocument encrypted, CollectionContext ctx) {
+        if (!op.equals("$set") && !op.equals("$setOnInsert") && !op.equals("$unset")) {
+            return encrypted;
+        }
+        BsonDocument out = null;
+        for (java.util.Map.Entry<String, BsonValue> e : args.entrySet()) {
+            EncryptedPaths.Match m = ctx.paths.classify(e.getKey());
+            if (m.kind() != PathKind.EXACT || m.rule().range() == null) {
+                continue;
+            }
+            if (out == null) {
+                out = encrypted.clone();
+            }
+            String tagPath = SearchTags.path(m.rule().path());
+            if (op.equals("$unset")) {
+                out.put(tagPath, new org.bson.BsonString(""));
+            } else {
+                dev.fleproxy.rewrite.bson.BsonValueBytes b = dev.fleproxy.rewrite.bson.BsonValueBytes.of(e.getValue());
+                out.put(tagPath, SearchTags.stored(m.rule().range(), ctx.rangeTags(m.rule()), b.type(), b.bytes(), 0,
+                        b.bytes().length));
+            }
+        }
+        return out == null ? encrypted : out;
+    }
+
+    private static BsonDocument operatorValues(String op, BsonDocument args, CollectionContext ctx) {
         return CopyOnChange.map(args, (path, v) -> {
             BsonValue nv = v;
             EncryptedPaths.Match m = ctx.paths.classify(path);

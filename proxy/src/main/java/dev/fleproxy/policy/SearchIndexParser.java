@@ -1,0 +1,83 @@
+package dev.fleproxy.policy;
+
+import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.config.ConfigSchema;
+import java.math.BigDecimal;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * A field's {@code index:} option: {@code index: {range: {min: 0, max: 1000000, precision: 0,
+ * sparsity: 1}}}. Only top-level fields: the tags of a field inside arrays of documents would
+ * have to follow every element a write adds or removes.
+ */
+final class SearchIndexParser {
+    private static final Set<String> INDEX_KEYS = ConfigSchema.keysOf("collections.*.fields.*.index");
+    private static final Set<String> RANGE_KEYS = ConfigSchema.keysOf("collections.*.fields.*.index.range");
+
+    private SearchIndexParser() {
+    }
+
+    /** The range index the option describes, or null without one. */
+    static RangeIndex range(Object node, String path, String where) {
+        if (node == null) {
+            return null;
+        }
+        Map<?, ?> index = mapping(node, where, INDEX_KEYS);
+        Object r = index.get("range");
+        if (r == null) {
+            throw new ConfigException(where + " names no index; known kinds are " + INDEX_KEYS);
+        }
+        if (path.contains(".")) {
+            throw new ConfigException(where + ": a range index is on a top-level field only, not '" + path + "'");
+        }
+        Map<?, ?> range = mapping(r, where + ".range", RANGE_KEYS);
+        BigDecimal min = number(range.get("min"), where + ".range.min");
+        BigDecimal max = number(range.get("max"), where + ".range.max");
+        int precision = integer(range.get("precision"), ConfigSchema.FIELD_RANGE_PRECISION, where + ".range.precision");
+        int sparsity = integer(range.get("sparsity"), ConfigSchema.FIELD_RANGE_SPARSITY, where + ".range.sparsity");
+        if (min.compareTo(max) >= 0) {
+            throw new ConfigException(where + ".range: min (" + min + ") must be below max (" + max + ")");
+        }
+        try {
+            return new RangeIndex(min, max, precision, sparsity);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(where + ".range: (max - min) * 10^precision is over 2^" + RangeIndex.MAX_BITS
+                    + "; narrow the bounds or lower the precision");
+        }
+    }
+
+    private static Map<?, ?> mapping(Object node, String where, Set<String> known) {
+        if (!(node instanceof Map<?, ?> m)) {
+            throw new ConfigException(where + " must be a mapping of " + known);
+        }
+        Set<String> unknown = new TreeSet<>();
+        m.keySet().forEach(k -> {
+            if (!known.contains(String.valueOf(k))) {
+                unknown.add(String.valueOf(k));
+            }
+        });
+        if (!unknown.isEmpty()) {
+            throw new ConfigException(where + ": unknown key(s) " + unknown + "; known keys are " + known);
+        }
+        return m;
+    }
+
+    private static BigDecimal number(Object v, String where) {
+        if (!(v instanceof Number n) || n instanceof Double d && !Double.isFinite(d)) {
+            throw new ConfigException(where + " must be a number, not " + v);
+        }
+        return new BigDecimal(n.toString());
+    }
+
+    private static int integer(Object v, ConfigSchema.Setting s, String where) {
+        if (v == null) {
+            return s.intDefault();
+        }
+        if (!(v instanceof Integer n) || n < s.min() || n > s.max()) {
+            throw new ConfigException(where + " must be an integer " + s.min() + "-" + s.max() + ", not " + v);
+        }
+        return n;
+    }
+}

@@ -1,0 +1,184 @@
+package dev.fleproxy.rewrite.search;
+
+import dev.fleproxy.crypto.RangeTags;
+import dev.fleproxy.policy.RangeIndex;
+import dev.fleproxy.wire.BsonCursor;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
+import org.bson.BsonArray;
+import org.bson.BsonBinary;
+import org.bson.BsonValue;
+import org.bson.types.Decimal128;
+
+/**
+ * Where and what the proxy stores for its search indexes: beside a document's envelopes, the
+ * top-level field {@value #FIELD}, a sub-document with one array of tags per indexed field
+ * ({@code __fle: {price: [BinData(0, …), …]}}), which the server indexes (multikey) and a query's
+ * tags are matched against. Clients never see it, name it, or write it.
+ */
+public final class SearchTags {
+    /** The proxy's own top-level field on collections with search indexes. */
+    public static final String FIELD = RangeIndex.TAG_FIELD;
+    /** Binary subtype of a tag: generic. */
+    private static final byte SUBTYPE = 0;
+
+    private SearchTags() {
+    }
+
+    /** The path of one indexed field's tags ("__fle.price"). */
+    public static String path(String field) {
+        return FIELD + "." + field;
+    }
+
+    /** True for the tag field or a path into it. */
+    public static boolean reserved(String path) {
+        return path.equals(FIELD) || path.startsWith(FIELD + ".");
+    }
+
+    /**
+     * True if a filter or expression names the tag field anywhere: as a key at any depth, or as a
+     * field reference ("$__fle…", "$$ROOT.__fle…", "$$CURRENT.__fle…").
+     */
+    public static boolean named(BsonValue v) {
+        if (v.isDocument()) {
+            for (java.util.Map.Entry<String, BsonValue> e : v.asDocument().entrySet()) {
+                if (reserved(e.getKey()) || named(e.getValue())) {
+                    return true;
+                }
+            }
+        } else if (v.isArray()) {
+            for (BsonValue x : v.asArray()) {
+                if (named(x)) {
+                    return true;
+                }
+            }
+        } else if (v.isString()) {
+            String s = v.asString().getValue();
+            for (String prefix : new String[] {"$", "$$ROOT.", "$$CURRENT."}) {
+                if (s.startsWith(prefix) && reserved(s.substring(prefix.length()))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The tags stored for a value given as its BSON type and value bytes, buf[start, end): a
+     * number on the grid one per stored level; other numbers and arrays (a range may match an
+     * element) "other"; anything else "none".
+     */
+    public static BsonArray stored(RangeIndex index, RangeTags tags, byte type, byte[] buf, int start, int end) {
+        BsonArray out = new BsonArray();
+        if (type == BsonCursor.ARRAY) {
+            out.add(tag(tags.other()));
+            return out;
+        }
+        if (!RangeNumbers.isNumber(type)) {
+            out.add(tag(tags.none()));
+            return out;
+        }
+        BigDecimal v = RangeNumbers.decimal(type, buf, start);
+        long position = v == null ? -1 : index.position(v);
+        if (position < 0) {
+            out.add(tag(tags.other()));
+            return out;
+        }
+        for (int level = 0; level < index.bits(); level++) {
+            if (index.stored(level)) {
+                out.add(tag(tags.node(level, position)));
+            }
+        }
+        return out;
+    }
+
+    /** The tags of a field whose document does not hold it. */
+    public static BsonArray absent(RangeTags tags) {
+        BsonArray out = new BsonArray();
+        out.add(tag(tags.none()));
+        return out;
+    }
+
+    /** What a query asks the server to match for a cover, under each opening key's tags: the nodes, "other", and null. */
+    public static List<BsonValue> asked(List<RangeCover.Node> cover, List<RangeTags> underEveryKey) {
+        List<BsonValue> out = new ArrayList<>();
+        for (RangeTags t : underEveryKey) {
+            for (RangeCover.Node n : cover) {
+                out.add(tag(t.node(n.level(), n.start())));
+            }
+            out.add(tag(t.other()));
+        }
+        // a document written before the index (or whose tags a write dropped) holds none: always a candidate
+        out.add(org.bson.BsonNull.VALUE);
+        return out;
+    }
+
+    private static BsonBinary tag(byte[] b) {
+        return new BsonBinary(SUBTYPE, b);
+    }
+
+    /** Numbers as a range index reads them. */
+    static final class RangeNumbers {
+        private RangeNumbers() {
+        }
+
+        static boolean isNumber(byte type) {
+            return type == 0x01 || type == 0x10 || type == 0x12 || type == 0x13;
+        }
+
+        /** The exact value of a number's bytes at buf[start…); null for NaN and the infinities. */
+        static BigDecimal decimal(byte type, byte[] buf, int start) {
+            switch (type) {
+                case 0x10:
+                    return BigDecimal.valueOf(le(buf, start, 4) << 32 >> 32);
+                case 0x12:
+                    return BigDecimal.valueOf(le(buf, start, 8));
+                case 0x01: {
+                    double d = Double.longBitsToDouble(le(buf, start, 8));
+                    return Double.isFinite(d) ? new BigDecimal(d) : null;
+                }
+                default: {
+                    return decimal128(Decimal128.fromIEEE754BIDEncoding(le(buf, start + 8, 8), le(buf, start, 8)));
+                }
+            }
+        }
+
+        /** A BSON value's exact number, or null if it is none (or NaN, or infinite). */
+        static BigDecimal decimal(BsonValue v) {
+            if (v.isInt32()) {
+                return BigDecimal.valueOf(v.asInt32().getValue());
+            }
+            if (v.isInt64()) {
+                return BigDecimal.valueOf(v.asInt64().getValue());
+            }
+            if (v.isDouble()) {
+                double d = v.asDouble().getValue();
+                return Double.isFinite(d) ? new BigDecimal(d) : null;
+            }
+            if (v.isDecimal128()) {
+                return decimal128(v.asDecimal128().getValue());
+            }
+            return null;
+        }
+
+        private static BigDecimal decimal128(Decimal128 d) {
+            if (d.isNaN() || d.isInfinite()) {
+                return null;
+            }
+            try {
+                return d.bigDecimalValue();
+            } catch (ArithmeticException negativeZero) {
+                return BigDecimal.ZERO; // -0 (BigDecimal has none), equal to 0 as MongoDB compares it
+            }
+        }
+
+        private static long le(byte[] b, int off, int n) {
+            long v = 0;
+            for (int i = n - 1; i >= 0; i--) {
+                v = (v << 8) | (b[off + i] & 0xFF);
+            }
+            return v;
+        }
+    }
+}
