@@ -1,6 +1,6 @@
 # mongo-fle-proxy: the two commands a newcomer runs are `make demo` and `make test`.
 # The Dockerfiles in deploy/docker/ build with these same targets (proxy-jar, ycsb-jar, venv).
-.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential test-crud-spec bench-evaluated bench-starvation bench-scale demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
+.PHONY: build proxy-jar ycsb-jar bench-jar test test-timing-stress test-differential test-crud-spec bench-evaluated bench-starvation bench-search bench-scale demo venv clean bench-crypto bench-overhead bench-metrics bench-audit bench-rewrap test-rewrap-20k mongosh fuzz
 
 JAR  := proxy/target/fle-proxy.jar
 YCSB := ycsb-workloads/binding/target/fle-ycsb.jar
@@ -115,6 +115,12 @@ bench-starvation: build venv
 ## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size, batch, connections, policy size, cursors),
 ## rewrap size and memory after a burst (message sizes beside a byte relay, the floor), each with its
 ## verdict: results/embedded/scale.md (~10 min; SCALE_ROUNDS=N, SCALE_ONLY=paths,sizes,batches,burst,rewrap,held)
+## bench-search: a range and a top 10 on an encrypted field with and without a range index, over
+## FLE_SEARCH_DOCS documents (default 1,000,000): answer time, candidates, proxy CPU, tags' storage:
+## results/embedded/search.md (~3 min)
+bench-search: build venv
+	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_search.py
+
 bench-scale: build bench-jar venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_scale.py
 
