@@ -179,6 +179,18 @@ public final class ConfigSchema {
             "decimal digits the grid keeps: its step is 10^-precision; (max - min) * 10^precision must fit in 62 bits");
     public static final Setting FIELD_RANGE_SPARSITY = integer("collections.*.fields.*.index.range.sparsity", 1, 1, 8,
             "tags are stored for every sparsity-th level of the tree (fewer tags per document, more per query)");
+    public static final Setting FIELD_INDEX_PREFIX = optional("collections.*.fields.*.index.prefix", "mapping", "",
+            "a prefix index for strings: a regex anchored at the start with a literal reads only the documents whose "
+                    + "tags hold that start");
+    public static final Setting FIELD_PREFIX_MIN_LENGTH = integer("collections.*.fields.*.index.prefix.minLength", 1, 1, 64,
+            "the shortest prefix tagged, in code points: a shorter start reads the candidates as without the index");
+    public static final Setting FIELD_PREFIX_MAX_LENGTH = integer("collections.*.fields.*.index.prefix.maxLength", 16, 1,
+            256, "the longest prefix tagged: a longer start asks for its first maxLength code points");
+    public static final Setting FIELD_PREFIX_CASE_FOLD = optional("collections.*.fields.*.index.prefix.caseFold",
+            "boolean", "false", "tags made from the lower case of each code point's upper case: regexes with the i "
+                    + "option (and an ASCII start) use the index too");
+    public static final Setting FIELD_PREFIX_DIACRITIC_FOLD = optional("collections.*.fields.*.index.prefix.diacriticFold",
+            "boolean", "false", "tags made with combining marks dropped (é as e): fewer distinct tags, more candidates");
 
     public static final Setting AUDIT = optional("audit", "mapping", "",
             "the audit trail: a line per request on an encrypted collection, chained by HMAC (docs/access.md)");

@@ -55,9 +55,9 @@ public record CollectionPolicy(String namespace, UUID keyId, List<UUID> previous
         return keyId.equals(id) || previousKeys.contains(id);
     }
 
-    /** The fields with a range index, by path (none under fields: "*"). */
-    public java.util.List<FieldRule> rangeIndexed() {
-        return fields.values().stream().filter(r -> r.range() != null)
+    /** The fields with a search index (range, prefix), by path (none under fields: "*"). */
+    public java.util.List<FieldRule> searchIndexed() {
+        return fields.values().stream().filter(FieldRule::indexed)
                 .sorted(java.util.Comparator.comparing(FieldRule::path)).toList();
     }
 

@@ -9,12 +9,14 @@ import java.util.TreeSet;
 
 /**
  * A field's {@code index:} option: {@code index: {range: {min: 0, max: 1000000, precision: 0,
- * sparsity: 1}}}. Only top-level fields: the tags of a field inside arrays of documents would
+ * sparsity: 1}, prefix: {minLength: 1, maxLength: 16, caseFold: false, diacriticFold: false}}},
+ * either or both. Only top-level fields: the tags of a field inside arrays of documents would
  * have to follow every element a write adds or removes.
  */
 final class SearchIndexParser {
     private static final Set<String> INDEX_KEYS = ConfigSchema.keysOf("collections.*.fields.*.index");
     private static final Set<String> RANGE_KEYS = ConfigSchema.keysOf("collections.*.fields.*.index.range");
+    private static final Set<String> PREFIX_KEYS = ConfigSchema.keysOf("collections.*.fields.*.index.prefix");
 
     private SearchIndexParser() {
     }
@@ -25,12 +27,15 @@ final class SearchIndexParser {
             return null;
         }
         Map<?, ?> index = mapping(node, where, INDEX_KEYS);
-        Object r = index.get("range");
-        if (r == null) {
+        if (index.get("range") == null && index.get("prefix") == null) {
             throw new ConfigException(where + " names no index; known kinds are " + INDEX_KEYS);
         }
         if (path.contains(".")) {
-            throw new ConfigException(where + ": a range index is on a top-level field only, not '" + path + "'");
+            throw new ConfigException(where + ": a search index is on a top-level field only, not '" + path + "'");
+        }
+        Object r = index.get("range");
+        if (r == null) {
+            return null;
         }
         Map<?, ?> range = mapping(r, where + ".range", RANGE_KEYS);
         BigDecimal min = number(range.get("min"), where + ".range.min");
@@ -46,6 +51,31 @@ final class SearchIndexParser {
             throw new ConfigException(where + ".range: (max - min) * 10^precision is over 2^" + RangeIndex.MAX_BITS
                     + "; narrow the bounds or lower the precision");
         }
+    }
+
+    /** The prefix index the option describes, or null without one (its form checked by {@link #range} first). */
+    static PrefixIndex prefix(Object node, String path, String where) {
+        if (node == null || ((Map<?, ?>) node).get("prefix") == null) {
+            return null;
+        }
+        Map<?, ?> prefix = mapping(((Map<?, ?>) node).get("prefix"), where + ".prefix", PREFIX_KEYS);
+        int min = integer(prefix.get("minLength"), ConfigSchema.FIELD_PREFIX_MIN_LENGTH, where + ".prefix.minLength");
+        int max = integer(prefix.get("maxLength"), ConfigSchema.FIELD_PREFIX_MAX_LENGTH, where + ".prefix.maxLength");
+        if (max < min) {
+            throw new ConfigException(where + ".prefix: maxLength (" + max + ") is below minLength (" + min + ")");
+        }
+        return new PrefixIndex(min, max, bool(prefix.get("caseFold"), where + ".prefix.caseFold"),
+                bool(prefix.get("diacriticFold"), where + ".prefix.diacriticFold"));
+    }
+
+    private static boolean bool(Object v, String where) {
+        if (v == null) {
+            return false;
+        }
+        if (!(v instanceof Boolean b)) {
+            throw new ConfigException(where + " must be true or false, not " + v);
+        }
+        return b;
     }
 
     private static Map<?, ?> mapping(Object node, String where, Set<String> known) {

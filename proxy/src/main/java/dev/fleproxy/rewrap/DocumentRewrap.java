@@ -6,6 +6,7 @@ import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
+import dev.fleproxy.crypto.PrefixTags;
 import dev.fleproxy.crypto.RangeTags;
 import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.policy.CollectionPolicy;
@@ -86,7 +87,7 @@ public final class DocumentRewrap {
                 out.add(field(rule.path(), rule.deterministic(), v));
             }
         }
-        for (FieldRule rule : policy.rangeIndexed()) {
+        for (FieldRule rule : policy.searchIndexed()) {
             Field tags = tags(doc, rule, out);
             if (tags != null) {
                 out.add(tags);
@@ -108,12 +109,14 @@ public final class DocumentRewrap {
             }
         }
         BsonArray want;
-        RangeTags t = RangeTags.of(key, policy.namespace(), rule.path());
+        SearchTags.FieldTags t = new SearchTags.FieldTags(
+                rule.range() == null ? null : RangeTags.of(key, policy.namespace(), rule.path()),
+                rule.prefix() == null ? null : PrefixTags.of(key, policy.namespace(), rule.path()));
         if (value == null) {
-            want = SearchTags.absent(t);
+            want = SearchTags.absent(rule, t);
         } else if (value.plain() != null) {
             byte[] b = value.plain().value();
-            want = SearchTags.stored(rule.range(), t, value.plain().bsonType(), b, 0, b.length);
+            want = SearchTags.stored(rule, t, value.plain().bsonType(), b, 0, b.length);
         } else {
             return null; // skipped (unreadable, unknown key …): its tags stay as they are
         }

@@ -10,7 +10,7 @@ import java.util.HexFormat;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** The range index tags of docs/envelope-format.md ("Range index tags"): every vector of its table, made by RangeTags. */
+/** The search index tags of docs/envelope-format.md ("Range index tags", "Prefix index tags"): every vector of their tables, made by RangeTags and PrefixTags. */
 class RangeTagsVectorsTest {
     private static final Path DOC = Path.of("..", "docs", "envelope-format.md");
 
@@ -50,6 +50,35 @@ class RangeTagsVectorsTest {
             checked++;
         }
         assertTrue(checked >= 12, "the table's rows were read: " + checked);
+    }
+
+    @Test
+    void everyPrefixVectorOfTheSpecificationIsWhatTheProxyMakes() throws IOException {
+        String doc = Files.readString(DOC);
+        String section = doc.substring(doc.indexOf("## Prefix index tags"));
+        section = section.substring(section.indexOf("| K bytes |"));
+        int checked = 0;
+        for (String line : section.split("\n")) {
+            if (!line.startsWith("| 32 ")) {
+                if (checked > 0) {
+                    break;
+                }
+                continue;
+            }
+            String[] c = line.substring(1, line.length() - 1).split("\\|");
+            byte[] material = new byte[32];
+            for (int i = 0; i < 32; i++) {
+                material[i] = (byte) i;
+            }
+            PrefixTags tags = PrefixTags.derive(new DataKey(UUID.randomUUID(), CipherAlgorithm.AES, material),
+                    unquote(c[1]), unquote(c[2]));
+            String what = c[3].trim();
+            byte[] tag = what.startsWith("prefix ") ? tags.prefix(unquote(what.substring(7)))
+                    : what.equals("other") ? tags.other() : tags.none();
+            assertEquals(unquote(c[5]), HexFormat.of().formatHex(tag), line);
+            checked++;
+        }
+        assertTrue(checked >= 6, "the table's rows were read: " + checked);
     }
 
     @Test

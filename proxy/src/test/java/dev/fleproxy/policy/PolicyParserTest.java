@@ -162,7 +162,7 @@ class PolicyParserTest {
         assertEquals(0, r.precision());
         assertEquals(1, r.sparsity());
         assertEquals(18, r.bits());
-        assertEquals(List.of(cp.fields().get("salary")), cp.rangeIndexed());
+        assertEquals(List.of(cp.fields().get("salary")), cp.searchIndexed());
         assertEquals(null, cp.fields().get("ssn").range());
         String e = error("fields: { a.b: { index: { range: { min: 0, max: 10 } } } }");
         assertTrue(e.contains("top-level field only"), e);
@@ -174,8 +174,18 @@ class PolicyParserTest {
         assertTrue(e.contains("over 2^62"), e);
         e = error("fields: { a: { index: { range: { max: 10 } } } }");
         assertTrue(e.contains("range.min must be a number"), e);
-        e = error("fields: { a: { index: { prefix: {} } } }");
-        assertTrue(e.contains("unknown key(s) [prefix]"), e);
+        e = error("fields: { a: { index: { suffix: {} } } }");
+        assertTrue(e.contains("unknown key(s) [suffix]"), e);
+        CollectionPolicy both = policy("fields: { name: { index: { prefix: { maxLength: 8, caseFold: true }, "
+                + "range: { min: 0, max: 9 } } } }").get("hr.people");
+        assertEquals(new PrefixIndex(1, 8, true, false), both.fields().get("name").prefix());
+        assertTrue(both.fields().get("name").range() != null);
+        e = error("fields: { a: { index: { prefix: { minLength: 4, maxLength: 2 } } } }");
+        assertTrue(e.contains("maxLength (2) is below minLength (4)"), e);
+        e = error("fields: { a: { index: { prefix: { caseFold: yes please } } } }");
+        assertTrue(e.contains("caseFold must be true or false"), e);
+        e = error("fields: { a.b: { index: { prefix: {} } } }");
+        assertTrue(e.contains("top-level field only"), e);
         e = error("fields: { __fle: {} }");
         assertTrue(e.contains("the proxy's own field"), e);
     }

@@ -80,9 +80,21 @@ public final class CollectionContext {
                 contextLength);
     }
 
-    /** The range tags a write stores for this field: under the key that seals its values. */
-    public dev.fleproxy.crypto.RangeTags rangeTags(FieldRule rule) {
-        return dev.fleproxy.crypto.RangeTags.of(keys.sealing(policy, rule.deterministic()).key(), ns(), rule.path());
+    /** The search tags a write stores for this field: under the key that seals its values. */
+    public dev.fleproxy.rewrite.search.SearchTags.FieldTags fieldTags(FieldRule rule) {
+        dev.fleproxy.crypto.DataKey k = keys.sealing(policy, rule.deterministic()).key();
+        return new dev.fleproxy.rewrite.search.SearchTags.FieldTags(
+                rule.range() == null ? null : dev.fleproxy.crypto.RangeTags.of(k, ns(), rule.path()),
+                rule.prefix() == null ? null : dev.fleproxy.crypto.PrefixTags.of(k, ns(), rule.path()));
+    }
+
+    /** The prefix tags a query asks for: under the collection's key and each previous key. */
+    public java.util.List<dev.fleproxy.crypto.PrefixTags> prefixTagsForQuery(FieldRule rule) {
+        java.util.List<dev.fleproxy.crypto.PrefixTags> out = new java.util.ArrayList<>();
+        for (FieldCipher fc : keys.queryingUnderEveryKey(policy)) {
+            out.add(dev.fleproxy.crypto.PrefixTags.of(fc.key(), ns(), rule.path()));
+        }
+        return out;
     }
 
     /**

@@ -49,12 +49,12 @@ public final class EncryptedPaths {
     private final CollectionPolicy policy;
     private final Node root = new Node("");
     private final ReadShape readShape;
-    /** The fields with a range index, by path; their tags live under {@code __fle}. */
-    private final java.util.List<FieldRule> rangeIndexed;
+    /** The fields with a search index, by path; their tags live under {@code __fle}. */
+    private final java.util.List<FieldRule> searchIndexed;
 
     EncryptedPaths(CollectionPolicy policy) {
         this.policy = policy;
-        this.rangeIndexed = policy.rangeIndexed();
+        this.searchIndexed = policy.searchIndexed();
         for (FieldRule r : policy.fields().values()) {
             Node n = PathNode.grow(root, r.path(), Node::new);
             n.rule = r;
@@ -103,7 +103,7 @@ public final class EncryptedPaths {
         if (policy.allFields()) {
             return isId(buf, start, end);
         }
-        if (!rangeIndexed.isEmpty() && end - start == TAGS.length && java.util.Arrays.equals(buf, start, end, TAGS, 0,
+        if (!searchIndexed.isEmpty() && end - start == TAGS.length && java.util.Arrays.equals(buf, start, end, TAGS, 0,
                 TAGS.length)) {
             return false; // the proxy's search tags: looked at by the rewriters, which refuse them
         }
@@ -113,13 +113,13 @@ public final class EncryptedPaths {
     private static final byte[] TAGS = dev.fleproxy.rewrite.search.SearchTags.FIELD.getBytes(
             java.nio.charset.StandardCharsets.UTF_8);
 
-    /** The fields with a range index, by path (empty for most collections). */
-    public java.util.List<FieldRule> rangeIndexed() {
-        return rangeIndexed;
+    /** The fields with a search index, by path (empty for most collections). */
+    public java.util.List<FieldRule> searchIndexed() {
+        return searchIndexed;
     }
 
     public Match classify(String rawPath) {
-        if (!rangeIndexed.isEmpty() && dev.fleproxy.rewrite.search.SearchTags.reserved(rawPath)) {
+        if (!searchIndexed.isEmpty() && dev.fleproxy.rewrite.search.SearchTags.reserved(rawPath)) {
             throw dev.fleproxy.protocol.Refusal.command(policy.namespace(), "the field '"
                     + dev.fleproxy.rewrite.search.SearchTags.FIELD + "' holds the proxy's search tags: clients may "
                     + "not name it");

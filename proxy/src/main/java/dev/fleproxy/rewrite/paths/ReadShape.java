@@ -106,7 +106,7 @@ public final class ReadShape {
             n.field = rule.path();
             n.context = Envelope.context(p.namespace(), rule.path());
         }
-        if (!p.rangeIndexed().isEmpty()) {
+        if (!p.searchIndexed().isEmpty()) {
             Node t = new Node(dev.fleproxy.rewrite.search.SearchTags.FIELD);
             t.tags = true;
             root.addChild(t);

@@ -115,7 +115,7 @@ public final class PipelineAnalyzer {
         }
         switch (name) {
             case "$changeStream" -> {
-                if (!s.ctx.paths.rangeIndexed().isEmpty()) {
+                if (!s.ctx.paths.searchIndexed().isEmpty()) {
                     // an update's event lists the fields it set by name, the search tags among them
                     throw Refusal.command(s.ctx.ns(), "$changeStream on a collection with a search index (its "
                             + "events would carry the proxy's tags)");

@@ -153,13 +153,13 @@ public final class EvaluatedReads {
      */
     private static dev.fleproxy.rewrite.search.RangeWalk walk(BsonDocument body, EvaluatedQuery.Steps steps,
                                                              CollectionContext ctx) {
-        if (steps.sort() == null || steps.window().limit() == 0 || ctx.paths.rangeIndexed().isEmpty()) {
+        if (steps.sort() == null || steps.window().limit() == 0 || ctx.paths.searchIndexed().isEmpty()) {
             return null;
         }
         BsonDocument sort = document(body, "sort", ctx);
         String first = sort.getFirstKey();
-        for (dev.fleproxy.policy.FieldRule r : ctx.paths.rangeIndexed()) {
-            if (r.path().equals(first)) {
+        for (dev.fleproxy.policy.FieldRule r : ctx.paths.searchIndexed()) {
+            if (r.path().equals(first) && r.range() != null) {
                 boolean descending = sort.get(first).asNumber().doubleValue() < 0; // 1 or -1, the sort compiled
                 return new dev.fleproxy.rewrite.search.RangeWalk(first, r.range(), ctx.rangeTagsForQuery(r), descending);
             }

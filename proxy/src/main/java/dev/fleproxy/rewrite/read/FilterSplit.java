@@ -5,6 +5,7 @@ import dev.fleproxy.rewrite.evaluate.DocumentFilter;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.query.FilterRewriter;
+import dev.fleproxy.rewrite.search.PrefixQuery;
 import dev.fleproxy.rewrite.search.RangeQuery;
 import dev.fleproxy.rewrite.search.SearchTags;
 import java.util.ArrayList;
@@ -49,7 +50,7 @@ public record FilterSplit(BsonDocument server, DocumentFilter residual) {
             } catch (Refusal serverCannot) {
                 try {
                     DocumentFilter.compile(conjunct);
-                    if (!ctx.paths.rangeIndexed().isEmpty() && SearchTags.named(conjunct)) {
+                    if (!ctx.paths.searchIndexed().isEmpty() && SearchTags.named(conjunct)) {
                         throw serverCannot; // the proxy's tags: not a field of the client's documents
                     }
                 } catch (NotEvaluable proxyCannot) {
@@ -58,10 +59,7 @@ public record FilterSplit(BsonDocument server, DocumentFilter residual) {
                     throw serverCannot;
                 }
                 proxySide.add(conjunct);
-                BsonDocument tags = rangeTags(conjunct, ctx);
-                if (tags != null) {
-                    serverSide.add(tags);
-                }
+                serverSide.addAll(searchTags(conjunct, ctx));
             }
         }
         BsonDocument server = serverSide.isEmpty() ? new BsonDocument()
@@ -72,21 +70,30 @@ public record FilterSplit(BsonDocument server, DocumentFilter residual) {
     }
 
     /**
-     * For a conjunct on a range-indexed field, what the server matches of the field's tags: only
+     * For a conjunct on an indexed field, what the server matches of the field's tags: only
      * documents that may satisfy it come back as candidates (the conjunct itself stays with the
-     * proxy). Null if the field has no range index or the conjunct's numbers do not narrow it.
+     * proxy). Empty if the field has no index or the conjunct gives its indexes nothing to read
+     * (numeric bounds for a range index, a regex's literal start for a prefix index).
      */
-    private static BsonDocument rangeTags(BsonDocument conjunct, CollectionContext ctx) {
-        if (ctx.paths.rangeIndexed().isEmpty()) {
-            return null;
-        }
+    private static List<BsonDocument> searchTags(BsonDocument conjunct, CollectionContext ctx) {
+        List<BsonDocument> out = new ArrayList<>();
         String name = conjunct.getFirstKey();
-        for (dev.fleproxy.policy.FieldRule r : ctx.paths.rangeIndexed()) {
-            if (r.path().equals(name)) {
-                return RangeQuery.condition(name, conjunct.get(name), r.range(), ctx.rangeTagsForQuery(r));
+        for (dev.fleproxy.policy.FieldRule r : ctx.paths.searchIndexed()) {
+            if (!r.path().equals(name)) {
+                continue;
+            }
+            BsonDocument range = r.range() == null ? null
+                    : RangeQuery.condition(name, conjunct.get(name), r.range(), ctx.rangeTagsForQuery(r));
+            BsonDocument prefix = r.prefix() == null ? null
+                    : PrefixQuery.condition(name, conjunct.get(name), r.prefix(), ctx.prefixTagsForQuery(r));
+            if (range != null) {
+                out.add(range);
+            }
+            if (prefix != null) {
+                out.add(prefix);
             }
         }
-        return null;
+        return out;
     }
 
     /** The filter's conjuncts, one single-field document each (a top-level $and opened up). */

@@ -1,6 +1,9 @@
 package dev.fleproxy.rewrite.search;
 
+import dev.fleproxy.crypto.PrefixTags;
 import dev.fleproxy.crypto.RangeTags;
+import dev.fleproxy.policy.FieldRule;
+import dev.fleproxy.policy.PrefixIndex;
 import dev.fleproxy.policy.RangeIndex;
 import dev.fleproxy.wire.BsonCursor;
 import java.math.BigDecimal;
@@ -14,8 +17,8 @@ import org.bson.types.Decimal128;
 /**
  * Where and what the proxy stores for its search indexes: beside a document's envelopes, the
  * top-level field {@value #FIELD}, a sub-document with one array of tags per indexed field
- * ({@code __fle: {price: [BinData(0, …), …]}}), which the server indexes (multikey) and a query's
- * tags are matched against. Clients never see it, name it, or write it.
+ * ({@code __fle: {price: [BinData(0, …), …]}}, every index's of the field in one array), which the
+ * server indexes (multikey) and a query's tags are matched against. Clients never see it, name it, or write it.
  */
 public final class SearchTags {
     /** The proxy's own top-level field on collections with search indexes. */
@@ -64,39 +67,86 @@ public final class SearchTags {
         return false;
     }
 
+    /** A field's tag makers under one key: its range index's and its prefix index's (null: that kind not on it). */
+    public record FieldTags(RangeTags range, PrefixTags prefix) {
+    }
+
     /**
-     * The tags stored for a value given as its BSON type and value bytes, buf[start, end): a
-     * number on the grid one per stored level; other numbers and arrays (a range may match an
+     * The tags stored for a value given as its BSON type and value bytes, buf[start, end): those of
+     * each index on the field, in one array (each kind's tags are HMACs under a key of its own).
+     */
+    public static BsonArray stored(FieldRule rule, FieldTags tags, byte type, byte[] buf, int start, int end) {
+        BsonArray out = new BsonArray();
+        if (rule.range() != null) {
+            range(rule.range(), tags.range(), type, buf, start, out);
+        }
+        if (rule.prefix() != null) {
+            prefix(rule.prefix(), tags.prefix(), type, buf, start, out);
+        }
+        return out;
+    }
+
+    /**
+     * A number on the grid: one per stored level; other numbers and arrays (a range may match an
      * element) "other"; anything else "none".
      */
-    public static BsonArray stored(RangeIndex index, RangeTags tags, byte type, byte[] buf, int start, int end) {
-        BsonArray out = new BsonArray();
+    private static void range(RangeIndex index, RangeTags tags, byte type, byte[] buf, int start, BsonArray out) {
         if (type == BsonCursor.ARRAY) {
             out.add(tag(tags.other()));
-            return out;
+            return;
         }
         if (!RangeNumbers.isNumber(type)) {
             out.add(tag(tags.none()));
-            return out;
+            return;
         }
         BigDecimal v = RangeNumbers.decimal(type, buf, start);
         long position = v == null ? -1 : index.position(v);
         if (position < 0) {
             out.add(tag(tags.other()));
-            return out;
+            return;
         }
         for (int level = 0; level < index.bits(); level++) {
             if (index.stored(level)) {
                 out.add(tag(tags.node(level, position)));
             }
         }
-        return out;
     }
 
-    /** The tags of a field whose document does not hold it. */
-    public static BsonArray absent(RangeTags tags) {
+    /**
+     * A string: the tag of each prefix of minLength … maxLength code points, folded; an array
+     * "other" (a regex may match an element); anything else, or a string shorter than minLength
+     * (no prefix asked for matches it), "none".
+     */
+    private static void prefix(PrefixIndex index, PrefixTags tags, byte type, byte[] buf, int start, BsonArray out) {
+        if (type == BsonCursor.ARRAY) {
+            out.add(tag(tags.other()));
+            return;
+        }
+        if (type != 0x02) {
+            out.add(tag(tags.none()));
+            return;
+        }
+        int length = (int) RangeNumbers.le(buf, start, 4) - 1; // int32 byte count with the NUL
+        String folded = index.fold(new String(buf, start + 4, length, java.nio.charset.StandardCharsets.UTF_8));
+        int codePoints = folded.codePointCount(0, folded.length());
+        if (codePoints < index.minLength()) {
+            out.add(tag(tags.none()));
+            return;
+        }
+        for (int n = index.minLength(); n <= Math.min(index.maxLength(), codePoints); n++) {
+            out.add(tag(tags.prefix(folded.substring(0, folded.offsetByCodePoints(0, n)))));
+        }
+    }
+
+    /** The tags of a field whose document does not hold it: each index's "none". */
+    public static BsonArray absent(FieldRule rule, FieldTags tags) {
         BsonArray out = new BsonArray();
-        out.add(tag(tags.none()));
+        if (rule.range() != null) {
+            out.add(tag(tags.range().none()));
+        }
+        if (rule.prefix() != null) {
+            out.add(tag(tags.prefix().none()));
+        }
         return out;
     }
 
@@ -114,7 +164,7 @@ public final class SearchTags {
         return out;
     }
 
-    private static BsonBinary tag(byte[] b) {
+    static BsonBinary tag(byte[] b) {
         return new BsonBinary(SUBTYPE, b);
     }
 
@@ -173,7 +223,7 @@ public final class SearchTags {
             }
         }
 
-        private static long le(byte[] b, int off, int n) {
+        static long le(byte[] b, int off, int n) {
             long v = 0;
             for (int i = n - 1; i >= 0; i--) {
                 v = (v << 8) | (b[off + i] & 0xFF);

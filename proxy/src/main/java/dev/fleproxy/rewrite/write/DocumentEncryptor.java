@@ -56,8 +56,8 @@ public final class DocumentEncryptor {
         int mark = OpMsgWriter.beginDocument(out);
         boolean changed = false;
         boolean allFields = ctx.paths.allFields();
-        // a stored document carries its range-indexed fields' tags (SearchTags), made here from the plaintext
-        BsonDocument tags = top && !ctx.paths.rangeIndexed().isEmpty() ? new BsonDocument() : null;
+        // a stored document carries its indexed fields' tags (SearchTags), made here from the plaintext
+        BsonDocument tags = top && !ctx.paths.searchIndexed().isEmpty() ? new BsonDocument() : null;
         while (c.next()) {
             if (tags != null && c.nameIs(TAG_FIELD)) {
                 throw Refusal.command(ctx.ns(), "a document with a field '" + SearchTags.FIELD + "' (it holds the "
@@ -88,9 +88,9 @@ public final class DocumentEncryptor {
                 }
             }
             if (rule != null) {
-                if (tags != null && rule.range() != null) {
-                    tags.put(rule.path(), SearchTags.stored(rule.range(), ctx.rangeTags(rule), c.type, buf,
-                            c.valueStart, c.valueEnd));
+                if (tags != null && rule.indexed()) {
+                    tags.put(rule.path(), SearchTags.stored(rule, ctx.fieldTags(rule), c.type, buf, c.valueStart,
+                            c.valueEnd));
                 }
                 encryptElement(c, rule, context, contextLength, ctx, out, depth);
                 changed = true;
@@ -112,12 +112,12 @@ public final class DocumentEncryptor {
 
     private static final byte[] TAG_FIELD = SearchTags.FIELD.getBytes(java.nio.charset.StandardCharsets.UTF_8);
 
-    /** The {@code __fle} element: each range-indexed field's tags ("none" for one the document does not hold). */
+    /** The {@code __fle} element: each indexed field's tags ("none" for one the document does not hold). */
     private static void writeTags(BsonDocument tags, CollectionContext ctx, ByteBuf out) {
         BsonDocument all = new BsonDocument();
-        for (FieldRule r : ctx.paths.rangeIndexed()) {
+        for (FieldRule r : ctx.paths.searchIndexed()) {
             BsonValue t = tags.get(r.path());
-            all.put(r.path(), t != null ? t : SearchTags.absent(ctx.rangeTags(r)));
+            all.put(r.path(), t != null ? t : SearchTags.absent(r, ctx.fieldTags(r)));
         }
         ByteBuffer bytes = BsonBytes.encode(all);
         out.writeByte(BsonCursor.DOCUMENT);

@@ -51,7 +51,7 @@ final class UpdateRewriter {
         if (operators != u.size()) {
             throw Refusal.command(ctx.ns(), "an update document that mixes update operators and fields");
         }
-        return CopyOnChange.map(u, (op, args) -> {
+        BsonValue out = CopyOnChange.map(u, (op, args) -> {
             if (!OPERATORS.contains(op)) {
                 // the server's own answer (code 9, its wording): an unknown operator is a client's mistake
                 throw new Refusal(ProxyError.FAILED_TO_PARSE, "Unknown modifier: " + Arguments.quoted(op)
@@ -62,43 +62,69 @@ final class UpdateRewriter {
             }
             return operator(op, args.asDocument(), ctx);
         });
+        return ctx.paths.searchIndexed().isEmpty() ? out : unsetTags(u, out.asDocument(), ctx);
+    }
+
+    /**
+     * An $unset of an indexed field also sets its tags to its indexes' "none" (in the update's
+     * $set): the document stays tagged, so a range or a prefix need not read it.
+     */
+    private static BsonDocument unsetTags(BsonDocument u, BsonDocument encrypted, CollectionContext ctx) {
+        BsonValue unset = u.get("$unset");
+        if (unset == null || !unset.isDocument()) {
+            return encrypted;
+        }
+        BsonDocument out = null;
+        for (String path : unset.asDocument().keySet()) {
+            EncryptedPaths.Match m = ctx.paths.classify(path);
+            if (m.kind() == PathKind.EXACT && m.rule().indexed()) {
+                if (out == null) {
+                    out = mutable(encrypted); // a message's documents are read-only views of its bytes
+                    out.put("$set", out.containsKey("$set") ? mutable(out.getDocument("$set")) : new BsonDocument());
+                }
+                out.getDocument("$set").put(SearchTags.path(m.rule().path()),
+                        SearchTags.absent(m.rule(), ctx.fieldTags(m.rule())));
+            }
+        }
+        return out == null ? encrypted : out;
     }
 
     private static BsonDocument operator(String op, BsonDocument args, CollectionContext ctx) {
         BsonDocument out = operatorValues(op, args, ctx);
-        return ctx.paths.rangeIndexed().isEmpty() ? out : withTags(op, args, out, ctx);
+        return ctx.paths.searchIndexed().isEmpty() ? out : withTags(op, args, out, ctx);
     }
 
     /**
-     * A $set or $setOnInsert of a range-indexed field also sets its tags (made from the plaintext
-     * it writes); an $unset also unsets them, so the document is a candidate of every range on
-     * the field until it is written again. No other operator reaches a range-indexed field: the
-     * index is on a top-level field, and those that would change it without giving its value are
-     * refused above or carried out by the proxy as a $set.
+     * A $set or $setOnInsert of an indexed field also sets its tags (made from the plaintext
+     * it writes); an $unset sets them to "none" ({@link #unsetTags}). No other operator reaches an
+     * indexed field: the index is on a top-level field, and those that would change it without
+     * giving its value are refused above or carried out by the proxy as a $set.
      */
     private static BsonDocument withTags(String op, BsonDocument args, BsonDocument encrypted, CollectionContext ctx) {
-        if (!op.equals("$set") && !op.equals("$setOnInsert") && !op.equals("$unset")) {
+        if (!op.equals("$set") && !op.equals("$setOnInsert")) {
             return encrypted;
         }
         BsonDocument out = null;
         for (java.util.Map.Entry<String, BsonValue> e : args.entrySet()) {
             EncryptedPaths.Match m = ctx.paths.classify(e.getKey());
-            if (m.kind() != PathKind.EXACT || m.rule().range() == null) {
+            if (m.kind() != PathKind.EXACT || !m.rule().indexed()) {
                 continue;
             }
             if (out == null) {
-                out = encrypted.clone();
+                out = mutable(encrypted);
             }
-            String tagPath = SearchTags.path(m.rule().path());
-            if (op.equals("$unset")) {
-                out.put(tagPath, new org.bson.BsonString(""));
-            } else {
-                dev.fleproxy.rewrite.bson.BsonValueBytes b = dev.fleproxy.rewrite.bson.BsonValueBytes.of(e.getValue());
-                out.put(tagPath, SearchTags.stored(m.rule().range(), ctx.rangeTags(m.rule()), b.type(), b.bytes(), 0,
-                        b.bytes().length));
-            }
+            dev.fleproxy.rewrite.bson.BsonValueBytes b = dev.fleproxy.rewrite.bson.BsonValueBytes.of(e.getValue());
+            out.put(SearchTags.path(m.rule().path()), SearchTags.stored(m.rule(), ctx.fieldTags(m.rule()), b.type(),
+                    b.bytes(), 0, b.bytes().length));
         }
         return out == null ? encrypted : out;
+    }
+
+    /** A copy that takes new fields (the top level's: values are shared). */
+    private static BsonDocument mutable(BsonDocument d) {
+        BsonDocument out = new BsonDocument();
+        out.putAll(d);
+        return out;
     }
 
     private static BsonDocument operatorValues(String op, BsonDocument args, CollectionContext ctx) {
