@@ -1,17 +1,18 @@
-"""Issue 42's search benchmark: what a range index on an encrypted field changes.
+"""Issue 42's search benchmark: what range and prefix indexes on encrypted fields change.
 
-FLE_SEARCH_DOCS documents (default 1,000,000) with a randomized integer `price` are loaded through
-the proxy into two collections of the embedded backend: `search.indexed`, whose price has a range
-index (and the server an index on its tags), and `search.unindexed`, the same field without one
-and a scan budget as large as the collection (the default 10,000 would refuse every query below
-with 9720012). Each query runs FLE_SEARCH_REPEATS times (default 5) on each collection, the two
-interleaved, and reports the median answer time, the candidates the proxy examined (its own
+FLE_SEARCH_DOCS documents (default 1,000,000) with a randomized integer `price` and a randomized
+string `name` are loaded through the proxy into two collections of the embedded backend:
+`search.indexed`, whose price has a range index and whose name a prefix index (and the server
+indexes on their tags), and `search.unindexed`, the same fields without them and a scan budget
+as large as the collection (the default 10,000 would refuse every query below with 9720012).
+Each query runs FLE_SEARCH_REPEATS times (default 5) on each collection, the two interleaved,
+and reports the median answer time, the candidates the proxy examined (its own
 fleproxy_evaluated_candidates_total) and the proxy's CPU (utime + stime from /proc) per query;
 every answer is checked against the values loaded. Then the tags' storage per document, from the
 stored documents, and each collection's load rate.
 
 Writes results/embedded/search.md. Not a test (pytest does not collect it by name):
-`make bench-search` (about 3 minutes at 1,000,000 documents)."""
+`make bench-search` (about 4 minutes at 1,000,000 documents)."""
 import os
 import random
 import statistics
@@ -47,16 +48,18 @@ def candidates(port, ns):
 
 def policy(kms):
     key = kms.keys["AES-256"]
-    return (f"  search.indexed: {{ key: {key}, fields: {{ price: {{ index: {{ range: {{ min: 0, max: {TOP} }} }} }} }} }}\n"
-            f"  search.unindexed: {{ key: {key}, fields: {{ price: {{}} }}, maxScanDocuments: {min(N, 1_000_000)} }}\n")
+    return (f"  search.indexed: {{ key: {key}, fields: {{ price: {{ index: {{ range: {{ min: 0, max: {TOP} }} }} }}, "
+            f"name: {{ index: {{ prefix: {{ minLength: 1, maxLength: 4 }} }} }} }} }}\n"
+            f"  search.unindexed: {{ key: {key}, fields: {{ price: {{}}, name: {{}} }}, "
+            f"maxScanDocuments: {min(N, 1_000_000)} }}\n")
 
 
-def load(coll, prices):
+def load(coll, prices, names):
     coll.drop()
     t0 = time.monotonic()
     for start in range(0, len(prices), BATCH):
-        coll.insert_many([{"_id": i, "price": prices[i]} for i in range(start, min(start + BATCH, len(prices)))],
-                         ordered=False)
+        coll.insert_many([{"_id": i, "price": prices[i], "name": names[i]}
+                          for i in range(start, min(start + BATCH, len(prices)))], ordered=False)
     return len(prices) / (time.monotonic() - t0)
 
 
@@ -67,19 +70,25 @@ def test_search_benchmark(workdir, kms):
     try:
         rnd = random.Random(42)
         prices = [rnd.randint(0, TOP) for _ in range(N)]
+        names = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8)) for _ in range(N)]
         with client(proxy.uri(), socketTimeoutMS=600_000) as c, client(f"mongodb://127.0.0.1:{backend.port}") as direct:
-            rates = {"unindexed": load(c.search.unindexed, prices)}
-            rates["indexed"] = load(c.search.indexed, prices)
+            rates = {"unindexed": load(c.search.unindexed, prices, names)}
+            rates["indexed"] = load(c.search.indexed, prices, names)
             c.search.indexed.create_index("__fle.price")
+            c.search.indexed.create_index("__fle.name")
 
             lo = TOP // 2
             in_range = sorted(i for i, p in enumerate(prices) if lo <= p < lo + 1_000)
             top10 = [i for _, i in sorted((p, i) for i, p in enumerate(prices))[:10]]
+            start = names[7][:3]  # 26^3 starts: about N / 17,576 names begin with one
+            prefixed = sorted(i for i, n in enumerate(names) if n.startswith(start))
             queries = [
                 ("range of 1,000 values", lambda coll: sorted(d["_id"] for d in coll.find(
                     {"price": {"$gte": lo, "$lt": lo + 1_000}}, {"_id": 1})), in_range),
                 ("top 10 by price", lambda coll: [d["_id"] for d in coll.find({}, {"_id": 1}).sort(
                     [("price", 1), ("_id", 1)]).limit(10)], top10),
+                (f"names starting with '{start}'", lambda coll: sorted(d["_id"] for d in coll.find(
+                    {"name": {"$regex": f"^{start}"}}, {"_id": 1})), prefixed),
             ]
             rows = []
             for name, run, want in queries:
@@ -110,15 +119,18 @@ def test_search_benchmark(workdir, kms):
             with_tags = len(bson.encode(stored))
             without = len(bson.encode({k: v for k, v in stored.items() if k != "__fle"}))
             tag_count = len(stored["__fle"]["price"])
+            prefix_count = len(stored["__fle"]["name"])
     finally:
         proxy.stop()
         backend.stop()
 
     lines = [f"# Search on an encrypted field: range index against none (`make bench-search`, {date.today()})", "",
-             f"{N:,} documents with a randomized integer `price` (0 … {TOP:,}), loaded through the proxy into "
+             f"{N:,} documents with a randomized integer `price` (0 … {TOP:,}) and a randomized string `name` "
+             "(8 random lowercase letters), loaded through the proxy into "
              "the embedded backend; `search.indexed`'s price has a range index (`min: 0`, "
-             f"`max: {TOP:,}`, precision 0, sparsity 1) and the server an index on `__fle.price`; "
-             "`search.unindexed` has none, and a scan budget as large as the collection "
+             f"`max: {TOP:,}`, precision 0, sparsity 1), its name a prefix index (`minLength: 1`, `maxLength: 4`), "
+             "and the server indexes on `__fle.price` and `__fle.name`; "
+             "`search.unindexed` has neither, and a scan budget as large as the collection "
              f"(`maxScanDocuments: {min(N, 1_000_000):,}`; the default 10,000 would refuse both queries with 9720012). "
              f"Each query {REPEATS} times on each collection, interleaved; median (min–max) answer time, median "
              "candidates the proxy examined (`fleproxy_evaluated_candidates_total`) and the proxy's CPU per query "
@@ -130,13 +142,14 @@ def test_search_benchmark(workdir, kms):
         lines.append(f"| {name} | {which} | {matches:,} | {med:,.1f} ({mn:,.1f}–{mx:,.1f}) | {cands:,.0f} | "
                      f"{cpu:,.0f} | {', '.join(outcomes)} |")
     lines += ["",
-              f"Tags: {tag_count} per value ({tag_count} levels of a {tag_count}-bit grid), "
-              f"{with_tags - without} bytes of BSON per document (a document of {without} bytes without them, "
-              f"{with_tags} with); the server's index on them holds {tag_count} entries per document.",
+              f"Tags: {tag_count} per price ({tag_count} levels of a {tag_count}-bit grid) and {prefix_count} per name "
+              f"(its prefixes of 1 to 4 letters), {with_tags - without} bytes of BSON per document (a document of "
+              f"{without} bytes without them, {with_tags} with); the server's indexes on them hold "
+              f"{tag_count + prefix_count} entries per document.",
               f"Loading through the proxy: {rates['unindexed']:,.0f} documents/s without the index, "
               f"{rates['indexed']:,.0f} with it (the tags made and stored beside each envelope; one run each, "
               "on a shared 2-core machine).", "",
               "On `search.indexed` the top 10 walks the grid from its low end (docs/query-model.md#range-indexes); "
-              "on `search.unindexed` it reads every document. Not measured: a prefix search (no prefix index yet).", ""]
+              "on `search.unindexed` it reads every document.", ""]
     OUT.write_text("\n".join(lines))
     print("\n".join(lines))
