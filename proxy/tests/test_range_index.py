@@ -5,9 +5,9 @@ against the same query on a plaintext twin stored directly in the backend; the p
 count of the candidates it examined (fleproxy_evaluated_candidates_total) shows the index at
 work; a recording relay shows what the server was sent."""
 
-import math
 import random
 import struct
+import time
 import urllib.request
 
 import pymongo
@@ -16,7 +16,7 @@ from bson import Int64
 from bson.decimal128 import Decimal128
 from pymongo.errors import OperationFailure
 
-from conftest import EncryptingProxy, client, wait_for_port
+from conftest import EncryptingProxy, Threads, client, wait_for_port
 from test_rewrap import reload, rewrap
 
 N = 20_000
@@ -279,5 +279,62 @@ def test_rewrap_builds_the_index_and_moves_tags_with_the_key(workdir, kms, backe
             before = candidates(p, "shop.build")
             assert sorted((d["_id"] for d in c.shop.build.find(flt)), key=repr) == want
             assert candidates(p, "shop.build") - before <= 3 * len(want)
+    finally:
+        p.stop()
+
+
+class PriceWriters(Threads):
+    """Four threads setting prices through the proxy while rewrap runs, each document's last
+    acknowledged price remembered (one writer per document at a time)."""
+
+    def __init__(self, uri, n):
+        self.client = client(uri, maxPoolSize=4)
+        self.coll = self.client.shop.live
+        self.n = n
+        self.expected, self.errors = {}, []
+        super().__init__(4)
+
+    def run(self, i):
+        rnd = random.Random(i)
+        while not self.stop.is_set():
+            j = rnd.randrange(self.n)
+            price = rnd.randrange(10_000)
+            try:
+                with self.lock:
+                    self.coll.update_one({"_id": j}, {"$set": {"price": price}})
+                    self.expected[j] = price
+            except Exception as e:  # any failure counts
+                self.errors.append(repr(e))
+            time.sleep(0.002)
+
+
+def test_rewrap_builds_the_index_while_the_application_writes(workdir, kms, backend):
+    """The index added to a live collection: rewrap gives 3,000 documents their tags (--parallel
+    4) while four threads set prices through the proxy; a write between rewrap's read and its
+    conditional update makes it read the document again, so afterwards every document's tags are
+    the ones its price gives (a dry run recomputes them all and finds nothing to do) and every
+    range answers as the prices written say."""
+    key = kms.keys["AES-256"]
+    plain = f"  shop.live: {{ key: {key}, fields: {{ price: {{}} }} }}\n"
+    indexed = f"  shop.live: {{ key: {key}, fields: {{ price: {{ index: {{ range: {{ min: 0, max: 9999 }} }} }} }} }}\n"
+    n = 3000
+    p = EncryptingProxy(workdir, backend.port, kms, plain, name="proxy-range-live").start()
+    try:
+        with client(p.uri()) as c:
+            c.shop.live.drop()
+            c.shop.live.insert_many([{"_id": j, "price": (j * 7) % 10_000} for j in range(n)])
+            reload(p, indexed)
+            with PriceWriters(p.uri(), n) as app:
+                time.sleep(0.5)
+                r = rewrap(p.config, "shop.live", "--batch", "200", "--parallel", "4")
+                time.sleep(0.5)
+            assert r.returncode == 0 and "tags" in r.stdout, r.stdout + r.stderr
+            assert len(app.expected) > 50 and not app.errors, (len(app.expected), app.errors[:3])
+            dry = rewrap(p.config, "shop.live", "--dry-run")
+            assert dry.returncode == 0 and " 0 would be rewritten" in dry.stdout, dry.stdout + dry.stderr
+            prices = {j: app.expected.get(j, (j * 7) % 10_000) for j in range(n)}
+            for lo, hi in ((0, 100), (5_000, 5_300), (9_900, 10_000)):
+                want = sorted(j for j, v in prices.items() if lo <= v < hi)
+                assert sorted(d["_id"] for d in c.shop.live.find({"price": {"$gte": lo, "$lt": hi}})) == want
     finally:
         p.stop()
