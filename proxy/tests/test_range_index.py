@@ -5,6 +5,7 @@ against the same query on a plaintext twin stored directly in the backend; the p
 count of the candidates it examined (fleproxy_evaluated_candidates_total) shows the index at
 work; a recording relay shows what the server was sent."""
 
+import datetime
 import random
 import struct
 import time
@@ -29,7 +30,9 @@ def policy(kms, indexed=True):
     return (f"  shop.orders: {{ key: {key}, fields: {{ price: {price}, note: {{}} }} }}\n"
             f"  shop.fine: {{ key: {key}, fields: {{ w: {{ index: {{ range: {{ min: -1000, max: 1000, precision: 2, "
             f"sparsity: 3 }} }} }} }} }}\n"
-            f"  shop.later: {{ key: {key}, fields: {{ price: {price} }} }}\n")
+            f"  shop.later: {{ key: {key}, fields: {{ price: {price} }} }}\n"
+            f"  shop.events: {{ key: {key}, fields: {{ at: {{ index: {{ range: {{ type: date, min: 2020-01-01, "
+            f"max: 2030-01-01T00:00:00Z, sparsity: 3 }} }} }} }} }}\n")
 
 
 @pytest.fixture(scope="module")
@@ -338,3 +341,31 @@ def test_rewrap_builds_the_index_while_the_application_writes(workdir, kms, back
                 assert sorted(d["_id"] for d in c.shop.live.find({"price": {"$gte": lo, "$lt": hi}})) == want
     finally:
         p.stop()
+
+
+def test_a_date_index_answers_date_ranges_and_sorts(enc, loaded):
+    """type: date: dates placed by their milliseconds; numbers, strings and null store "none", a
+    date off the grid and an array "other"; ranges, $in and sorts with a limit as for numbers."""
+    shop, twins = loaded
+    rnd = random.Random(11)
+    start = datetime.datetime(2020, 1, 1)
+    docs = [{"_id": i, "at": start + datetime.timedelta(seconds=rnd.randrange(10 * 365 * 86400))} for i in range(3000)]
+    docs += [{"_id": 3000, "at": 5}, {"_id": 3001, "at": "2024-01-01"}, {"_id": 3002, "at": None},
+             {"_id": 3003, "at": datetime.datetime(2031, 5, 1)}, {"_id": 3004, "at": datetime.datetime(1999, 1, 1)},
+             {"_id": 3005, "at": [datetime.datetime(2024, 6, 1, 12), datetime.datetime(2024, 6, 1, 13)]}, {"_id": 3006}]
+    for c in (shop.events, twins.events):
+        c.drop()
+        c.insert_many(docs)
+    day = {"$gte": datetime.datetime(2024, 6, 1), "$lt": datetime.datetime(2024, 6, 2)}
+    for flt in ({"at": day}, {"at": {"$gt": datetime.datetime(2029, 12, 25)}}, {"at": {"$lt": datetime.datetime(2020, 1, 3)}},
+                {"at": {"$in": [docs[5]["at"], docs[6]["at"]]}}, {"at": {"$gt": 5}}):
+        before = candidates(enc, "shop.events")
+        got = ids(shop.events.find(flt))
+        assert got == ids(twins.events.find(flt)), flt
+        if flt != {"at": {"$gt": 5}}:  # a number's bound: nothing for a date index to read, every candidate
+            assert candidates(enc, "shop.events") - before <= 3 * len(got) + 50, flt
+    for direction in (1, -1):
+        before = candidates(enc, "shop.events")
+        got = [d["_id"] for d in shop.events.find({}).sort([("at", direction), ("_id", 1)]).limit(10)]
+        assert got == [d["_id"] for d in twins.events.find({}).sort([("at", direction), ("_id", 1)]).limit(10)]
+        assert candidates(enc, "shop.events") - before <= 1_000

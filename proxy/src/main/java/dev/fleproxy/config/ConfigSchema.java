@@ -171,12 +171,16 @@ public final class ConfigSchema {
                     + "(docs/query-model.md#range-indexes; what the server learns is stated there)");
     public static final Setting FIELD_INDEX_RANGE = optional("collections.*.fields.*.index.range", "mapping", "",
             "a range index for numbers: ranges, $in and equality on the field read only the documents whose tags cover them");
-    public static final Setting FIELD_RANGE_MIN = required("collections.*.fields.*.index.range.min", "number",
-            "the grid's lowest value; a number below it is stored as 'other' and is a candidate of every range");
-    public static final Setting FIELD_RANGE_MAX = required("collections.*.fields.*.index.range.max", "number",
+    public static final Setting FIELD_RANGE_TYPE = optional("collections.*.fields.*.index.range.type", "number|date",
+            "number", "what the index places on its grid: numbers of any type, or dates (by their milliseconds)");
+    public static final Setting FIELD_RANGE_MIN = required("collections.*.fields.*.index.range.min", "number|date",
+            "the grid's lowest value (a date for type: date); below it a value is stored as 'other' and is a "
+                    + "candidate of every range");
+    public static final Setting FIELD_RANGE_MAX = required("collections.*.fields.*.index.range.max", "number|date",
             "the grid's highest value; above it, 'other' as below min");
     public static final Setting FIELD_RANGE_PRECISION = integer("collections.*.fields.*.index.range.precision", 0, 0, 18,
-            "decimal digits the grid keeps: its step is 10^-precision; (max - min) * 10^precision must fit in 62 bits");
+            "decimal digits the grid keeps: its step is 10^-precision; (max - min) * 10^precision must fit in 62 "
+                    + "bits (type: date: 0, steps of one millisecond)");
     public static final Setting FIELD_RANGE_SPARSITY = integer("collections.*.fields.*.index.range.sparsity", 1, 1, 8,
             "tags are stored for every sparsity-th level of the tree (fewer tags per document, more per query)");
     public static final Setting FIELD_INDEX_PREFIX = optional("collections.*.fields.*.index.prefix", "mapping", "",

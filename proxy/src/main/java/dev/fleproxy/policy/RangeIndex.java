@@ -10,9 +10,14 @@ import java.math.RoundingMode;
  * value carries one tag per stored level of the binary tree over that grid (every
  * {@code sparsity}-th level, the leaves always). A range becomes the tags of the tree's nodes that
  * cover it exactly. Everything here is about plaintext numbers; the tags themselves are
- * {@code crypto.RangeTags}'.
+ * {@code crypto.RangeTags}'. An index of {@code dates} places dates instead, by their
+ * milliseconds since the epoch (min and max in them, steps of one millisecond).
  */
-public record RangeIndex(BigDecimal min, BigDecimal max, int precision, int sparsity) {
+public record RangeIndex(BigDecimal min, BigDecimal max, int precision, int sparsity, boolean dates) {
+    public RangeIndex(BigDecimal min, BigDecimal max, int precision, int sparsity) {
+        this(min, max, precision, sparsity, false);
+    }
+
     /** The top-level field the proxy keeps a document's search tags in, on collections with an index. */
     public static final String TAG_FIELD = "__fle";
 

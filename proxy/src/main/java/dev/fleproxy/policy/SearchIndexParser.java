@@ -38,15 +38,23 @@ final class SearchIndexParser {
             return null;
         }
         Map<?, ?> range = mapping(r, where + ".range", RANGE_KEYS);
-        BigDecimal min = number(range.get("min"), where + ".range.min");
-        BigDecimal max = number(range.get("max"), where + ".range.max");
+        Object type = range.get("type");
+        if (type != null && !"number".equals(type) && !"date".equals(type)) {
+            throw new ConfigException(where + ".range.type must be number or date, not " + type);
+        }
+        boolean dates = "date".equals(type);
+        BigDecimal min = dates ? date(range.get("min"), where + ".range.min") : number(range.get("min"), where + ".range.min");
+        BigDecimal max = dates ? date(range.get("max"), where + ".range.max") : number(range.get("max"), where + ".range.max");
         int precision = integer(range.get("precision"), ConfigSchema.FIELD_RANGE_PRECISION, where + ".range.precision");
+        if (dates && precision != 0) {
+            throw new ConfigException(where + ".range.precision: a date index's steps are milliseconds (precision 0)");
+        }
         int sparsity = integer(range.get("sparsity"), ConfigSchema.FIELD_RANGE_SPARSITY, where + ".range.sparsity");
         if (min.compareTo(max) >= 0) {
             throw new ConfigException(where + ".range: min (" + min + ") must be below max (" + max + ")");
         }
         try {
-            return new RangeIndex(min, max, precision, sparsity);
+            return new RangeIndex(min, max, precision, sparsity, dates);
         } catch (IllegalArgumentException e) {
             throw new ConfigException(where + ".range: (max - min) * 10^precision is over 2^" + RangeIndex.MAX_BITS
                     + "; narrow the bounds or lower the precision");
@@ -92,6 +100,21 @@ final class SearchIndexParser {
             throw new ConfigException(where + ": unknown key(s) " + unknown + "; known keys are " + known);
         }
         return m;
+    }
+
+    /** A date as YAML gives it (a timestamp: 2024-01-01, 2024-01-01T12:00:00Z) or an ISO-8601 string, in milliseconds. */
+    private static BigDecimal date(Object v, String where) {
+        if (v instanceof java.util.Date d) {
+            return BigDecimal.valueOf(d.getTime());
+        }
+        if (v instanceof String s) {
+            try {
+                return BigDecimal.valueOf(java.time.Instant.parse(s).toEpochMilli());
+            } catch (java.time.format.DateTimeParseException e) {
+                // refused below
+            }
+        }
+        throw new ConfigException(where + " must be a date (2024-01-01, 2024-01-01T12:00:00Z), not " + v);
     }
 
     private static BigDecimal number(Object v, String where) {

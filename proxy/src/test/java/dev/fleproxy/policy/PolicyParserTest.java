@@ -184,6 +184,16 @@ class PolicyParserTest {
         assertTrue(e.contains("maxLength (2) is below minLength (4)"), e);
         e = error("fields: { a: { index: { prefix: { caseFold: yes please } } } }");
         assertTrue(e.contains("caseFold must be true or false"), e);
+        RangeIndex dates = policy("fields: { at: { index: { range: { type: date, min: 2020-01-01, "
+                + "max: '2030-01-01T00:00:00Z', sparsity: 3 } } } }").get("hr.people").fields().get("at").range();
+        assertTrue(dates.dates());
+        assertEquals(new java.math.BigDecimal(java.time.Instant.parse("2020-01-01T00:00:00Z").toEpochMilli()), dates.min());
+        e = error("fields: { at: { index: { range: { type: date, min: 5, max: 2030-01-01 } } } }");
+        assertTrue(e.contains("range.min must be a date"), e);
+        e = error("fields: { at: { index: { range: { type: date, min: 2020-01-01, max: 2030-01-01, precision: 2 } } } }");
+        assertTrue(e.contains("precision 0"), e);
+        e = error("fields: { at: { index: { range: { type: time, min: 0, max: 1 } } } }");
+        assertTrue(e.contains("must be number or date"), e);
         e = error("fields: { a.b: { index: { prefix: {} } } }");
         assertTrue(e.contains("top-level field only"), e);
         e = error("fields: { __fle: {} }");

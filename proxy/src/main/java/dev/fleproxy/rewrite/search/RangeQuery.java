@@ -14,8 +14,8 @@ import org.bson.BsonValue;
  * What the server is asked to match for one conjunct on a range-indexed field, so that it returns
  * only candidates whose tags cover the conjunct's numbers (the proxy still evaluates the
  * conjunct exactly on plaintext): a necessary condition, never a sufficient one. Read from the
- * conjunct: its numeric bounds ($gt, $gte, $lt, $lte, $eq, or an equality with a number), or an
- * $in of numbers; its other operators are ANDed with them and only narrow further, so they are
+ * conjunct: its numeric bounds ($gt, $gte, $lt, $lte, $eq, or an equality with a number; dates on a
+ * dates index), or an $in of them; its other operators are ANDed with them and only narrow further, so they are
  * left to the proxy. A conjunct with nothing of these (a string range, $not, $exists …) gets no
  * condition: its candidates are what they were.
  */
@@ -42,7 +42,7 @@ public final class RangeQuery {
     /** The nodes whose tags a matching value's document must carry (besides "other"), or null for no narrowing. */
     static List<RangeCover.Node> cover(BsonValue conjunct, RangeIndex index) {
         if (!conjunct.isDocument() || conjunct.asDocument().keySet().stream().noneMatch(k -> k.startsWith("$"))) {
-            BigDecimal v = SearchTags.RangeNumbers.decimal(conjunct);
+            BigDecimal v = bound(conjunct, index);
             return v == null ? null : between(index, v, v);
         }
         BigDecimal lo = null;
@@ -51,7 +51,7 @@ public final class RangeQuery {
         for (Map.Entry<String, BsonValue> e : conjunct.asDocument().entrySet()) {
             String op = e.getKey();
             if (op.equals("$in")) {
-                points = points(e.getValue());
+                points = points(e.getValue(), index);
                 continue;
             }
             boolean lower = op.equals("$gt") || op.equals("$gte") || op.equals("$eq");
@@ -59,7 +59,7 @@ public final class RangeQuery {
             if (!lower && !upper) {
                 continue; // ANDed with the bounds: leaves them necessary
             }
-            BigDecimal v = SearchTags.RangeNumbers.decimal(e.getValue());
+            BigDecimal v = bound(e.getValue(), index);
             if (v == null) {
                 continue; // a bound of another type (or NaN, ±Infinity) narrows nothing here
             }
@@ -83,14 +83,22 @@ public final class RangeQuery {
         return null;
     }
 
+    /** A bound's place on the index's line: a number's value, or a date's milliseconds on a dates index; else null. */
+    private static BigDecimal bound(BsonValue v, RangeIndex index) {
+        if (index.dates()) {
+            return v.isDateTime() ? BigDecimal.valueOf(v.asDateTime().getValue()) : null;
+        }
+        return SearchTags.RangeNumbers.decimal(v);
+    }
+
     /** An $in's numbers, or null if it holds anything else (a string, a regex, null …) or too many. */
-    private static List<BigDecimal> points(BsonValue in) {
+    private static List<BigDecimal> points(BsonValue in, RangeIndex index) {
         if (!in.isArray() || in.asArray().size() > MAX_ASKED) {
             return null;
         }
         List<BigDecimal> out = new ArrayList<>();
         for (BsonValue v : in.asArray()) {
-            BigDecimal d = SearchTags.RangeNumbers.decimal(v);
+            BigDecimal d = bound(v, index);
             if (d == null) {
                 return null;
             }

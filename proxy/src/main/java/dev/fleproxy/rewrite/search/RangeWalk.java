@@ -90,7 +90,9 @@ public final class RangeWalk {
     public BsonDocument boundary() {
         long edge = descending ? top + 1 - span(level) : span(level);
         BigDecimal v = index.min().add(BigDecimal.valueOf(edge).movePointLeft(index.precision()));
-        return new BsonDocument(field, new BsonDecimal128(new Decimal128(v)));
+        // of the index's kind: in BSON's order every number sorts before every date
+        return new BsonDocument(field, index.dates() ? new org.bson.BsonDateTime(v.longValueExact())
+                : new BsonDecimal128(new Decimal128(v)));
     }
 
     /** 2^level positions from the walk's end (at level = bits, the whole grid: 2^bits > top). */

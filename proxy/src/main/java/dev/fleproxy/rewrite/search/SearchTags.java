@@ -87,19 +87,20 @@ public final class SearchTags {
     }
 
     /**
-     * A number on the grid: one per stored level; other numbers and arrays (a range may match an
-     * element) "other"; anything else "none".
+     * A number on the grid (a date, on a dates index): one per stored level; other numbers (dates)
+     * and arrays (a range may match an element) "other"; anything else "none".
      */
     private static void range(RangeIndex index, RangeTags tags, byte type, byte[] buf, int start, BsonArray out) {
         if (type == BsonCursor.ARRAY) {
             out.add(tag(tags.other()));
             return;
         }
-        if (!RangeNumbers.isNumber(type)) {
-            out.add(tag(tags.none()));
+        if (index.dates() ? type != 0x09 : !RangeNumbers.isNumber(type)) {
+            out.add(tag(tags.none())); // a range of the other kind (dates, numbers) never matches it
             return;
         }
-        BigDecimal v = RangeNumbers.decimal(type, buf, start);
+        BigDecimal v = index.dates() ? BigDecimal.valueOf(RangeNumbers.le(buf, start, 8))
+                : RangeNumbers.decimal(type, buf, start);
         long position = v == null ? -1 : index.position(v);
         if (position < 0) {
             out.add(tag(tags.other()));
