@@ -181,6 +181,7 @@ def test_clients_may_not_name_the_tag_field(loaded):
                     lambda: list(shop.orders.find({"$or": [{"__fle": None}, {"k": 1}]})),
                     lambda: list(shop.orders.find({}).sort("__fle.price", 1)),
                     lambda: list(shop.orders.aggregate([{"$project": {"t": "$__fle"}}])),
+                    lambda: shop.orders.create_index("__fle.price", unique=True),
                     lambda: list(shop.orders.watch())):
         with pytest.raises(OperationFailure):
             attempt()

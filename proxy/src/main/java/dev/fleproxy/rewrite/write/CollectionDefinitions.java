@@ -5,6 +5,7 @@ import dev.fleproxy.protocol.Refusal;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.query.Arguments;
 import dev.fleproxy.rewrite.query.FilterRewriter;
+import dev.fleproxy.rewrite.search.SearchTags;
 import org.bson.BsonDocument;
 import org.bson.BsonValue;
 
@@ -31,6 +32,7 @@ public final class CollectionDefinitions {
                 throw Refusal.command(ctx.ns(), "createIndexes with indexes that are not documents");
             }
             Arguments.examineFields(index.asDocument(), spec, ctx);
+            refuseUniqueTags(index.asDocument(), ctx);
             BsonValue partial = index.asDocument().get("partialFilterExpression");
             if (partial != null) {
                 if (!partial.isDocument()) {
@@ -38,6 +40,23 @@ public final class CollectionDefinitions {
                 }
                 FilterRewriter.checkStored(partial.asDocument(), ctx, "partialFilterExpression");
             }
+        }
+    }
+
+    /**
+     * The proxy's search tags (__fle) may be indexed, as their queries need, but not uniquely: a
+     * duplicate-key error would tell a client which documents share a tag, what the field's
+     * rules may hide from it (and equal tags are the point of a tree's upper levels).
+     */
+    private static void refuseUniqueTags(BsonDocument index, CollectionContext ctx) {
+        BsonValue key = index.get("key");
+        BsonValue unique = index.get("unique");
+        boolean isUnique = unique != null && (unique.isBoolean() ? unique.asBoolean().getValue()
+                : unique.isNumber() && unique.asNumber().doubleValue() != 0);
+        if (isUnique && key != null && key.isDocument() && !ctx.paths.searchIndexed().isEmpty()
+                && key.asDocument().keySet().stream().anyMatch(SearchTags::reserved)) {
+            throw Refusal.command(ctx.ns(), "a unique index on the proxy's search tags ('" + SearchTags.FIELD
+                    + "'): its duplicate-key errors would tell which documents share a tag");
         }
     }
 
