@@ -91,8 +91,14 @@ public final class RangeWalk {
         long edge = descending ? top + 1 - span(level) : span(level);
         BigDecimal v = index.min().add(BigDecimal.valueOf(edge).movePointLeft(index.precision()));
         // of the index's kind: in BSON's order every number sorts before every date
-        return new BsonDocument(field, index.dates() ? new org.bson.BsonDateTime(v.longValueExact())
-                : new BsonDecimal128(new Decimal128(v)));
+        if (index.dates()) {
+            return new BsonDocument(field, new org.bson.BsonDateTime(v.longValueExact()));
+        }
+        // Decimal128 holds 34 digits: rounded towards what is read (down ascending, up descending),
+        // so that a rounded boundary can only make the best less certain, never wrongly certain
+        java.math.MathContext round = new java.math.MathContext(34,
+                descending ? java.math.RoundingMode.CEILING : java.math.RoundingMode.FLOOR);
+        return new BsonDocument(field, new BsonDecimal128(new Decimal128(v.round(round))));
     }
 
     /** 2^level positions from the walk's end (at level = bits, the whole grid: 2^bits > top). */
