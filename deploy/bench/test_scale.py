@@ -47,33 +47,44 @@ def test_a_policy_lists_every_path_of_every_field_count():
     assert 'scale.star: { key: K, fields: "*" }' in yaml and "scale.plain" not in yaml
 
 
-def _rewrap(rates: dict):
-    """rates: (N, parallel) -> (rewrap documents/s, insert documents/s)."""
-    return {"rows": {k: {"rate": stats.spread([r]), "insert": stats.spread([i]), "cpu_us": stats.spread([80.0]),
-                         "process_us": stats.spread([400.0])} for k, (r, i) in rates.items()}}
+def _rewrap(rates: dict, cpu=80.0):
+    """rates: (N, parallel) -> (rewrap documents/s, past start-up, insert documents/s), the same for every source
+    (N between the smallest and the largest: as the largest)."""
+    def row(r, pace, i):
+        return {"rate": stats.spread([r]), "pace": stats.spread([pace]), "insert": stats.spread([i]),
+                "cpu_us": stats.spread([cpu]), "process_us": stats.spread([400.0])}
+    large = scale.REWRAP_SIZES[-1]
+    return {"rows": {(src, n, p): row(*rates.get((n, p), rates[(large, p)]))
+                     for src in scale.REWRAP_SOURCES for n in scale.REWRAP_SIZES for p in scale.REWRAP_PARALLEL}}
 
 
 def test_rewrap_is_at_loading_speed_only_when_fast_enough_at_every_size_and_flat():
     small, large = scale.REWRAP_SIZES[0], scale.REWRAP_SIZES[-1]
-    fast = _rewrap({(small, 1): (6_000, 10_000), (large, 1): (5_000, 10_000),
-                    (small, 4): (9_000, 10_000), (large, 4): (5_000, 10_000)})
+    fast = _rewrap({(small, 1): (6_000, 6_000, 10_000), (large, 1): (5_000, 5_000, 10_000),
+                    (small, 4): (9_000, 5_500, 10_000), (large, 4): (5_000, 5_000, 10_000)})
     text = "\n".join(scale.report([], {}, 3, "make bench-scale", "note", rewrap=fast, rewrap_note="why"))
-    assert f"| {large:,} | 1 | 5,000 | 10,000 | 0.50 | 80 | 400 |" in text
-    assert "Verdict, `--parallel 1`: **at loading speed** (lowest rewrap / insert 0.50;" in text
-    assert "Verdict, `--parallel 4`: **not at loading speed** (lowest rewrap / insert 0.50; " \
-           f"rate at {small:,} / rate at {large:,}: 1.80)." in text and "\nwhy\n" in text
-    slow = _rewrap({k: (800, 18_000) for k in fast["rows"]})
-    assert "**not at loading speed** (lowest rewrap / insert 0.04;" in "\n".join(
-        scale.report([], {}, 3, "c", "n", rewrap=slow))
+    assert f"| 3DES | {large:,} | 1 | 5,000 | 5,000 | 10,000 | 0.50 | 0.50 | 80 | 400 | – | – |" in text
+    assert f"| AES-128 | {large:,} | 1 | 5,000 |" in text
+    assert "Verdict, from 3DES, `--parallel 1`: run **at loading speed** (lowest rewrap / insert 0.50;" in text
+    assert ("Verdict, from 3DES, `--parallel 4`: run **not at loading speed** (lowest rewrap / insert 0.50; "
+            f"rate at {small:,} / rate at {large:,}: 1.80); past start-up **at loading speed** (lowest 0.50; "
+            "smallest N / largest: 1.10); steady CPU at most 80 µs per document: **within 100**.") in text
+    assert "\nwhy\n" in text
+    slow = _rewrap({k: (800, 900, 18_000) for k in [(large, 1), (large, 4)]}, cpu=130.0)
+    text = "\n".join(scale.report([], {}, 3, "c", "n", rewrap=slow))
+    assert "run **not at loading speed** (lowest rewrap / insert 0.04;" in text and "**over 100**" in text
 
 
-def test_the_rewrap_config_moves_the_collection_to_the_new_key_and_keeps_the_old():
-    proxy = "collections:\n" + scale.policy_yaml("NEW", old_key="OLD")
-    assert '  scale.rw: { key: OLD, fields: "*" }' in proxy
-    moved = scale.rewrap_yaml(proxy, "NEW", "OLD")
+def test_the_rewrap_config_moves_each_collection_to_the_new_key_and_keeps_its_old_one():
+    old = {"rw": "OLD", "rwaes": "OLDAES"}
+    proxy = "collections:\n" + scale.policy_yaml("NEW", old_keys=old)
+    assert '  scale.rw: { key: OLD, fields: "*" }' in proxy and '  scale.rwaes: { key: OLDAES, fields: "*" }' in proxy
+    moved = scale.rewrap_yaml(proxy, "NEW", old)
     assert '  scale.rw: { key: NEW, previousKeys: [OLD], fields: "*" }' in moved
-    assert moved.replace('  scale.rw: { key: NEW, previousKeys: [OLD], fields: "*" }\n', "") == \
-        proxy.replace('  scale.rw: { key: OLD, fields: "*" }\n', "")
+    assert '  scale.rwaes: { key: NEW, previousKeys: [OLDAES], fields: "*" }' in moved
+    assert moved.replace('  scale.rw: { key: NEW, previousKeys: [OLD], fields: "*" }\n', "").replace(
+        '  scale.rwaes: { key: NEW, previousKeys: [OLDAES], fields: "*" }\n', "") == \
+        proxy.replace('  scale.rw: { key: OLD, fields: "*" }\n', "").replace('  scale.rwaes: { key: OLDAES, fields: "*" }\n', "")
 
 
 def test_connections_policy_size_and_cursors_get_their_verdicts():

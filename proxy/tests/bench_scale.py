@@ -38,8 +38,9 @@ def _measure_sizes(workdir, backend, db, proxy_pid, rounds):
 
 def test_scale(workdir, backend, kms):
     rounds = int(os.environ.get("SCALE_ROUNDS", "3"))
-    aes, tdes = kms.keys["AES-256"], kms.keys["3DES"]
-    p = EncryptingProxy(workdir, backend.port, kms, scale.policy_yaml(aes, old_key=tdes), name="p-scale").start()
+    aes = kms.keys["AES-256"]
+    old_keys = {name: kms.keys[src] for src, name in scale.REWRAP_SOURCES.items()}
+    p = EncryptingProxy(workdir, backend.port, kms, scale.policy_yaml(aes, old_keys=old_keys), name="p-scale").start()
     c = client(p.uri(), socketTimeoutMS=600_000)
     everything = ["paths", "sizes", "batches", "burst", "rewrap", "held"]
     only = os.environ.get("SCALE_ONLY", ",".join(everything)).split(",")  # for a look at one dimension
@@ -47,8 +48,8 @@ def test_scale(workdir, backend, kms):
     try:
         if "rewrap" in only:  # first: its documents are the only ones in the backend then
             config = workdir / "rewrap-scale.yaml"
-            config.write_text(scale.rewrap_yaml(p.config.read_text(), aes, tdes))
-            rewrap = scale.measure_rewrap(c.scale, JAR, config, rounds)
+            config.write_text(scale.rewrap_yaml(p.config.read_text(), aes, old_keys))
+            rewrap = scale.measure_rewrap(c.scale, JAR, config, rounds, backend_pid=backend.proc.pid)
         held = {}
         if "held" in only:
             held["connections"] = scale.measure_connections(c.scale.aes, p.port, p.proc.pid, rounds)

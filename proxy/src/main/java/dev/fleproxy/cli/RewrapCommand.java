@@ -15,9 +15,12 @@ import dev.fleproxy.rewrap.Adoption;
 import dev.fleproxy.rewrap.Rewrap;
 import dev.fleproxy.rewrap.Rewraps;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import org.bson.BsonDocument;
 import picocli.CommandLine.Command;
@@ -111,6 +114,11 @@ final class RewrapCommand implements Callable<Integer> {
         try (KmipClient kmip = KeyResolvers.client(cfg.kmip());
              KeyResolver resolver = KeyResolvers.resolver(cfg.kmip(), kmip);
              MongoClient client = MongoClients.create(UpstreamClients.settings(cfg))) {
+            // every key asked for at once on the resolver's threads: the KMS answers while the
+            // upstream connects and the first batch is read, so the run's start waits for the slower
+            List<UUID> keyIds = new ArrayList<>(cp.previousKeys());
+            keyIds.add(0, cp.keyId());
+            resolver.fetch(keyIds);
             MongoCollection<BsonDocument> coll = client.getDatabase(cp.database())
                     .getCollection(cp.collection(), BsonDocument.class);
             MongoCollection<BsonDocument> state = client.getDatabase("fle_proxy")
