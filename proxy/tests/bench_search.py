@@ -1,10 +1,10 @@
-"""Issue 42's search benchmark: what range and prefix indexes on encrypted fields change.
+"""Issue 42's search benchmark: what range and text indexes on encrypted fields change.
 
 FLE_SEARCH_DOCS documents (default 1,000,000) with a randomized integer `price` and a randomized
 string `name` are loaded through the proxy into two collections of the embedded backend:
-`search.indexed`, whose price has a range index and whose name a prefix index (and the server
-indexes on their tags), and `search.unindexed`, the same fields without them and a scan budget
-as large as the collection (the default 10,000 would refuse every query below with 9720012).
+`search.indexed`, whose price has a range index and whose name a prefix, a suffix and a substring
+index (and the server indexes on their tags), and `search.unindexed`, the same fields without
+them and a scan budget as large as the collection (the default 10,000 would refuse every query below with 9720012).
 Each query runs FLE_SEARCH_REPEATS times (default 5) on each collection, the two interleaved,
 and reports the median answer time, the candidates the proxy examined (its own
 fleproxy_evaluated_candidates_total) and the proxy's CPU (utime + stime from /proc) per query;
@@ -49,7 +49,8 @@ def candidates(port, ns):
 def policy(kms):
     key = kms.keys["AES-256"]
     return (f"  search.indexed: {{ key: {key}, fields: {{ price: {{ index: {{ range: {{ min: 0, max: {TOP} }} }} }}, "
-            f"name: {{ index: {{ prefix: {{ minLength: 1, maxLength: 4 }} }} }} }} }}\n"
+            f"name: {{ index: {{ prefix: {{ minLength: 1, maxLength: 4 }}, suffix: {{ minLength: 1, maxLength: 4 }}, "
+            f"substring: {{ gramLength: 3, maxLength: 64 }} }} }} }} }}\n"
             f"  search.unindexed: {{ key: {key}, fields: {{ price: {{}}, name: {{}} }}, "
             f"maxScanDocuments: {min(N, 1_000_000)} }}\n")
 
@@ -82,6 +83,10 @@ def test_search_benchmark(workdir, kms):
             top10 = [i for _, i in sorted((p, i) for i, p in enumerate(prices))[:10]]
             start = names[7][:3]  # 26^3 starts: about N / 17,576 names begin with one
             prefixed = sorted(i for i, n in enumerate(names) if n.startswith(start))
+            end = names[11][-3:]  # as many end with one
+            ended = sorted(i for i, n in enumerate(names) if n.endswith(end))
+            inner = names[13][2:6]  # 5 places of 26^4: about N / 91,000 names hold one
+            holding = sorted(i for i, n in enumerate(names) if inner in n)
             queries = [
                 ("range of 1,000 values", lambda coll: sorted(d["_id"] for d in coll.find(
                     {"price": {"$gte": lo, "$lt": lo + 1_000}}, {"_id": 1})), in_range),
@@ -89,6 +94,10 @@ def test_search_benchmark(workdir, kms):
                     [("price", 1), ("_id", 1)]).limit(10)], top10),
                 (f"names starting with '{start}'", lambda coll: sorted(d["_id"] for d in coll.find(
                     {"name": {"$regex": f"^{start}"}}, {"_id": 1})), prefixed),
+                (f"names ending with '{end}'", lambda coll: sorted(d["_id"] for d in coll.find(
+                    {"name": {"$regex": f"{end}$"}}, {"_id": 1})), ended),
+                (f"names holding '{inner}'", lambda coll: sorted(d["_id"] for d in coll.find(
+                    {"name": {"$regex": inner}}, {"_id": 1})), holding),
             ]
             rows = []
             for name, run, want in queries:
@@ -119,7 +128,7 @@ def test_search_benchmark(workdir, kms):
             with_tags = len(bson.encode(stored))
             without = len(bson.encode({k: v for k, v in stored.items() if k != "__fle"}))
             tag_count = len(stored["__fle"]["price"])
-            prefix_count = len(stored["__fle"]["name"])
+            name_count = len(stored["__fle"]["name"])
     finally:
         proxy.stop()
         backend.stop()
@@ -128,7 +137,8 @@ def test_search_benchmark(workdir, kms):
              f"{N:,} documents with a randomized integer `price` (0 … {TOP:,}) and a randomized string `name` "
              "(8 random lowercase letters), loaded through the proxy into "
              "the embedded backend; `search.indexed`'s price has a range index (`min: 0`, "
-             f"`max: {TOP:,}`, precision 0, sparsity 1), its name a prefix index (`minLength: 1`, `maxLength: 4`), "
+             f"`max: {TOP:,}`, precision 0, sparsity 1), its name a prefix and a suffix index (`minLength: 1`, "
+             "`maxLength: 4`) and a substring index (`gramLength: 3`), "
              "and the server indexes on `__fle.price` and `__fle.name`; "
              "`search.unindexed` has neither, and a scan budget as large as the collection "
              f"(`maxScanDocuments: {min(N, 1_000_000):,}`; the default 10,000 would refuse both queries with 9720012). "
@@ -142,10 +152,11 @@ def test_search_benchmark(workdir, kms):
         lines.append(f"| {name} | {which} | {matches:,} | {med:,.1f} ({mn:,.1f}–{mx:,.1f}) | {cands:,.0f} | "
                      f"{cpu:,.0f} | {', '.join(outcomes)} |")
     lines += ["",
-              f"Tags: {tag_count} per price ({tag_count} levels of a {tag_count}-bit grid) and {prefix_count} per name "
-              f"(its prefixes of 1 to 4 letters), {with_tags - without} bytes of BSON per document (a document of "
+              f"Tags: {tag_count} per price ({tag_count} levels of a {tag_count}-bit grid) and {name_count} per name "
+              "(its prefixes and suffixes of 1 to 4 letters, and its six 3-grams), "
+              f"{with_tags - without} bytes of BSON per document (a document of "
               f"{without} bytes without them, {with_tags} with); the server's indexes on them hold "
-              f"{tag_count + prefix_count} entries per document.",
+              f"{tag_count + name_count} entries per document.",
               f"Loading through the proxy: {rates['unindexed']:,.0f} documents/s without the index, "
               f"{rates['indexed']:,.0f} with it (the tags made and stored beside each envelope; one run each, "
               "on a shared 2-core machine).", "",

@@ -33,10 +33,13 @@ SCALARS = [0, 1, 2, -3, 7, 10, Int64(2), Int64(11), 2.5, -0.5, 10.0, Decimal128(
 def policy(kms):
     key = kms.keys["ARIA-256"]
     # range indexes on x, y and s (docs/query-model.md#range-indexes): a range the tags narrow must
-    # answer as one read whole; their grids leave values of SCALARS off them (-3, 11, 2.5 …: "other")
+    # answer as one read whole; their grids leave values of SCALARS off them (-3, 11, 2.5 …: "other");
+    # and text indexes of every kind on s (#text-indexes), which holds strings among other values
     fields = ("{ x: { index: { range: { min: -1, max: 10, precision: 1, sparsity: 2 } } }, "
               "y: { deterministic: true, index: { range: { min: 0, max: 8 } } }, "
-              "s: { index: { range: { min: -5, max: 10, sparsity: 3 } } }, arr: {}, sub.v: {} }")
+              "s: { index: { range: { min: -5, max: 10, sparsity: 3 }, prefix: { maxLength: 3, caseFold: true }, "
+              "suffix: { maxLength: 3 }, substring: { gramLength: 2, maxLength: 5, caseFold: true } } }, "
+              "arr: {}, sub.v: {} }")
     return f"  enc.diff: {{ key: {key}, fields: {fields} }}\n  enc.diff_writes: {{ key: {key}, fields: {fields} }}\n"
 
 
@@ -139,7 +142,8 @@ def conditions(field, scalars=scalars):
             scalars, comparison, membership, others,
             st.tuples(comparison, comparison).map(lambda t: {**t[0], **t[1]}),
             st.one_of(comparison, membership, others).map(lambda c: {"$not": c}),
-            st.sampled_from(["^a", "an", "^A", "a$", "^$", "b1"]).flatmap(
+            st.sampled_from(["^a", "an", "^A", "a$", "^$", "b1", "^app", "ana$", "na", "pp", "PPL", "e$", "a.a",
+                             "^b.*0$", "n+a", "ple$", "ana"]).flatmap(
                 lambda p: st.sampled_from(["", "i"]).map(lambda o: {"$regex": p, "$options": o})))
     # fields that may hold arrays: the conditions MongoDB and the backend agree on
     positive = st.one_of(

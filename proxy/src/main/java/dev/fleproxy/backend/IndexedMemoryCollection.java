@@ -7,6 +7,7 @@ import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
 import de.bwaldvogel.mongo.bson.Document;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -14,7 +15,9 @@ import java.util.Map;
  * mongo-java-server's in-memory collection, which reads a query sorted by a unique key with a
  * limit in that key's order ({@link ConjunctUniqueIndex#inOrder}) from the query's bound on it
  * and stops once skip + limit documents match, as mongod's index scan does; 1.47.0 matched every
- * document and sorted them all for each such query. Every other query is read as before.
+ * document and sorted them all for each such query. A query with an {@code $or} whose every
+ * branch an index answers reads the union of what they find ({@link #unionOfBranches}). Every
+ * other query is read as before.
  */
 final class IndexedMemoryCollection extends MemoryCollection {
     IndexedMemoryCollection(MongoDatabase database, String collectionName, CollectionOptions options,
@@ -29,7 +32,38 @@ final class IndexedMemoryCollection extends MemoryCollection {
         if (first != null) {
             return matchDocuments(query, first, orderBy, numberToSkip, limit, batchSize, fieldSelector);
         }
+        List<Integer> union = getIndexes().stream().anyMatch(i -> i.canHandle(query)) ? null : unionOfBranches(query);
+        if (union != null) {
+            return matchDocuments(query, union, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+        }
         return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    /**
+     * For a query no index answers whole: the documents an index finds for each branch of one
+     * {@code $or} the query ANDs, if an index answers every branch (the proxy's substring
+     * condition, docs/query-model.md#text-indexes), united in the collection's order, as mongod's
+     * OR plan reads them; null if no {@code $or} is answered so. The collection filters them by the
+     * whole query.
+     */
+    private List<Integer> unionOfBranches(Document query) {
+        for (List<Object> branches : QueryConjuncts.disjunctions(query)) {
+            java.util.TreeSet<Integer> union = new java.util.TreeSet<>();
+            boolean answered = true;
+            for (Object branch : branches) {
+                Index<Integer> index = branch instanceof Document d
+                        ? getIndexes().stream().filter(i -> i.canHandle(d)).findFirst().orElse(null) : null;
+                if (index == null) {
+                    answered = false;
+                    break;
+                }
+                index.getPositions((Document) branch).forEach(union::add);
+            }
+            if (answered) {
+                return new ArrayList<>(union);
+            }
+        }
+        return null;
     }
 
     /**

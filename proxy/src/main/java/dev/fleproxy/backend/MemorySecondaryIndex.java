@@ -29,8 +29,9 @@ import java.util.UUID;
  * QueryConjuncts}); the collection filters what it finds by the whole query, so an index
  * finds a superset of the matches, in the collection's own order. On a one-key index, null among
  * them (the proxy's range tags ask for it, docs/query-model.md#range-indexes) finds every
- * document that might hold null there ({@link #nullish}). Anything else (ranges, documents,
- * arrays, regular expressions) reads the collection as before.
+ * document that might hold null there ({@link #nullish}); a {@code $all} of plain values, the
+ * documents holding each. Anything else (ranges, documents, arrays, regular expressions) reads
+ * the collection as before.
  *
  * <p>Synchronized: the collection calls it under its own lock, the commands that list indexes
  * without it.
@@ -129,13 +130,16 @@ final class MemorySecondaryIndex extends Index<Integer> {
     @Override
     public synchronized boolean canHandle(Document query) {
         List<List<Object>> values = lookups(query);
-        return values != null && combinations(values) <= MAX_LOOKUPS;
+        return values != null && combinations(values) <= MAX_LOOKUPS || allOf(query) != null;
     }
 
     @Override
     public synchronized Iterable<Integer> getPositions(Document query) {
         TreeSet<Integer> found = new TreeSet<>(); // the collection's order, as a scan would give them
         List<List<Object>> values = lookups(query);
+        if (values == null || combinations(values) > MAX_LOOKUPS) {
+            return holdingAll(allOf(query));
+        }
         if (values.size() == 1 && values.get(0).stream().anyMatch(java.util.Objects::isNull)) { // List.of's contains(null) throws
             found.addAll(nullish);
             values = List.of(values.get(0).stream().filter(java.util.Objects::nonNull).toList());
@@ -149,6 +153,51 @@ final class MemorySecondaryIndex extends Index<Integer> {
             }
         }
         return new ArrayList<>(found);
+    }
+
+    /**
+     * On a one-key index, the plain values a {@code $all} the query ANDs on its key asks every match
+     * to hold (the proxy's substring tags, docs/query-model.md#text-indexes); null if none.
+     */
+    private List<Object> allOf(Document query) {
+        if (keys().size() != 1) {
+            return null;
+        }
+        for (Object condition : QueryConjuncts.of(query).getOrDefault(keys().get(0), List.of())) {
+            if (condition instanceof Document d && d.size() == 1 && d.get("$all") instanceof Collection<?> all
+                    && !all.isEmpty() && all.size() <= MAX_LOOKUPS && all.stream().allMatch(MemorySecondaryIndex::plain)) {
+                return new ArrayList<>(all);
+            }
+        }
+        return null;
+    }
+
+    /** The documents holding every one of the values: the smallest one's positions, kept where each other's are. */
+    private List<Integer> holdingAll(List<Object> values) {
+        List<TreeSet<Integer>> sets = new ArrayList<>();
+        for (Object v : values) {
+            TreeSet<Integer> union = new TreeSet<>();
+            Document probe = new Document();
+            Utils.changeSubdocumentValue(probe, keys().get(0), v); // the key may be a path: __fle.name
+            for (KeyValue k : getKeyValues(probe)) {
+                TreeSet<Integer> at = positions.get(k);
+                if (at != null) {
+                    union.addAll(at);
+                }
+            }
+            if (union.isEmpty()) {
+                return List.of();
+            }
+            sets.add(union);
+        }
+        sets.sort(java.util.Comparator.comparingInt(TreeSet::size));
+        List<Integer> out = new ArrayList<>();
+        for (Integer p : sets.get(0)) {
+            if (sets.stream().allMatch(set -> set.contains(p))) {
+                out.add(p);
+            }
+        }
+        return out;
     }
 
     /** For each key, the plain values one of the query's conditions on it asks for; null if a key has none. */

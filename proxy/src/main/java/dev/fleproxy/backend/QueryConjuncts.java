@@ -26,6 +26,29 @@ final class QueryConjuncts {
         return out;
     }
 
+    /** The branches of each {@code $or} the query ANDs (at its top level or in its {@code $and}s). */
+    static List<List<Object>> disjunctions(Document query) {
+        List<List<Object>> out = new ArrayList<>();
+        addDisjunctions(query, out, 0);
+        return out;
+    }
+
+    private static void addDisjunctions(Document query, List<List<Object>> out, int depth) {
+        for (Map.Entry<String, Object> e : query.entrySet()) {
+            if (e.getValue() instanceof List<?> all && depth < MAX_DEPTH) {
+                if (e.getKey().equals("$or") && !all.isEmpty()) {
+                    out.add(new ArrayList<>(all));
+                } else if (e.getKey().equals("$and")) {
+                    for (Object o : all) {
+                        if (o instanceof Document d) {
+                            addDisjunctions(d, out, depth + 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     private static void add(Document query, Map<String, List<Object>> out, int depth) {
         for (Map.Entry<String, Object> e : query.entrySet()) {
             if (e.getKey().equals("$and") && e.getValue() instanceof List<?> all && depth < MAX_DEPTH) {

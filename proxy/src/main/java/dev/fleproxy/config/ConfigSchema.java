@@ -168,9 +168,10 @@ public final class ConfigSchema {
             "who may insert or update it (absent: everyone; for a deterministic field, query's list)");
     public static final Setting FIELD_INDEX = optional("collections.*.fields.*.index", "mapping", "",
             "an opt-in search index on a top-level field: tags beside its envelope let the server find candidates "
-                    + "(docs/query-model.md#range-indexes; what the server learns is stated there)");
+                    + "(docs/query-model.md#range-indexes, #text-indexes; what the server learns is stated there)");
     public static final Setting FIELD_INDEX_RANGE = optional("collections.*.fields.*.index.range", "mapping", "",
-            "a range index for numbers: ranges, $in and equality on the field read only the documents whose tags cover them");
+            "a range index for numbers or dates: ranges, $in and equality on the field read only the documents whose "
+                    + "tags cover them");
     public static final Setting FIELD_RANGE_TYPE = optional("collections.*.fields.*.index.range.type", "number|date",
             "number", "what the index places on its grid: numbers of any type, or dates (by their milliseconds)");
     public static final Setting FIELD_RANGE_MIN = required("collections.*.fields.*.index.range.min", "number|date",
@@ -195,6 +196,29 @@ public final class ConfigSchema {
                     + "option (and an ASCII start) use the index too");
     public static final Setting FIELD_PREFIX_DIACRITIC_FOLD = optional("collections.*.fields.*.index.prefix.diacriticFold",
             "boolean", "false", "tags made with combining marks dropped (é as e): fewer distinct tags, more candidates");
+    public static final Setting FIELD_INDEX_SUFFIX = optional("collections.*.fields.*.index.suffix", "mapping", "",
+            "a suffix index for strings: a regex anchored at the end with a literal reads only the documents whose "
+                    + "tags hold that end");
+    public static final Setting FIELD_SUFFIX_MIN_LENGTH = integer("collections.*.fields.*.index.suffix.minLength", 1, 1, 64,
+            "the shortest suffix tagged, in code points: a shorter end reads the candidates as without the index");
+    public static final Setting FIELD_SUFFIX_MAX_LENGTH = integer("collections.*.fields.*.index.suffix.maxLength", 16, 1,
+            256, "the longest suffix tagged: a longer end asks for its last maxLength code points");
+    public static final Setting FIELD_SUFFIX_CASE_FOLD = optional("collections.*.fields.*.index.suffix.caseFold",
+            "boolean", "false", "as prefix.caseFold, for the end");
+    public static final Setting FIELD_SUFFIX_DIACRITIC_FOLD = optional("collections.*.fields.*.index.suffix.diacriticFold",
+            "boolean", "false", "as prefix.diacriticFold");
+    public static final Setting FIELD_INDEX_SUBSTRING = optional("collections.*.fields.*.index.substring", "mapping", "",
+            "a substring index for strings: a regex with a literal run of gramLength or more code points anywhere "
+                    + "reads only the documents whose tags hold all its n-grams");
+    public static final Setting FIELD_SUBSTRING_GRAM_LENGTH = integer("collections.*.fields.*.index.substring.gramLength",
+            3, 1, 16, "n, the length of the n-grams tagged, in code points: a query's literal runs must be as long");
+    public static final Setting FIELD_SUBSTRING_MAX_LENGTH = integer("collections.*.fields.*.index.substring.maxLength",
+            256, 1, 4096, "the longest string whose n-grams are tagged: a longer one is tagged 'other', a candidate "
+                    + "of every substring query");
+    public static final Setting FIELD_SUBSTRING_CASE_FOLD = optional("collections.*.fields.*.index.substring.caseFold",
+            "boolean", "false", "as prefix.caseFold, for n-grams");
+    public static final Setting FIELD_SUBSTRING_DIACRITIC_FOLD = optional(
+            "collections.*.fields.*.index.substring.diacriticFold", "boolean", "false", "as prefix.diacriticFold");
 
     public static final Setting AUDIT = optional("audit", "mapping", "",
             "the audit trail: a line per request on an encrypted collection, chained by HMAC (docs/access.md)");

@@ -32,7 +32,7 @@ public final class TagKey {
         Arrays.fill(derived, (byte) 0);
     }
 
-    /** The key of this kind ("range", "prefix") for a field of a collection, under the collection's key. */
+    /** The key of this kind ("range", "prefix", "suffix", "substring") for a field of a collection, under the collection's key. */
     static TagKey of(DataKey collectionKey, String kind, String namespace, String field) {
         String id = kind + "\0" + collectionKey.id() + "\0" + namespace + "\0" + field;
         TagKey k = DERIVED.get(id);

@@ -204,7 +204,7 @@ public final class PolicyParser {
         boolean det = false;
         FieldAccess access = FieldAccess.OPEN;
         RangeIndex range = null;
-        PrefixIndex prefix = null;
+        List<TextIndex> text = List.of();
         if (opts instanceof Map<?, ?> om) {
             for (Object k : om.keySet()) {
                 if (!FIELD_KEYS.contains(String.valueOf(k))) {
@@ -219,12 +219,12 @@ public final class PolicyParser {
             det = Boolean.TRUE.equals(d);
             access = FieldAccessParser.parse(om, where + ".fields." + path, det);
             range = SearchIndexParser.range(om.get("index"), path, where + ".fields." + path + ".index");
-            prefix = SearchIndexParser.prefix(om.get("index"), path, where + ".fields." + path + ".index");
+            text = SearchIndexParser.text(om.get("index"), where + ".fields." + path + ".index");
         } else if (opts != null) {
             throw new ConfigException(where + ".fields." + path + " must be {} or a mapping of its options "
                     + "(deterministic, reveal, mask, keep, query, write, index)");
         }
-        rules.put(path, new FieldRule(path, det, access, range, prefix));
+        rules.put(path, new FieldRule(path, det, access, range, text));
     }
 
     /**

@@ -2,21 +2,24 @@ package dev.fleproxy.policy;
 
 import dev.fleproxy.config.ConfigException;
 import dev.fleproxy.config.ConfigSchema;
+import dev.fleproxy.crypto.TextTags;
 import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
 /**
  * A field's {@code index:} option: {@code index: {range: {min: 0, max: 1000000, precision: 0,
- * sparsity: 1}, prefix: {minLength: 1, maxLength: 16, caseFold: false, diacriticFold: false}}},
- * either or both. Only top-level fields: the tags of a field inside arrays of documents would
+ * sparsity: 1}, prefix: {minLength: 1, maxLength: 16, caseFold: false, diacriticFold: false},
+ * suffix: {…as prefix}, substring: {gramLength: 3, maxLength: 256, caseFold: false,
+ * diacriticFold: false}}}, any of them. Only top-level fields: the tags of a field inside arrays of documents would
  * have to follow every element a write adds or removes.
  */
 final class SearchIndexParser {
     private static final Set<String> INDEX_KEYS = ConfigSchema.keysOf("collections.*.fields.*.index");
     private static final Set<String> RANGE_KEYS = ConfigSchema.keysOf("collections.*.fields.*.index.range");
-    private static final Set<String> PREFIX_KEYS = ConfigSchema.keysOf("collections.*.fields.*.index.prefix");
 
     private SearchIndexParser() {
     }
@@ -27,7 +30,7 @@ final class SearchIndexParser {
             return null;
         }
         Map<?, ?> index = mapping(node, where, INDEX_KEYS);
-        if (index.get("range") == null && index.get("prefix") == null) {
+        if (INDEX_KEYS.stream().allMatch(k -> index.get(k) == null)) {
             throw new ConfigException(where + " names no index; known kinds are " + INDEX_KEYS);
         }
         if (path.contains(".")) {
@@ -61,19 +64,34 @@ final class SearchIndexParser {
         }
     }
 
-    /** The prefix index the option describes, or null without one (its form checked by {@link #range} first). */
-    static PrefixIndex prefix(Object node, String path, String where) {
-        if (node == null || ((Map<?, ?>) node).get("prefix") == null) {
-            return null;
+    /** The text indexes the option describes, one per kind it names (its form checked by {@link #range} first). */
+    static List<TextIndex> text(Object node, String where) {
+        List<TextIndex> out = new ArrayList<>();
+        if (node == null) {
+            return out;
         }
-        Map<?, ?> prefix = mapping(((Map<?, ?>) node).get("prefix"), where + ".prefix", PREFIX_KEYS);
-        int min = integer(prefix.get("minLength"), ConfigSchema.FIELD_PREFIX_MIN_LENGTH, where + ".prefix.minLength");
-        int max = integer(prefix.get("maxLength"), ConfigSchema.FIELD_PREFIX_MAX_LENGTH, where + ".prefix.maxLength");
-        if (max < min) {
-            throw new ConfigException(where + ".prefix: maxLength (" + max + ") is below minLength (" + min + ")");
+        for (TextTags.Kind kind : TextTags.Kind.values()) {
+            Object option = ((Map<?, ?>) node).get(kind.key());
+            if (option == null) {
+                continue;
+            }
+            String at = where + "." + kind.key();
+            Map<?, ?> m = mapping(option, at, ConfigSchema.keysOf("collections.*.fields.*.index." + kind.key()));
+            boolean grams = kind == TextTags.Kind.SUBSTRING;
+            int min = grams ? integer(m.get("gramLength"), ConfigSchema.FIELD_SUBSTRING_GRAM_LENGTH, at + ".gramLength")
+                    : integer(m.get("minLength"), kind == TextTags.Kind.PREFIX ? ConfigSchema.FIELD_PREFIX_MIN_LENGTH
+                            : ConfigSchema.FIELD_SUFFIX_MIN_LENGTH, at + ".minLength");
+            int max = integer(m.get("maxLength"), grams ? ConfigSchema.FIELD_SUBSTRING_MAX_LENGTH
+                    : kind == TextTags.Kind.PREFIX ? ConfigSchema.FIELD_PREFIX_MAX_LENGTH
+                    : ConfigSchema.FIELD_SUFFIX_MAX_LENGTH, at + ".maxLength");
+            if (max < min) {
+                throw new ConfigException(at + ": maxLength (" + max + ") is below " + (grams ? "gramLength" : "minLength")
+                        + " (" + min + ")");
+            }
+            out.add(new TextIndex(kind, min, max, bool(m.get("caseFold"), at + ".caseFold"),
+                    bool(m.get("diacriticFold"), at + ".diacriticFold")));
         }
-        return new PrefixIndex(min, max, bool(prefix.get("caseFold"), where + ".prefix.caseFold"),
-                bool(prefix.get("diacriticFold"), where + ".prefix.diacriticFold"));
+        return out;
     }
 
     private static boolean bool(Object v, String where) {

@@ -6,8 +6,6 @@ import dev.fleproxy.crypto.DataKey;
 import dev.fleproxy.crypto.Envelope;
 import dev.fleproxy.crypto.Envelopes;
 import dev.fleproxy.crypto.FieldCipher;
-import dev.fleproxy.crypto.PrefixTags;
-import dev.fleproxy.crypto.RangeTags;
 import dev.fleproxy.keys.CollectionKeys;
 import dev.fleproxy.policy.CollectionPolicy;
 import dev.fleproxy.policy.FieldRule;
@@ -109,9 +107,7 @@ public final class DocumentRewrap {
             }
         }
         BsonArray want;
-        SearchTags.FieldTags t = new SearchTags.FieldTags(
-                rule.range() == null ? null : RangeTags.of(key, policy.namespace(), rule.path()),
-                rule.prefix() == null ? null : PrefixTags.of(key, policy.namespace(), rule.path()));
+        SearchTags.FieldTags t = SearchTags.FieldTags.of(rule, key, policy.namespace());
         if (value == null) {
             want = SearchTags.absent(rule, t);
         } else if (value.plain() != null) {

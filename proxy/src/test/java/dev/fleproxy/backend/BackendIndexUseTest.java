@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Java driver against the real embedded backend: a collection with a multikey secondary index
- * and a compound one built over its documents answers every query, update and delete exactly as
- * its twin without them, while documents are changed and removed under it.
+ * and a compound one built over its documents answers every query (equality, $in, $all, an $or of
+ * what indexes answer), update and delete exactly as its twin without them, while documents are
+ * changed and removed under it.
  */
 class BackendIndexUseTest {
     private static EmbeddedBackend backend;
@@ -44,10 +45,12 @@ class BackendIndexUseTest {
         MongoCollection<Document> indexed = client.getDatabase("idx").getCollection("with");
         MongoCollection<Document> twin = client.getDatabase("idx").getCollection("without");
         indexed.createIndex(Indexes.ascending("tags"));
+        indexed.createIndex(Indexes.ascending("sub.tags")); // a path, as the proxy's __fle.<field>
         Random r = new Random(42);
         for (int i = 0; i < 400; i++) {
             Document d = new Document("_id", i).append("n", r.nextInt(5)).append("s", "s" + r.nextInt(3))
-                    .append("tags", List.of("t" + r.nextInt(8), r.nextInt(4)));
+                    .append("tags", List.of("t" + r.nextInt(8), r.nextInt(4)))
+                    .append("sub", new Document("tags", List.of("u" + r.nextInt(6), "u" + r.nextInt(6))));
             if (r.nextInt(10) == 0) {
                 d.remove("tags");
             }
@@ -60,7 +63,15 @@ class BackendIndexUseTest {
                     Filters.and(Filters.eq("n", 2), Filters.eq("s", "s1")),
                     Filters.and(Filters.in("n", 1, 4), Filters.eq("s", "s0"), Filters.eq("tags", "t5")),
                     Filters.and(Filters.eq("_id", 17), Filters.eq("n", 2)),
-                    Filters.and(Filters.in("_id", 3, 5, 7, 9), Filters.gt("n", 1)))) {
+                    Filters.and(Filters.in("_id", 3, 5, 7, 9), Filters.gt("n", 1)),
+                    // $all by intersection; an $or whose every branch an index answers, by union
+                    Filters.all("tags", "t2", 1), Filters.all("tags", "t2", "t6"), Filters.all("tags", "nowhere", 1),
+                    Filters.and(Filters.all("tags", "t4", 0), Filters.eq("n", 3)),
+                    Filters.or(Filters.all("tags", "t1", 3), Filters.in("tags", "t7", null)),
+                    Filters.and(Filters.gt("n", 1), Filters.or(Filters.eq("tags", "t0"), Filters.eq("_id", 5))),
+                    Filters.or(Filters.eq("tags", "t0"), Filters.gt("n", 3)),
+                    Filters.all("sub.tags", "u1", "u2"), Filters.or(Filters.all("sub.tags", "u3", "u4"),
+                            Filters.in("sub.tags", "u5", null)))) {
                 assertEquals(ids(twin, f), ids(indexed, f), f + " in round " + round);
                 assertEquals(twin.countDocuments(f), indexed.countDocuments(f));
             }

@@ -10,7 +10,7 @@ import java.util.HexFormat;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** The search index tags of docs/envelope-format.md ("Range index tags", "Prefix index tags"): every vector of their tables, made by RangeTags and PrefixTags. */
+/** The search index tags of docs/envelope-format.md ("Range index tags", "Text index tags"): every vector of their tables, made by RangeTags and TextTags. */
 class RangeTagsVectorsTest {
     private static final Path DOC = Path.of("..", "docs", "envelope-format.md");
 
@@ -55,7 +55,7 @@ class RangeTagsVectorsTest {
     @Test
     void everyPrefixVectorOfTheSpecificationIsWhatTheProxyMakes() throws IOException {
         String doc = Files.readString(DOC);
-        String section = doc.substring(doc.indexOf("## Prefix index tags"));
+        String section = doc.substring(doc.indexOf("## Text index tags"));
         section = section.substring(section.indexOf("| K bytes |"));
         int checked = 0;
         for (String line : section.split("\n")) {
@@ -70,15 +70,16 @@ class RangeTagsVectorsTest {
             for (int i = 0; i < 32; i++) {
                 material[i] = (byte) i;
             }
-            PrefixTags tags = PrefixTags.derive(new DataKey(UUID.randomUUID(), CipherAlgorithm.AES, material),
-                    unquote(c[1]), unquote(c[2]));
             String what = c[3].trim();
-            byte[] tag = what.startsWith("prefix ") ? tags.prefix(unquote(what.substring(7)))
-                    : what.equals("other") ? tags.other() : tags.none();
+            TextTags.Kind kind = TextTags.Kind.valueOf(what.split(" ")[0].toUpperCase(java.util.Locale.ROOT));
+            TextTags tags = TextTags.derive(new DataKey(UUID.randomUUID(), CipherAlgorithm.AES, material),
+                    unquote(c[1]), unquote(c[2]), kind);
+            String piece = what.substring(what.indexOf(' ') + 1).trim();
+            byte[] tag = piece.equals("other") ? tags.other() : piece.equals("none") ? tags.none() : tags.text(unquote(piece));
             assertEquals(unquote(c[5]), HexFormat.of().formatHex(tag), line);
             checked++;
         }
-        assertTrue(checked >= 6, "the table's rows were read: " + checked);
+        assertTrue(checked >= 18, "the table's rows were read: " + checked);
     }
 
     @Test

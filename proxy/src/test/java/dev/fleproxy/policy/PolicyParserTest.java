@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.fleproxy.config.ConfigException;
+import dev.fleproxy.crypto.TextTags;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -174,11 +175,21 @@ class PolicyParserTest {
         assertTrue(e.contains("over 2^62"), e);
         e = error("fields: { a: { index: { range: { max: 10 } } } }");
         assertTrue(e.contains("range.min must be a number"), e);
-        e = error("fields: { a: { index: { suffix: {} } } }");
-        assertTrue(e.contains("unknown key(s) [suffix]"), e);
+        e = error("fields: { a: { index: { infix: {} } } }");
+        assertTrue(e.contains("unknown key(s) [infix]"), e);
         CollectionPolicy both = policy("fields: { name: { index: { prefix: { maxLength: 8, caseFold: true }, "
                 + "range: { min: 0, max: 9 } } } }").get("hr.people");
-        assertEquals(new PrefixIndex(1, 8, true, false), both.fields().get("name").prefix());
+        assertEquals(new TextIndex(TextTags.Kind.PREFIX, 1, 8, true, false),
+                both.fields().get("name").text(TextTags.Kind.PREFIX));
+        assertEquals(null, both.fields().get("name").text(TextTags.Kind.SUFFIX));
+        FieldRule text = policy("fields: { name: { index: { suffix: { minLength: 2 }, substring: { gramLength: 2, "
+                + "maxLength: 64, diacriticFold: true } } } }").get("hr.people").fields().get("name");
+        assertEquals(java.util.List.of(new TextIndex(TextTags.Kind.SUFFIX, 2, 16, false, false),
+                new TextIndex(TextTags.Kind.SUBSTRING, 2, 64, false, true)), text.text());
+        e = error("fields: { a: { index: { substring: { gramLength: 4, maxLength: 3 } } } }");
+        assertTrue(e.contains("maxLength (3) is below gramLength (4)"), e);
+        e = error("fields: { a: { index: { substring: { minLength: 3 } } } }");
+        assertTrue(e.contains("unknown key(s) [minLength]"), e);
         assertTrue(both.fields().get("name").range() != null);
         e = error("fields: { a: { index: { prefix: { minLength: 4, maxLength: 2 } } } }");
         assertTrue(e.contains("maxLength (2) is below minLength (4)"), e);

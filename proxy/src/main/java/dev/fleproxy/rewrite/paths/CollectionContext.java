@@ -82,17 +82,16 @@ public final class CollectionContext {
 
     /** The search tags a write stores for this field: under the key that seals its values. */
     public dev.fleproxy.rewrite.search.SearchTags.FieldTags fieldTags(FieldRule rule) {
-        dev.fleproxy.crypto.DataKey k = keys.sealing(policy, rule.deterministic()).key();
-        return new dev.fleproxy.rewrite.search.SearchTags.FieldTags(
-                rule.range() == null ? null : dev.fleproxy.crypto.RangeTags.of(k, ns(), rule.path()),
-                rule.prefix() == null ? null : dev.fleproxy.crypto.PrefixTags.of(k, ns(), rule.path()));
+        return dev.fleproxy.rewrite.search.SearchTags.FieldTags.of(rule, keys.sealing(policy, rule.deterministic()).key(),
+                ns());
     }
 
-    /** The prefix tags a query asks for: under the collection's key and each previous key. */
-    public java.util.List<dev.fleproxy.crypto.PrefixTags> prefixTagsForQuery(FieldRule rule) {
-        java.util.List<dev.fleproxy.crypto.PrefixTags> out = new java.util.ArrayList<>();
+    /** The text tags of one kind a query asks for: under the collection's key and each previous key. */
+    public java.util.List<dev.fleproxy.crypto.TextTags> textTagsForQuery(FieldRule rule,
+                                                                        dev.fleproxy.crypto.TextTags.Kind kind) {
+        java.util.List<dev.fleproxy.crypto.TextTags> out = new java.util.ArrayList<>();
         for (FieldCipher fc : keys.queryingUnderEveryKey(policy)) {
-            out.add(dev.fleproxy.crypto.PrefixTags.of(fc.key(), ns(), rule.path()));
+            out.add(dev.fleproxy.crypto.TextTags.of(fc.key(), ns(), rule.path(), kind));
         }
         return out;
     }

@@ -5,7 +5,7 @@ import dev.fleproxy.rewrite.evaluate.DocumentFilter;
 import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.rewrite.query.FilterRewriter;
-import dev.fleproxy.rewrite.search.PrefixQuery;
+import dev.fleproxy.rewrite.search.TextQuery;
 import dev.fleproxy.rewrite.search.RangeQuery;
 import dev.fleproxy.rewrite.search.SearchTags;
 import java.util.ArrayList;
@@ -73,7 +73,7 @@ public record FilterSplit(BsonDocument server, DocumentFilter residual) {
      * For a conjunct on an indexed field, what the server matches of the field's tags: only
      * documents that may satisfy it come back as candidates (the conjunct itself stays with the
      * proxy). Empty if the field has no index or the conjunct gives its indexes nothing to read
-     * (numeric bounds for a range index, a regex's literal start for a prefix index).
+     * (numeric bounds for a range index, a regex's literal start, end or runs for a text index).
      */
     private static List<BsonDocument> searchTags(BsonDocument conjunct, CollectionContext ctx) {
         List<BsonDocument> out = new ArrayList<>();
@@ -84,13 +84,14 @@ public record FilterSplit(BsonDocument server, DocumentFilter residual) {
             }
             BsonDocument range = r.range() == null ? null
                     : RangeQuery.condition(name, conjunct.get(name), r.range(), ctx.rangeTagsForQuery(r));
-            BsonDocument prefix = r.prefix() == null ? null
-                    : PrefixQuery.condition(name, conjunct.get(name), r.prefix(), ctx.prefixTagsForQuery(r));
             if (range != null) {
                 out.add(range);
             }
-            if (prefix != null) {
-                out.add(prefix);
+            for (dev.fleproxy.policy.TextIndex t : r.text()) {
+                BsonDocument text = TextQuery.condition(name, conjunct.get(name), t, ctx.textTagsForQuery(r, t.kind()));
+                if (text != null) {
+                    out.add(text);
+                }
             }
         }
         return out;

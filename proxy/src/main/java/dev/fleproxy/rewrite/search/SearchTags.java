@@ -1,14 +1,20 @@
 package dev.fleproxy.rewrite.search;
 
-import dev.fleproxy.crypto.PrefixTags;
 import dev.fleproxy.crypto.RangeTags;
+import dev.fleproxy.crypto.TextTags;
 import dev.fleproxy.policy.FieldRule;
-import dev.fleproxy.policy.PrefixIndex;
 import dev.fleproxy.policy.RangeIndex;
+import dev.fleproxy.policy.TextIndex;
 import dev.fleproxy.wire.BsonCursor;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
 import org.bson.BsonValue;
@@ -67,8 +73,20 @@ public final class SearchTags {
         return false;
     }
 
-    /** A field's tag makers under one key: its range index's and its prefix index's (null: that kind not on it). */
-    public record FieldTags(RangeTags range, PrefixTags prefix) {
+    /** A field's tag makers under one key: its range index's (null: none) and each of its text indexes'. */
+    public record FieldTags(RangeTags range, Map<TextTags.Kind, TextTags> text) {
+        public FieldTags {
+            text = Map.copyOf(text);
+        }
+
+        /** The tag makers of each index on the rule's field, under this key. */
+        public static FieldTags of(FieldRule rule, dev.fleproxy.crypto.DataKey key, String namespace) {
+            Map<TextTags.Kind, TextTags> text = new java.util.EnumMap<>(TextTags.Kind.class);
+            for (TextIndex t : rule.text()) {
+                text.put(t.kind(), TextTags.of(key, namespace, rule.path(), t.kind()));
+            }
+            return new FieldTags(rule.range() == null ? null : RangeTags.of(key, namespace, rule.path()), text);
+        }
     }
 
     /**
@@ -80,8 +98,8 @@ public final class SearchTags {
         if (rule.range() != null) {
             range(rule.range(), tags.range(), type, buf, start, out);
         }
-        if (rule.prefix() != null) {
-            prefix(rule.prefix(), tags.prefix(), type, buf, start, out);
+        for (TextIndex t : rule.text()) {
+            text(t, tags.text().get(t.kind()), type, buf, start, out);
         }
         return out;
     }
@@ -114,11 +132,10 @@ public final class SearchTags {
     }
 
     /**
-     * A string: the tag of each prefix of minLength … maxLength code points, folded; an array
-     * "other" (a regex may match an element); anything else, or a string shorter than minLength
-     * (no prefix asked for matches it), "none".
+     * A string: the tags of the index's kind ({@link #pieces}); an array "other" (a regex may match
+     * an element); anything else, or a string none of whose pieces a query asks for, "none".
      */
-    private static void prefix(PrefixIndex index, PrefixTags tags, byte type, byte[] buf, int start, BsonArray out) {
+    private static void text(TextIndex index, TextTags tags, byte type, byte[] buf, int start, BsonArray out) {
         if (type == BsonCursor.ARRAY) {
             out.add(tag(tags.other()));
             return;
@@ -128,14 +145,62 @@ public final class SearchTags {
             return;
         }
         int length = (int) RangeNumbers.le(buf, start, 4) - 1; // int32 byte count with the NUL
-        String folded = index.fold(new String(buf, start + 4, length, java.nio.charset.StandardCharsets.UTF_8));
-        int codePoints = folded.codePointCount(0, folded.length());
-        if (codePoints < index.minLength()) {
+        Set<String> pieces = pieces(index, index.fold(new String(buf, start + 4, length,
+                java.nio.charset.StandardCharsets.UTF_8)));
+        if (pieces == null) {
+            out.add(tag(tags.other()));
+        } else if (pieces.isEmpty()) {
             out.add(tag(tags.none()));
-            return;
+        } else if (index.kind() == TextTags.Kind.SUBSTRING) {
+            // in the tags' own order, not the string's: where each n-gram stands is not told
+            Set<byte[]> sorted = new TreeSet<>(Arrays::compareUnsigned);
+            pieces.forEach(p -> sorted.add(tags.text(p)));
+            sorted.forEach(b -> out.add(tag(b)));
+        } else {
+            pieces.forEach(p -> out.add(tag(tags.text(p))));
         }
-        for (int n = index.minLength(); n <= Math.min(index.maxLength(), codePoints); n++) {
-            out.add(tag(tags.prefix(folded.substring(0, folded.offsetByCodePoints(0, n)))));
+    }
+
+    /**
+     * What a folded string is tagged with: its prefixes (suffixes) of minLength … maxLength code
+     * points, or its distinct n-grams (n = minLength); empty when it has none a query can ask for
+     * (shorter than minLength), null for a string longer than a substring index reads (maxLength
+     * code points: tagged "other", a candidate for every query). A string ending in a newline also
+     * has the suffixes of what precedes it: {@code $} matches before a final newline too.
+     */
+    static Set<String> pieces(TextIndex index, String folded) {
+        Set<String> out = new LinkedHashSet<>();
+        int n = folded.codePointCount(0, folded.length());
+        switch (index.kind()) {
+            case PREFIX -> {
+                for (int k = index.minLength(); k <= Math.min(index.maxLength(), n); k++) {
+                    out.add(folded.substring(0, folded.offsetByCodePoints(0, k)));
+                }
+            }
+            case SUFFIX -> {
+                suffixes(index, folded, n, out);
+                if (folded.endsWith("\n")) {
+                    String before = folded.substring(0, folded.length() - 1);
+                    suffixes(index, before, n - 1, out);
+                }
+            }
+            case SUBSTRING -> {
+                if (n > index.maxLength()) {
+                    return null;
+                }
+                for (int k = 0; k + index.minLength() <= n; k++) {
+                    int from = folded.offsetByCodePoints(0, k);
+                    out.add(folded.substring(from, folded.offsetByCodePoints(from, index.minLength())));
+                }
+            }
+            default -> throw new IllegalStateException(index.kind().toString());
+        }
+        return out;
+    }
+
+    private static void suffixes(TextIndex index, String s, int codePoints, Collection<String> out) {
+        for (int k = index.minLength(); k <= Math.min(index.maxLength(), codePoints); k++) {
+            out.add(s.substring(s.offsetByCodePoints(s.length(), -k)));
         }
     }
 
@@ -145,8 +210,8 @@ public final class SearchTags {
         if (rule.range() != null) {
             out.add(tag(tags.range().none()));
         }
-        if (rule.prefix() != null) {
-            out.add(tag(tags.prefix().none()));
+        for (TextIndex t : rule.text()) {
+            out.add(tag(tags.text().get(t.kind()).none()));
         }
         return out;
     }

@@ -1,7 +1,8 @@
-"""Prefix indexes on encrypted strings (docs/query-model.md#prefix-indexes): with each sealed
-string the proxy stores the tags of its folded prefixes, a regex anchored with a literal start asks
-the server for that start's tag, and the proxy evaluates the regex exactly on plaintext. Each
-answer is held against the same query on a plaintext twin stored directly in the backend."""
+"""Text indexes on encrypted strings (docs/query-model.md#text-indexes): with each sealed string
+the proxy stores the tags of its folded prefixes, suffixes or n-grams; a regex anchored with a
+literal start (end), or holding literal runs, asks the server for their tags, and the proxy
+evaluates the regex exactly on plaintext. Each answer is held against the same query on a
+plaintext twin stored directly in the backend."""
 
 import random
 
@@ -13,14 +14,17 @@ from test_range_index import candidates
 from test_rewrap import rewrap
 
 NAMES = ["Smith", "Smithers", "Smyth", "smith", "SMITH", "Jones", "Johnson", "O.Brien", "OBrien", "Müller",
-         "Mueller", "Éclair", "Eclair", "Ábel", "Abel", "Kline", "\u212Aline", "İstanbul", "Zhang", "张伟", "Li"]
+         "Mueller", "Éclair", "Eclair", "Ábel", "Abel", "Kline", "\u212Aline", "İstanbul", "Zhang", "张伟", "Li",
+         "Hudson\n", "Goldsmith", "Blacksmithing"]
 
 
 def policy(kms):
     key = kms.keys["AES-256"]
     return (f"  people.folded: {{ key: {key}, fields: {{ surname: {{ index: {{ prefix: {{ minLength: 2, maxLength: 6, "
             f"caseFold: true, diacriticFold: true }} }} }} }} }}\n"
-            f"  people.exact: {{ key: {key}, fields: {{ surname: {{ index: {{ prefix: {{ minLength: 1, maxLength: 4 }} }} }} }} }}\n")
+            f"  people.exact: {{ key: {key}, fields: {{ surname: {{ index: {{ prefix: {{ minLength: 1, maxLength: 4 }} }} }} }} }}\n"
+            f"  people.text: {{ key: {key}, fields: {{ surname: {{ index: {{ suffix: {{ minLength: 2, maxLength: 6, "
+            f"caseFold: true }}, substring: {{ gramLength: 3, maxLength: 16, caseFold: true, diacriticFold: true }} }} }} }} }}\n")
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +49,7 @@ def people():
 def loaded(enc, backend):
     via = client(enc.uri())
     plain = client(f"mongodb://127.0.0.1:{backend.port}")
-    for name in ("folded", "exact"):
+    for name in ("folded", "exact", "text"):
         for c in (via.people[name], plain.twins_people[name]):
             c.drop()
             c.insert_many(people())
@@ -105,4 +109,46 @@ def test_writes_keep_the_prefix_tags_true_and_rewrap_rebuilds_them(enc, loaded):
     assert ids(via.folded.find(flt)) == ids(plain.folded.find(flt))
     assert candidates(enc, "people.folded") - before < 100
     r = rewrap(enc.config, "people.folded", "--dry-run")
+    assert r.returncode == 0 and "0 would be rewritten" in r.stdout, r.stdout + r.stderr
+
+
+TEXT_QUERIES = [  # on people.text (a suffix and a substring index), and whether its indexes narrow
+    ({"surname": Regex("son$")}, True),  # the suffix index; Hudson\n too ($ before a final newline)
+    ({"surname": Regex("SON$", "i")}, True),
+    ({"surname": {"$regex": "mith-1.$"}}, False),  # its end is no literal: the runs' n-grams do narrow it
+    ({"surname": Regex("mith")}, True),  # the substring index: Smith…, Goldsmith, Blacksmithing
+    ({"surname": Regex("MITH", "i")}, True),
+    ({"surname": Regex("ull")}, True),  # Müller folded to muller holds ull; Mueller does not
+    ({"surname": Regex("mi.h")}, False),  # no run of 3: every candidate
+    ({"surname": Regex("o.Bri")}, True),  # the run Bri
+    ({"surname": Regex("sm[iy]th")}, False),
+    ({"surname": Regex("^Smi")}, False),  # no prefix index here; the run Smi is an n-gram: narrowed
+    ({"surname": Regex("smithing$")}, True),  # Blacksmithing-NNN, longer than maxLength 16, is "other": still answered
+    ({"surname": Regex("th|on")}, False),
+    ({"surname": Regex("ith"), "k": 2}, True),
+]
+
+
+@pytest.mark.parametrize("flt,narrowed", TEXT_QUERIES, ids=[str(q[0]) for q in TEXT_QUERIES])
+def test_suffix_and_substring_regexes_are_answered_exactly(enc, loaded, flt, narrowed):
+    via, plain = loaded
+    before = candidates(enc, "people.text")
+    got = ids(via.text.find(flt))
+    examined = candidates(enc, "people.text") - before
+    assert got == ids(plain.text.find(flt)), flt
+    if narrowed:
+        assert examined < min(3 * len(got) + 1_000, 2_500), (flt, examined, len(got))
+
+
+def test_suffix_and_substring_tags_follow_writes(enc, loaded):
+    via, plain = loaded
+    for c in (via.text, plain.text):
+        c.update_one({"_id": 4}, {"$set": {"surname": "Zanzibarson"}})
+        c.insert_one({"_id": "new", "surname": "Ozanzibar"})
+        c.update_one({"_id": 5}, {"$unset": {"surname": ""}})
+    for flt in ({"surname": Regex("anzib")}, {"surname": Regex("barson$")}):
+        before = candidates(enc, "people.text")
+        assert ids(via.text.find(flt)) == ids(plain.text.find(flt)), flt
+        assert candidates(enc, "people.text") - before < 300, flt  # the strings over maxLength are "other"
+    r = rewrap(enc.config, "people.text", "--dry-run")
     assert r.returncode == 0 and "0 would be rewritten" in r.stdout, r.stdout + r.stderr
