@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.IntPredicate;
 
@@ -29,10 +30,29 @@ final class ConjunctUniqueIndex extends MemoryUniqueIndex {
     /** The _id values (normalized, as the index holds them) in order, for the _id index; else null. */
     private final NavigableMap<Object, Integer> ordered;
 
+    /** The key names, kept: 1.47.0 makes them anew from the index keys at each call, for every query. */
+    private final List<String> keyNames;
+    private final Set<String> keyNameSet;
+    /** The last query asked about, and its part the index handles (canHandle, then getPositions, ask for one query). */
+    private Document lastQuery;
+    private Document lastPart;
+
     ConjunctUniqueIndex(String name, List<IndexKey> keys, boolean sparse) {
         super(name, keys, sparse);
+        this.keyNames = keys.stream().map(IndexKey::getKey).toList();
+        this.keyNameSet = java.util.Collections.unmodifiableSet(new java.util.LinkedHashSet<>(keyNames));
         // the _id index only: its values are never arrays (one entry a document) and its key is not a path
         this.ordered = keys.size() == 1 && keys.get(0).getKey().equals("_id") ? new TreeMap<>(ValueComparator.asc()) : null;
+    }
+
+    @Override
+    protected List<String> keys() {
+        return keyNames == null ? super.keys() : keyNames; // null while the superclass is being built
+    }
+
+    @Override
+    protected Set<String> keySet() {
+        return keyNameSet == null ? super.keySet() : keyNameSet;
     }
 
     /** The single key, if this index keeps its values in order; null otherwise. */
@@ -93,6 +113,14 @@ final class ConjunctUniqueIndex extends MemoryUniqueIndex {
 
     /** A query of the index's keys alone, from conditions the query ANDs, that the index handles; null if none. */
     private Document part(Document query) {
+        if (query != lastQuery) {
+            lastPart = partOf(query);
+            lastQuery = query;
+        }
+        return lastPart;
+    }
+
+    private Document partOf(Document query) {
         Map<String, List<Object>> conjuncts = QueryConjuncts.of(query);
         Document part = new Document();
         for (String key : keys()) {

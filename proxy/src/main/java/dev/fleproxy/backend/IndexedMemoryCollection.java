@@ -32,7 +32,9 @@ final class IndexedMemoryCollection extends MemoryCollection {
         if (first != null) {
             return matchDocuments(query, first, orderBy, numberToSkip, limit, batchSize, fieldSelector);
         }
-        List<Integer> union = getIndexes().stream().anyMatch(i -> i.canHandle(query)) ? null : unionOfBranches(query);
+        List<List<Object>> disjunctions = QueryConjuncts.disjunctions(query);
+        List<Integer> union = disjunctions.isEmpty() || getIndexes().stream().anyMatch(i -> i.canHandle(query)) ? null
+                : unionOfBranches(disjunctions);
         if (union != null) {
             return matchDocuments(query, union, orderBy, numberToSkip, limit, batchSize, fieldSelector);
         }
@@ -40,14 +42,14 @@ final class IndexedMemoryCollection extends MemoryCollection {
     }
 
     /**
-     * For a query no index answers whole: the documents an index finds for each branch of one
-     * {@code $or} the query ANDs, if an index answers every branch (the proxy's substring
+     * For a query no index answers whole, given the {@code $or}s it ANDs: the documents an index
+     * finds for each branch of one of them, if an index answers every branch (the proxy's substring
      * condition, docs/query-model.md#text-indexes), united in the collection's order, as mongod's
      * OR plan reads them; null if no {@code $or} is answered so. The collection filters them by the
      * whole query.
      */
-    private List<Integer> unionOfBranches(Document query) {
-        for (List<Object> branches : QueryConjuncts.disjunctions(query)) {
+    private List<Integer> unionOfBranches(List<List<Object>> disjunctions) {
+        for (List<Object> branches : disjunctions) {
             java.util.TreeSet<Integer> union = new java.util.TreeSet<>();
             boolean answered = true;
             for (Object branch : branches) {
