@@ -18,8 +18,12 @@ sys.path.insert(0, str(ROOT))
 from deploy.bench import markdown, scale  # noqa: E402
 
 
-REWRAP_NOTE = ("On the embedded backend each conditional update scans the collection: mongo-java-server uses its "
-               "_id index only for a filter on _id alone (docs/benchmarks.md, \"What bounds rewrap\").")
+REWRAP_NOTE = ("What bounds rewrap here (docs/benchmarks.md, \"What bounds rewrap\"): a run's start (the KMS's keys "
+               "over mutual TLS, the connection, code not yet compiled) is most of a 1,000-document run; past it, the "
+               "backend's conditional updates, which cost it several times what its inserts do (the last two "
+               "columns), and for 3DES opening 3DES itself (Bouncy Castle's DESede, about 60 % of rewrap's CPU by JFR): "
+               "rewrap, the backend and the proxy share two cores. The backend finds each updated document by its _id "
+               "index (the launcher's, docs/architecture.md#the-embedded-backend).")
 
 
 def _measure_sizes(workdir, backend, db, proxy_pid, rounds):
