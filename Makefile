@@ -115,9 +115,9 @@ bench-starvation: build venv
 ## bench-scale: proxy CPU per unit as one dimension grows (listed paths, message size, batch, connections, policy size, cursors),
 ## rewrap size and memory after a burst (message sizes beside a byte relay, the floor), each with its
 ## verdict: results/embedded/scale.md (~20 min; SCALE_ROUNDS=N, SCALE_ONLY=paths,sizes,batches,burst,rewrap,held)
-## bench-search: a range, a top 10 and a prefix search on encrypted fields with and without their indexes, over
+## bench-search: a range, a top 10, a prefix, a suffix and a substring search on encrypted fields with and without their indexes, over
 ## FLE_SEARCH_DOCS documents (default 1,000,000): answer time, candidates, proxy CPU, tags' storage:
-## results/embedded/search.md (~4 min)
+## results/embedded/search.md (~7 min)
 bench-search: build venv
 	$(VENV)/bin/python -m pytest -q -s proxy/tests/bench_search.py
 

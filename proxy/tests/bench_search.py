@@ -14,7 +14,7 @@ every answer is checked against the values loaded. Then the tags' storage per do
 stored documents, and each collection's load rate.
 
 Writes results/embedded/search.md. Not a test (pytest does not collect it by name):
-`make bench-search` (about 4 minutes at 1,000,000 documents)."""
+`make bench-search` (about 7 minutes at 1,000,000 documents)."""
 import os
 import random
 import statistics
