@@ -24,8 +24,8 @@ public final class RangeTags {
 
     private RangeTags(TagKey key) {
         this.key = key;
-        this.other = key.tag(new byte[] {0x02});
-        this.none = key.tag(new byte[] {0x03});
+        this.other = key.tagOfByte((byte) 0x02);
+        this.none = key.tagOfByte((byte) 0x03);
     }
 
     /** The range tags of one field of one collection, under the collection's key. */

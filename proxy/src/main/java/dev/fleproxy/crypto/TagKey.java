@@ -26,10 +26,15 @@ public final class TagKey {
     });
 
     private final SecretKeySpec key;
+    /** The tags of 0x02 ("other") and 0x03 ("none"), made once with the key: every write asks for them. */
+    private final byte[] other;
+    private final byte[] none;
 
     private TagKey(byte[] derived) {
         this.key = new SecretKeySpec(derived, "HmacSHA256");
         Arrays.fill(derived, (byte) 0);
+        this.other = tag(new byte[] {0x02});
+        this.none = tag(new byte[] {0x03});
     }
 
     /** The key of this kind ("range", "prefix", "suffix", "substring") for a field of a collection, under the collection's key. */
@@ -57,6 +62,17 @@ public final class TagKey {
     }
 
     /** The tag of a message. */
+    /** The tag of 0x02 or 0x03, kept: the caller must not change it. */
+    byte[] tagOfByte(byte b) {
+        if (b == 0x02) {
+            return other;
+        }
+        if (b == 0x03) {
+            return none;
+        }
+        return tag(new byte[] {b});
+    }
+
     byte[] tag(byte[] message) {
         Mac m = MACS.get();
         try {

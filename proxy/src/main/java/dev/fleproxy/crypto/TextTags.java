@@ -41,8 +41,8 @@ public final class TextTags {
     private TextTags(TagKey key, Kind kind) {
         this.key = key;
         this.kindByte = kind.tagByte();
-        this.other = key.tag(new byte[] {0x02});
-        this.none = key.tag(new byte[] {0x03});
+        this.other = key.tagOfByte((byte) 0x02);
+        this.none = key.tagOfByte((byte) 0x03);
     }
 
     public static TextTags of(DataKey collectionKey, String namespace, String field, Kind kind) {
