@@ -33,7 +33,7 @@ final class ConjunctUniqueIndex extends MemoryUniqueIndex {
     /** The key names, kept: 1.47.0 makes them anew from the index keys at each call, for every query. */
     private final List<String> keyNames;
     private final Set<String> keyNameSet;
-    /** The last query asked about, and its part the index handles (canHandle, then getPositions, ask for one query). */
+    /** The last query canHandle was asked about, and its part the index handles, until getPositions reads it. */
     private Document lastQuery;
     private Document lastPart;
 
@@ -108,7 +108,13 @@ final class ConjunctUniqueIndex extends MemoryUniqueIndex {
 
     @Override
     public synchronized Iterable<Integer> getPositions(Document query) {
-        return super.canHandle(query) ? super.getPositions(query) : super.getPositions(part(query));
+        if (super.canHandle(query)) {
+            return super.getPositions(query);
+        }
+        Document p = part(query);
+        lastQuery = null; // kept from canHandle to here only: a query document changed later is read afresh
+        lastPart = null;
+        return super.getPositions(p);
     }
 
     /** A query of the index's keys alone, from conditions the query ANDs, that the index handles; null if none. */
