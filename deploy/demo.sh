@@ -14,21 +14,27 @@ cd "$(dirname "$0")/.."
 
 JAR=proxy/target/fle-proxy.jar
 BENCH_JAR=proxy/bench/target/fle-bench.jar
-OUT=results/embedded
 RUN=$(mktemp -d)
 THREADS=${DEMO_THREADS:-8}
 SECONDS_PER_PHASE=${DEMO_SECONDS:-5}   # overhead: length of each insert and read phase
 ROUNDS=${DEMO_ROUNDS:-3}               # overhead: rounds, in alternating order (figures: the median)
 SIDE_ROUNDS=${DEMO_SIDE_BY_SIDE_ROUNDS:-5}  # overhead-metrics: rounds of each pair's twins loaded at once (rule 5)
 WARMUP=${DEMO_WARMUP:-180}  # overhead: seconds of unreported load first, shared by the processes (JIT warm-up: 30 s each)
-JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default), overhead (make bench-overhead) or
+JOB=${DEMO_JOB:-matrix}     # matrix (the YCSB lab, default), paper-cell (make bench-paper-cell: workload A
+                            # at the paper's 1,000,000 records, plain / AES / 3DES), overhead (make bench-overhead) or
                             # overhead-metrics (make bench-metrics: rule 5 over pairs of proxies on epoll) or
                             # rewrap (make bench-rewrap: rewrap's speed, alone and under YCSB load)
-RECORDS=${DEMO_RECORDS:-2000,6000,10000}
-WORKLOADS=${DEMO_WORKLOADS:-a,b,c,d,e,f}
-ALGORITHMS=${DEMO_ALGORITHMS:-direct,plain,aes,aria,3des}
-REPEATS=${DEMO_REPEATS:-2}
-CELL_SECONDS=${DEMO_CELL_SECONDS:-3}          # matrix: each cell's measured window, per algorithm
+if [ "$JOB" = paper-cell ]; then   # one cell of the paper's matrix at its size; the backend holds it in memory
+  RECORDS=${DEMO_RECORDS:-1000000} WORKLOADS=${DEMO_WORKLOADS:-a} ALGORITHMS=${DEMO_ALGORITHMS:-plain,aes,3des}
+  REPEATS=${DEMO_REPEATS:-2} CELL_SECONDS=${DEMO_CELL_SECONDS:-30} DEMO_FIRST_WARMUP_SECONDS=${DEMO_FIRST_WARMUP_SECONDS:-0}
+  DEMO_WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-10} BACKEND_HEAP=${DEMO_BACKEND_HEAP:-14g}
+fi
+RECORDS=${DEMO_RECORDS:-${RECORDS:-2000,6000,10000}}
+WORKLOADS=${DEMO_WORKLOADS:-${WORKLOADS:-a,b,c,d,e,f}}
+ALGORITHMS=${DEMO_ALGORITHMS:-${ALGORITHMS:-direct,plain,aes,aria,3des}}
+REPEATS=${DEMO_REPEATS:-${REPEATS:-2}}
+CELL_SECONDS=${DEMO_CELL_SECONDS:-${CELL_SECONDS:-3}}  # matrix: each cell's measured window, per algorithm
+BACKEND_HEAP=${DEMO_BACKEND_HEAP:-${BACKEND_HEAP:-}}   # the embedded backend's -Xmx (default: the JVM's)
 E_SECONDS=${DEMO_E_SECONDS:-4}               # matrix: workload E's window (each scan returns up to 100 records)
 SLICE_SECONDS=${DEMO_SLICE_SECONDS:-0.25}    # matrix: the algorithms take turns in slices this long
 WARMUP_SECONDS=${DEMO_WARMUP_SECONDS:-0.25}  # matrix: unrecorded, per cell and algorithm, before its window
@@ -67,8 +73,36 @@ wait_started() {
   return 1
 }
 
+# Each job writes into a new folder of its own (build/runs/JOB-TIME/) and what it wrote replaces
+# the committed results only once it has completed (publish), so a run that stops half-way leaves
+# results/ as they were and its partial output where it says.
+RUNS=build/runs
+stage() { # stage FINAL: prints a new, empty folder for a job whose results go to FINAL
+  mkdir -p "$RUNS"
+  mktemp -d "$RUNS/$(basename "$1")-$(date -u +%Y%m%dT%H%M%SZ)-XXXX"
+}
+publish() { # publish STAGED FINAL [whole]: FINAL's entries of the same names replaced by STAGED's
+  # (or, with `whole`, FINAL replaced as a whole); STAGED is left empty and removed
+  local staged=$1 final=$2
+  if [ "${3:-}" = whole ]; then
+    rm -rf "$final"; mkdir -p "$(dirname "$final")"; mv "$staged" "$final"
+  else
+    mkdir -p "$final"
+    for entry in "$staged"/* "$staged"/.[!.]*; do
+      [ -e "$entry" ] || continue
+      rm -rf "${final:?}/$(basename "$entry")"
+      mv "$entry" "$final/"
+    done
+    rmdir "$staged"
+  fi
+  echo "demo: results of $staged now in $final"
+}
+
 pids=()
+staged_note=
 cleanup() {
+  local status=$?
+  [ -n "$staged_note" ] && [ "$status" != 0 ] && echo "demo: stopped (status $status): $staged_note" >&2
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
@@ -87,7 +121,7 @@ wait_port "$KMS_PORT"
 kms/kms bootstrap --dir "$KMS_DIR"
 key() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$KMS_DIR/bootstrap.json" "$1"; }
 echo "demo: embedded backend on 127.0.0.1:$BACKEND_PORT, proxy on 127.0.0.1:$PROXY_PORT (logs in $RUN)"
-java -jar "$JAR" backend --port "$BACKEND_PORT" >"$RUN/backend.log" 2>&1 &
+java ${BACKEND_HEAP:+-Xmx$BACKEND_HEAP} -jar "$JAR" backend --port "$BACKEND_PORT" >"$RUN/backend.log" 2>&1 &
 BACKEND_PID=$!
 pids+=($BACKEND_PID)
 ADMIN_PORT=$(free_port)
@@ -132,14 +166,16 @@ if [ "$JOB" = rewrap ]; then
   # What a key change costs on a live collection (issue 16): rewrap moves YCSB collections from 3DES
   # to AES alone and under a YCSB workload on the same collection; deploy/bench/rewrap_bench.py
   # drives the policy (SIGHUP), the loads, the runs and the checks, and writes the report.
-  OUT=results/embedded/rewrap
-  rm -rf "$OUT"
+  FINAL=results/embedded/rewrap
+  OUT=$(stage "$FINAL")
+  staged_note="what it wrote is in $OUT; $FINAL was left as it was"
   "$PYTHON" -m deploy.bench.rewrap_bench --proxy-port "$PROXY_PORT" --proxy-pid "$PROXY_PID" \
     --backend-pid "$BACKEND_PID" --config "$RUN/proxy.yaml" --proxy-log "$RUN/proxy.log" \
     --old-key 93a7f87f-458c-31be-ad16-d5dfa2fc1bae --new-key 89d6d529-a2fe-31dd-ae60-3cb35458dcc0 \
     --records "${DEMO_REWRAP_RECORDS:-5000}" --seconds "${DEMO_REWRAP_SECONDS:-15}" \
     --repeats "${DEMO_REPEATS:-3}" --ramp "${DEMO_REWRAP_RAMP:-60}" --threads "$THREADS" --jar "$JAR" --out "$OUT" \
     --command "make bench-rewrap (DEMO_REWRAP_RECORDS=${DEMO_REWRAP_RECORDS:-5000} DEMO_REWRAP_SECONDS=${DEMO_REWRAP_SECONDS:-15} DEMO_REPEATS=${DEMO_REPEATS:-3})"
+  publish "$OUT" "$FINAL" whole
   exit 0
 fi
 
@@ -158,11 +194,11 @@ if [ "$JOB" = overhead-metrics ]; then
   SCRAPE=${DEMO_METRICS_SCRAPE_SECONDS:-5}  # how often the twin's /metrics is fetched; 0: never (the data path alone)
   control=${DEMO_METRICS_CONTROL:-0}
   TWIN=${DEMO_METRICS_TWIN:-metrics}
-  OUT=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead}
-  if [ "$TWIN" = audit ]; then SCRAPE=0 OUT=${DEMO_METRICS_OUT:-results/embedded/audit-overhead}; fi
-  [ "$control" = 1 ] && OUT=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead-control}
-  rm -rf "$OUT"
-  mkdir -p "$OUT"
+  FINAL=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead}
+  if [ "$TWIN" = audit ]; then SCRAPE=0 FINAL=${DEMO_METRICS_OUT:-results/embedded/audit-overhead}; fi
+  [ "$control" = 1 ] && FINAL=${DEMO_METRICS_OUT:-results/embedded/metrics-overhead-control}
+  OUT=$(stage "$FINAL")
+  staged_note="what it wrote is in $OUT; $FINAL was left as it was"
   sed -e "/^upstream: /a transport: epoll" -e '/^admin: /d' "$RUN/proxy.yaml" >"$RUN/proxy-off.yaml"
   start_twin() { # start_twin NAME PORT [ADMIN_PORT]: a proxy of proxy-off.yaml on PORT; prints its pid
     { sed -e "s/^listen: .*/listen: 127.0.0.1:$2/" "$RUN/proxy-off.yaml"
@@ -204,7 +240,7 @@ if [ "$JOB" = overhead-metrics ]; then
       --target "kind=proxy-plain,$on,collection=${mine[0]}" --target "kind=encrypted,$on,suite=AES_GCM,collection=${mine[1]}" \
       --threads "$THREADS" --seconds "$SECONDS_PER_PHASE" --rounds "$ROUNDS" --side-by-side-rounds "$SIDE_ROUNDS" \
       --warmup "$WARMUP" --no-alloc --out "$OUT/pair-$k" --crypto-results results/crypto/results.csv \
-      --note "Pair $k of $PAIRS$([ "$control" = 1 ] && echo ", A/A control: the twin marked metrics=true runs without \`admin:\` too")$([ "$TWIN" = audit ] && echo ", the twin marked metrics=true runs with \`identities:\` and \`audit:\` (no admin listener)"): embedded backend, KMS, two proxies on epoll and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-$TWIN\`)."
+    --note "Pair $k of $PAIRS$([ "$control" = 1 ] && echo ", A/A control: the twin marked metrics=true runs without \`admin:\` too")$([ "$TWIN" = audit ] && echo ", the twin marked metrics=true runs with \`identities:\` and \`audit:\` (no admin listener)"): embedded backend, KMS, two proxies on epoll and the client on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-$TWIN\`)."
     kill "$off_pid" "$on_pid" 2>/dev/null || true
     for _ in $(seq 1 100); do   # gone before the next pair starts (they are not this shell's children)
       kill -0 "$off_pid" 2>/dev/null || kill -0 "$on_pid" 2>/dev/null || break
@@ -214,11 +250,15 @@ if [ "$JOB" = overhead-metrics ]; then
   "$PYTHON" -m deploy.bench.metrics_cost --out "$OUT/metrics-cost.md" $([ "$control" = 1 ] && echo --control) \
     --feature "$TWIN" --scrape-seconds "$SCRAPE" --command "make bench-$TWIN (DEMO_METRICS_PAIRS=$PAIRS DEMO_METRICS_SCRAPE_SECONDS=$SCRAPE DEMO_SIDE_BY_SIDE_ROUNDS=$SIDE_ROUNDS DEMO_SECONDS=$SECONDS_PER_PHASE DEMO_THREADS=$THREADS DEMO_METRICS_CONTROL=$control)" \
     "$OUT"/pair-*/overhead.csv
-  echo "demo: wrote $OUT/metrics-cost.md (and each pair's overhead.md in $OUT/pair-N/)"
+  publish "$OUT" "$FINAL" whole
+  echo "demo: wrote $FINAL/metrics-cost.md (and each pair's overhead.md in $FINAL/pair-N/)"
   exit 0
 fi
 
 if [ "$JOB" = overhead ]; then
+  FINAL=results/embedded
+  OUT=$(stage overhead)
+  staged_note="what it wrote is in $OUT; $FINAL/overhead.md and overhead.csv were left as they were"
   transports="nio epoll io_uring" everything=1
   # Per transport, a byte relay in front of the backend (the floor) and a proxy with the same
   # policy as above plus `transport: X`; targets grouped by transport, so that what is compared
@@ -298,7 +338,8 @@ if [ "$JOB" = overhead ]; then
     "$PYTHON" -m deploy.bench.evaluated_cost --uri "$epoll_uri" --pid "$epoll_pid" --collection bench.evaluated \
       --append "$OUT/overhead.md" --rounds "${DEMO_EVALUATED_ROUNDS:-5}"
   fi
-  echo "demo: wrote $OUT/overhead.md and $OUT/overhead.csv"
+  publish "$OUT" "$FINAL"
+  echo "demo: wrote $FINAL/overhead.md and $FINAL/overhead.csv"
   exit 0
 fi
 
@@ -307,8 +348,31 @@ fi
 # slices (per record count and repeat: load every algorithm's collection, then per workload a short
 # warm-up and the window, then drop them), the proxy's and the backend's CPU time read from /proc at
 # every switch. A fresh ledger each time: the demo measures, it does not resume an older run.
-rm -f "$OUT/ledger.jsonl" "$OUT/matrix.json"
-rm -rf "$OUT/raw" "$OUT/plots"   # figures of an older run would stay beside the new ones
+# The matrix's files (report.md, results.csv, plots/, ledger.jsonl, matrix.json, raw/) replace
+# those in results/embedded when it completes; the other reports there stay.
+if [ "$JOB" = paper-cell ]; then
+  records_text=$(python3 -c 'import sys; print(" / ".join(f"{int(x):,}" for x in sys.argv[1].split(",")))' "$RECORDS")
+  FINAL=${DEMO_OUT:-results/embedded/paper-cell}
+  TITLE="YCSB workload A at the paper's size on the embedded backend"
+  notes=(
+    --note "Embedded backend (mongo-java-server, in memory, -Xmx$BACKEND_HEAP), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make bench-paper-cell\`); the figures show relative costs, not what a replica set does."
+    --note "One cell of the paper's matrix at its size: workload $WORKLOADS, $records_text records (YCSB's ten 100-byte fields), $ALGORITHMS, $REPEATS repeats; each repeat loads every algorithm's collection (so all of them are in the backend's memory at once) and gives each ${CELL_SECONDS} s of $THREADS threads in its window, instead of 100,000 operations of 100 threads."
+    --note "Warm-up: the loads of $records_text records per algorithm (the JIT of client, proxy and backend), then ${DEMO_WARMUP_SECONDS} s per algorithm of the workload unrecorded before each window."
+    --note "Same-window measurement: per record count and repeat, every algorithm's collection is loaded, and in each workload's window the client's threads work on one algorithm for ${SLICE_SECONDS} s, stop, and move to the next (order rotated between repeats), until each has had its seconds; so the machine's drifts (this shared machine's CPU time per operation moves 5–15 % within seconds, for every process at once) fall on all algorithms alike, and a ratio compares figures measured in the same seconds."
+    )
+else
+  FINAL=${DEMO_OUT:-results/embedded}
+  TITLE="YCSB matrix on the embedded backend (scaled down)"
+  notes=(
+    --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make demo\`); the figures show relative costs, not what a replica set does."
+    --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/500 of its 1M/3M/5M (the embedded backend keeps them in memory); each cell is ${CELL_SECONDS} seconds per algorithm (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 12 minutes."
+    --note "Steady state: one YCSB JVM runs every session, and the proxy and the backend run throughout; before the first session, every algorithm gets ${FIRST_WARMUP_SECONDS} unrecorded seconds over all six workloads (the JIT of client, proxy and backend: a fresh JVM here needs tens of seconds to reach its steady throughput), and before each window every algorithm runs ${WARMUP_SECONDS} s of its workload unrecorded."
+    --note "Same-window measurement: per record count and repeat, every algorithm's collection is loaded, and in each workload's window the client's threads work on one algorithm for ${SLICE_SECONDS} s, stop, and move to the next (order rotated between repeats), until each has had its seconds; so the machine's drifts (this shared machine's CPU time per operation moves 5–15 % within seconds, for every process at once) fall on all algorithms alike, and a ratio compares figures measured in the same seconds."
+    --note "Workload E: the embedded backend reads a range scan (_id >= k sorted, with a limit) from its bound in _id order and stops at the limit (the launcher's indexes, since 2026-12-01; before, it read and sorted the whole collection for every scan, and E did tens of operations per second here); each scan returns up to 100 records for the proxy to decrypt, so E costs the proxy the most per operation."
+  )
+fi
+OUT=$(stage "$JOB")
+staged_note="what it wrote is in $OUT; $FINAL was left as it was"
 echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALGORITHMS, $REPEATS repeats, $THREADS threads"
 "$PYTHON" -m deploy.bench.matrix \
   --direct "mongodb://127.0.0.1:$BACKEND_PORT" --proxy "mongodb://127.0.0.1:$PROXY_PORT" \
@@ -317,10 +381,6 @@ echo "demo: YCSB matrix: records $RECORDS, workloads $WORKLOADS, algorithms $ALG
   --repeats "$REPEATS" --threads "$THREADS" --operations 10000000 --seconds "$CELL_SECONDS" \
   --interleave slice --slice-seconds "$SLICE_SECONDS" \
   --seconds-for "e=$E_SECONDS" --warmup-seconds "$WARMUP_SECONDS" --first-warmup-seconds "$FIRST_WARMUP_SECONDS" \
-  --out "$OUT" --title "YCSB matrix on the embedded backend (scaled down)" \
-  --note "Embedded backend (mongo-java-server, in memory), KMS, proxy and YCSB on one $(nproc)-core machine, $(date -u +%Y-%m-%d) (\`make demo\`); the figures show relative costs, not what a replica set does." \
-  --note "Record counts $RECORDS keep the paper's 1:3:5 ratio at 1/500 of its 1M/3M/5M (the embedded backend keeps them in memory); each cell is ${CELL_SECONDS} seconds per algorithm (E: ${E_SECONDS} s) of $THREADS threads instead of 100,000 operations of 100 threads, so the whole matrix fits in about 12 minutes." \
-  --note "Steady state: one YCSB JVM runs every session, and the proxy and the backend run throughout; before the first session, every algorithm gets ${FIRST_WARMUP_SECONDS} unrecorded seconds over all six workloads (the JIT of client, proxy and backend: a fresh JVM here needs tens of seconds to reach its steady throughput), and before each window every algorithm runs ${WARMUP_SECONDS} s of its workload unrecorded." \
-  --note "Same-window measurement: per record count and repeat, every algorithm's collection is loaded, and in each workload's window the client's threads work on one algorithm for ${SLICE_SECONDS} s, stop, and move to the next (order rotated between repeats), until each has had its seconds; so the machine's drifts (this shared machine's CPU time per operation moves 5–15 % within seconds, for every process at once) fall on all algorithms alike, and a ratio compares figures measured in the same seconds." \
-  --note "Workload E: the embedded backend reads a range scan (_id >= k sorted, with a limit) from its bound in _id order and stops at the limit (the launcher's indexes, since 2026-12-01; before, it read and sorted the whole collection for every scan, and E did tens of operations per second here); each scan returns up to 100 records for the proxy to decrypt, so E costs the proxy the most per operation."
-echo "demo: wrote $OUT/report.md, $OUT/results.csv and $OUT/plots/"
+  --out "$OUT" --title "$TITLE" "${notes[@]}"
+publish "$OUT" "$FINAL"
+echo "demo: wrote $FINAL/report.md, $FINAL/results.csv and $FINAL/plots/"
