@@ -17,7 +17,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from pymongo.errors import OperationFailure
 
-from conftest import JAR, TDES, AES_256, EncryptingProxy, Threads, backend_process, client
+from conftest import JAR, TDES, AES_256, EncryptingProxy, Threads, backend_process, client, wait_until
 
 SUITE_IDS = {"AES_GCM": 0x01, "TDES_CBC_HMAC": 0x15}
 
@@ -109,13 +109,15 @@ class AppLoad(Threads):
             except Exception as e:  # any failure counts
                 self.errors.append(repr(e))
 
+    def wait_ops(self, n, timeout=120):
+        """Waits until n more operations than now are done (or one failed)."""
+        target = self.ops + n
+        wait_until(lambda: self.ops >= target or self.errors or self.wrong, timeout, f"{n} more application operations")
+
 
 def test_a_live_3des_collection_moves_to_aes_while_the_application_works(stack, kms, workdir):
     backend, proxy = stack
-    # 3,000 in `make test`; `make test-rewrap-20k` runs the issue's 20,000 (FLE_REWRAP_DOCS). The
-    # embedded backend finds a document by its _id index only for a filter on _id alone, so each
-    # conditional update scans the collection (9 ms per update at 20,000 documents, minutes for the
-    # run; mongod uses the index). docs/keys.md says so.
+    # 3,000 in `make test`; `make test-rewrap-20k` runs the issue's 20,000 (FLE_REWRAP_DOCS).
     n = int(os.environ.get("FLE_REWRAP_DOCS", "3000"))
     tags = 30
     with client(proxy.uri()) as c:
@@ -127,16 +129,18 @@ def test_a_live_3des_collection_moves_to_aes_while_the_application_works(stack, 
     # the lifecycle: the new key in the policy, the old one kept to open what is still under it
     reload(proxy, policy(AES_256, previous=TDES))
     with AppLoad(proxy.uri(), n, tags) as app:
-        time.sleep(1)
+        app.wait_ops(50)    # the application is at work (events, not a fixed time: both cores may be busy)
+        ops_before = app.ops
         # four batches at once (issue 30): the checkpoint and every application write hold as with one.
-        # Batches of 200: the embedded backend runs a command on its I/O thread, and a bulk write of
-        # conditional updates scans the collection once per update there (~2 ms each at 20,000
-        # documents). With batches of 1,000 one run of two at 20,000 had an application operation
-        # cancelled (pymongo does that when a heartbeat times out): our reading, not proven.
+        # Batches of 200: the embedded backend runs a command on its I/O thread; when each conditional
+        # update still scanned the collection, batches of 1,000 at 20,000 documents once had an
+        # application operation cancelled (pymongo does that when a heartbeat times out).
         r = rewrap(proxy.config, "rw.users", "--batch", "200", "--parallel", "4", timeout=max(600, n // 15))
-        time.sleep(1)
+        ops_during = app.ops - ops_before
+        app.wait_ops(50)    # and goes on once rewrap is done
     assert r.returncode == 0, r.stdout + r.stderr
-    assert app.ops > 100 and not app.errors and not app.wrong, (app.ops, app.errors[:5], app.wrong[:5])
+    print(f"rewrap of {n:,}: {ops_during} application operations while it ran, {app.ops} in all")
+    assert ops_during > 0 and not app.errors and not app.wrong, (ops_during, app.errors[:5], app.wrong[:5])
     summary = r.stdout
     assert "previous_key" in summary and "rewritten" in summary, summary
 

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from conftest import ProxyProcess, Threads, client, free_port
+from conftest import ProxyProcess, Threads, client, free_port, wait_until
 from replset_server import Mongos, ReplicaSet, RetryableWrites
 
 
@@ -40,6 +40,14 @@ class Writers(Threads):
                     self.errors.append(f"{_id}: {e!r}")
             time.sleep(0.002)
 
+    def more_acked(self, n, timeout=60):
+        """Waits until n more writes than now are acknowledged (events, not a fixed time: on a
+        busy machine the writers are slower, so a fixed sleep would test less)."""
+        with self.lock:
+            target = len(self.acked) + n
+        wait_until(lambda: len(self.acked) >= target or self.errors, timeout,
+                   f"{n} more acknowledged writes (have {len(self.acked)}, errors {self.errors[:3]})")
+
 
 def stored_ids(backend_port, coll_name):
     with client(f"mongodb://127.0.0.1:{backend_port}") as raw:
@@ -56,13 +64,13 @@ def test_no_write_fails_across_an_election_of_the_replica_set(workdir, backend):
             coll = c.failover.rs
             assert c.admin.command("hello").get("msg") == "isdbgrid", "in front of a set the proxy is a router"
             with Writers(coll) as w:
-                time.sleep(1.5)
+                w.more_acked(50)
                 proxy.mark_log()
                 rs.elect(1, gap=1.0)
-                time.sleep(2.0)
+                w.more_acked(50)      # writes go on after the first election
                 rs.elect(2, gap=0.5)
-                time.sleep(1.5)
-            assert len(w.acked) > 100 and not w.errors, (len(w.acked), w.errors[:5])
+                w.more_acked(50)      # and after the second
+            assert len(w.acked) >= 150 and not w.errors, (len(w.acked), w.errors[:5])
         print(f"rs: {len(w.acked)} writes, {rs.writes.retried} retried after being applied")
         ids = stored_ids(backend.port, "rs")
         assert len(ids) == len(set(ids)) and set(w.acked) <= set(ids)
@@ -92,13 +100,14 @@ def test_no_write_fails_when_one_of_several_mongos_is_killed(workdir, backend):
     try:
         with client(proxy.uri(), serverSelectionTimeoutMS=30_000) as c:
             with Writers(c.failover.mongos) as w:
-                time.sleep(1.5)
-                # each mongos holds connections (some carry only a driver's heartbeats, so count connections)
-                held = [len(m.open) // 2 for m in mongos]   # a client socket and a backend socket each
-                assert all(n > 0 for n in held), f"connections spread over every mongos: {held}"
+                w.more_acked(50)
+                # each mongos holds connections (some carry only a driver's heartbeats, so count
+                # connections: a client socket and a backend socket each)
+                held = lambda: [len(m.open) // 2 for m in mongos]  # noqa: E731
+                wait_until(lambda: all(n > 0 for n in held()), 30, f"connections spread over every mongos: {held()}")
                 mongos[0].kill()
-                time.sleep(2.5)
-            assert len(w.acked) > 100 and not w.errors, (len(w.acked), w.errors[:5])
+                w.more_acked(100)     # writes go on without it
+            assert len(w.acked) >= 150 and not w.errors, (len(w.acked), w.errors[:5])
         print(f"mongos: {len(w.acked)} writes, {writes.retried} retried after being applied")
         ids = stored_ids(backend.port, "mongos")
         assert len(ids) == len(set(ids)) and set(w.acked) <= set(ids)
