@@ -19,6 +19,7 @@ import argparse
 import csv
 import json
 import math
+import statistics
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -559,6 +560,61 @@ def md_cpu(runs) -> list[str]:
     return lines
 
 
+def cpu_sums(runs) -> dict[tuple, dict]:
+    """{(topology, algorithm, records, workload): {(records, repeat): µs of CPU per operation of
+    client + proxy + backend}}, for the cells that measured all three."""
+    return by_repeat(runs, lambda r: sum(r["cpu"][p] for p in CPU_PROCESSES)
+                     if all(p in r["cpu"] for p in CPU_PROCESSES) else None)
+
+
+def md_why_ratios(runs) -> list[str]:
+    """Why an x/plain ratio moves between runs: on saturated cores it is the ratio of what an
+    operation costs every process, so it moves with the cost of everything but the cipher."""
+    sums = cpu_sums(runs)
+    measured = ratios(runs)
+    rows_by_topo = {}
+    for topo in topologies_of(runs):
+        topo_runs = only(runs, topology=topo)
+        rows = []
+        for w in workloads_of(topo_runs):
+            for algo, base in ratio_pairs(topo_runs):
+                if base != "plain":
+                    continue
+                rest, added, predicted = [], [], []
+                for n in records_of(topo_runs):
+                    x, p = sums.get((topo, algo, n, w), {}), sums.get((topo, "plain", n, w), {})
+                    for k in sorted(set(x) & set(p)):
+                        rest.append(p[k])
+                        added.append(x[k] - p[k])
+                        predicted.append(p[k] / x[k])
+                m = measured.get((topo, w, algo, base))
+                if not predicted or not m:
+                    continue
+                r = statistics.median(predicted)
+                rows.append([workload_label(w), label(algo), fmt_us(statistics.median(rest)),
+                             fmt_us(statistics.median(added)), fmt_ratio(r), fmt_ratio(m["median"]),
+                             f"{0.1 * r * (1 - r):.3f}"])
+        if rows:
+            rows_by_topo[topo] = rows
+    if not rows_by_topo:
+        return []
+    lines = ["## Why a ratio moves between runs", "",
+             "Here the cores are saturated, so throughput is the cores' time divided by what one operation costs "
+             "every process (client, proxy and backend, µs of CPU from /proc), and x/plain should be plain's sum over "
+             "x's: T / (T + Δ), T what everything but the cipher costs (plain's sum), Δ what the cipher adds. The "
+             "table sets that beside the measured ratio (medians over paired repeats). Δ is the stable figure of a "
+             "cipher; the ratio also moves with T: when the proxy, the client or the backend gets cheaper, or a "
+             "machine runs them faster than it runs the cipher, every x/plain falls, and most where the cipher adds "
+             "most. A change of 10 % in T moves a ratio r by about 0.1 · r · (1 − r) (last column): 3DES's "
+             "ratio, with the largest Δ, moves most between runs whose T differs (docs/benchmarks.md, \"Why 3DES/plain "
+             "moves\").", ""]
+    for topo, rows in rows_by_topo.items():
+        lines += [f"### {topo}", ""]
+        lines += table(["workload", "cipher", "T: plain's µs per operation, all processes", "Δ: the cipher adds, µs",
+                        "T / (T + Δ)", "x/plain measured", "moves per 10 % of T"], rows)
+    return lines
+
+
 def md_proxy_added(runs) -> list[str]:
     """p50 and p99 of what the proxy adds per request, by algorithm and workload (when measured)."""
     if not any(r.get("proxy_added") for r in runs):
@@ -773,7 +829,7 @@ def write_report(dir_path) -> list[str]:
     figures = write_plots(runs, dir_path / "plots")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     lines = (md_intro(matrix, matrix_problem, ledger, generated) + HOW_TO_READ
-             + md_answer(runs, ratios(runs)) + md_cpu(runs) + md_proxy_added(runs) + md_throughput(runs)
+             + md_answer(runs, ratios(runs)) + md_cpu(runs) + md_why_ratios(runs) + md_proxy_added(runs) + md_throughput(runs)
              + md_ratios_per_records(runs) + md_latency(runs) + md_loads(ledger.loads)
              + md_paper(runs) + md_figures(figures, dir_path, topologies_of(runs)))
     report_path = markdown.write(dir_path / "report.md", lines)

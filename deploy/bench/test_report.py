@@ -347,3 +347,16 @@ def test_proxy_added_latency_is_reported_when_measured_and_absent_otherwise(tmp_
 def test_a_ledger_without_proxy_added_latency_reports_without_the_section(results):
     directory, _ = results
     assert "## What the proxy adds per request" not in (directory / "report.md").read_text()
+
+
+def test_why_a_ratio_moves_sets_the_cpu_sums_beside_the_measured_ratio(results):
+    """T is plain's client + proxy + backend CPU per operation (40 + 300 + 50 or 51 here), Δ what
+    the cipher adds to it (3DES: 40), T / (T + Δ) the ratio saturated cores would give."""
+    directory, _ = results
+    text = (directory / "report.md").read_text()
+    section = text.split("## Why a ratio moves between runs", 1)[1].split("\n## ", 1)[0]
+    row = next(line for line in section.splitlines() if line.startswith("| A | 3DES |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "392" and cells[3] == "40.0", row   # medians over repeats: 391, 392 → 391.5
+    r = 391.5 / 431.5
+    assert cells[4] == f"{r:.2f}" and cells[6] == f"{0.1 * r * (1 - r):.3f}", row
