@@ -16,14 +16,13 @@ import dev.fleproxy.server.AnswerHold;
 import dev.fleproxy.server.MessageFilter;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
+import dev.fleproxy.server.ReplyOutcome;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.wire.Frame;
 import dev.fleproxy.wire.WireMessage;
 import dev.fleproxy.wire.OpCode;
 import dev.fleproxy.wire.OpMsg;
-import dev.fleproxy.wire.BsonCursor;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -132,7 +131,7 @@ public final class AuditFilter implements MessageFilter {
             return ReplyDecision.PASS;
         }
         if (e.written() == null) {
-            log.write(outcome(e, reply.msg().bodyBytes()));
+            log.write(outcome(e, reply.outcome()));
             metrics.audit(!e.dropped());
         }
         // the writer completes the line on its own thread: decide on one reading of "done" (a line
@@ -182,60 +181,13 @@ public final class AuditFilter implements MessageFilter {
         return m == null ? "revealed" : m == FieldAccess.Mask.DENY ? "refused" : "masked:" + m.name().toLowerCase(Locale.ROOT);
     }
 
-    private static final byte[] OK = "ok".getBytes(StandardCharsets.UTF_8);
-    private static final byte[] CODE = "code".getBytes(StandardCharsets.UTF_8);
-    private static final byte[] N = "n".getBytes(StandardCharsets.UTF_8);
-    private static final byte[] CURSOR = "cursor".getBytes(StandardCharsets.UTF_8);
-    private static final byte[] FIRST_BATCH = "firstBatch".getBytes(StandardCharsets.UTF_8);
-    private static final byte[] NEXT_BATCH = "nextBatch".getBytes(StandardCharsets.UTF_8);
-    private static final byte[] VALUE = "value".getBytes(StandardCharsets.UTF_8);
-    private static final byte[] WRITE_ERRORS = "writeErrors".getBytes(StandardCharsets.UTF_8);
-
-    /** As {@link #outcome(AuditEvent, BsonDocument)}, read in place from a reply's bytes (nothing decoded). */
-    private static AuditEvent outcome(AuditEvent e, byte[] b) {
-        BsonCursor c = new BsonCursor(b, 0, b.length);
-        double ok = 0;
-        int code = -1;
-        int writeError = 0;
-        long docs = -1;
-        while (c.next()) {
-            if (c.nameIs(OK)) {
-                ok = c.numberValue();
-            } else if (c.nameIs(CODE)) {
-                code = (int) c.numberValue();
-            } else if (c.nameIs(N) && !Double.isNaN(c.numberValue()) && docs < 0) {
-                docs = (long) c.numberValue();
-            } else if (c.nameIs(VALUE)) {
-                docs = c.type == BsonCursor.NULL ? 0 : 1;
-            } else if (c.nameIs(CURSOR) && c.type == BsonCursor.DOCUMENT) {
-                BsonCursor inner = new BsonCursor(b, c.valueStart, c.valueEnd);
-                while (inner.next()) {
-                    if (inner.type == BsonCursor.ARRAY && (inner.nameIs(FIRST_BATCH) || inner.nameIs(NEXT_BATCH))) {
-                        docs = count(b, inner);
-                    }
-                }
-            } else if (c.nameIs(WRITE_ERRORS) && c.type == BsonCursor.ARRAY && writeError == 0) {
-                BsonCursor first = new BsonCursor(b, c.valueStart, c.valueEnd);
-                if (first.next() && first.type == BsonCursor.DOCUMENT) {
-                    BsonCursor err = new BsonCursor(b, first.valueStart, first.valueEnd);
-                    writeError = err.find(CODE) ? (int) err.numberValue() : -1;
-                }
-            }
-        }
-        e.code(ok == 1.0 ? writeError : code);
-        if (ok == 1.0 && docs >= 0) {
-            e.documents(docs);
+    /** The line's code and documents from what the reply says of its command. */
+    private static AuditEvent outcome(AuditEvent e, ReplyOutcome o) {
+        e.code(o.code());
+        if (o.documents() >= 0) { // only an ok reply says how many
+            e.documents(o.documents());
         }
         return e;
-    }
-
-    private static long count(byte[] b, BsonCursor array) {
-        BsonCursor e = new BsonCursor(b, array.valueStart, array.valueEnd);
-        long n = 0;
-        while (e.next()) {
-            n++;
-        }
-        return n;
     }
 
     /** The code (0, an error's, the first write error's) and how many documents the answer held. */

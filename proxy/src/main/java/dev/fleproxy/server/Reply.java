@@ -9,6 +9,8 @@ import java.util.List;
 /** A reply a filter asked to see, read once and shared by the filters that asked. */
 public final class Reply extends InFlight {
     private OpMsgView msg;
+    /** What the reply says of its command: as the filter that wrote it said, else read on first use. */
+    private ReplyOutcome outcome;
     /** For the metrics: the request this reply answers (null if untimed), and when it was read. */
     private RequestTiming timing;
     private long readAtNanos;
@@ -36,6 +38,14 @@ public final class Reply extends InFlight {
         return msg;
     }
 
+    /** What this reply (as it now stands: decrypted, masked) says of its command; null for other opcodes. */
+    public ReplyOutcome outcome() {
+        if (outcome == null && msg() != null) {
+            outcome = ReplyOutcome.of(msg().bodyBytes());
+        }
+        return outcome;
+    }
+
     Reply expectedBy(List<PendingReplies.Expectation> filters) {
         expectations = filters;
         return this;
@@ -60,7 +70,12 @@ public final class Reply extends InFlight {
 
     @Override
     void replaceFrame(Frame replacement) {
+        replaceFrame(replacement, null);
+    }
+
+    void replaceFrame(Frame replacement, ReplyOutcome said) {
         super.replaceFrame(replacement);
         msg = null;
+        outcome = said;
     }
 }

@@ -11,7 +11,12 @@ public sealed interface ReplyDecision {
 
     /** Forward this instead; it must carry the reply's ids ({@link Reply#encode} does). */
     static ReplyDecision replace(Frame frame) {
-        return new Replace(frame);
+        return new Replace(frame, null);
+    }
+
+    /** As {@link #replace(Frame)}, with what the new reply says of its command, known as it was written. */
+    static ReplyDecision replace(Frame frame, ReplyOutcome outcome) {
+        return new Replace(frame, outcome);
     }
 
     /** Not yet: as {@link RequestDecision#await}, for a reply (the replies behind it wait too). */
@@ -36,7 +41,8 @@ public sealed interface ReplyDecision {
     record Pass() implements ReplyDecision {
     }
 
-    record Replace(Frame frame) implements ReplyDecision {
+    /** {@code outcome}: null when the filter did not say (it is then read from the frame if asked for). */
+    record Replace(Frame frame, ReplyOutcome outcome) implements ReplyDecision {
     }
 
     record Await(CompletionStage<?> ready, Duration maxWait) implements ReplyDecision {

@@ -52,7 +52,7 @@ final class ReplyLane extends Lane<Reply> {
                 PendingReplies.Expectation e = reply.expectations().get(i);
                 ReplyDecision decision = e.filter().onReply(reply, e.state());
                 if (decision instanceof ReplyDecision.Replace replace) {
-                    reply.replaceFrame(replace.frame());
+                    reply.replaceFrame(replace.frame(), replace.outcome());
                 } else if (decision instanceof ReplyDecision.Await await) {
                     park(reply, i, await.ready(), await.maxWait());
                     return;

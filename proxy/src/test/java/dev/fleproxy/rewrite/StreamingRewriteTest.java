@@ -24,6 +24,7 @@ import dev.fleproxy.rewrite.paths.CollectionContexts;
 import dev.fleproxy.rewrite.paths.ReadShape;
 import dev.fleproxy.rewrite.read.ReplyDecryptor;
 import dev.fleproxy.rewrite.write.DocumentEncryptor;
+import dev.fleproxy.server.ReplyOutcome;
 import dev.fleproxy.testing.WireIO;
 import dev.fleproxy.wire.BsonCursor;
 import dev.fleproxy.wire.Frame;
@@ -41,6 +42,7 @@ import java.util.UUID;
 import org.bson.BSONException;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
+import org.bson.BsonDouble;
 import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
@@ -200,6 +202,53 @@ class StreamingRewriteTest {
         assertEquals(null, decryptFrame(new BsonDocument("cursor", new BsonDocument("firstBatch",
                 new BsonArray(List.of(new BsonDocument("_id", new BsonInt32(1)))))).append("ok", new BsonInt32(1)),
                 "hr.people"));
+    }
+
+    @Test
+    void whatTheDecryptorCountsIsWhatTheDecryptedReplySays() {
+        // the audit trail takes the decryptor's count instead of reading the reply again (issue 43)
+        CollectionContext c = ctx("hr.people");
+        List<BsonValue> stored = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            stored.add(DocumentEncryptor.encryptDocument(person().append("_id", new BsonInt32(i)), c));
+        }
+        BsonDocument cursor = new BsonDocument("cursor", new BsonDocument("nextBatch", new BsonArray(stored))
+                .append("id", new BsonInt64(7)).append("ns", new BsonString("hr.people"))).append("ok", new BsonDouble(1));
+        BsonDocument value = new BsonDocument("lastErrorObject", new BsonDocument("n", new BsonInt32(1)))
+                .append("value", stored.get(0)).append("ok", new BsonInt32(1));
+        for (BsonDocument body : List.of(cursor, value)) {
+            Frame in = new Frame(Unpooled.wrappedBuffer(WireIO.encode(new OpMsg(0, body), 5, 4)));
+            CollectionKeys keys = new CollectionKeys(RESOLVER, ENVELOPES, false, Duration.ofMillis(1000));
+            ReadShape shape = c.paths.readShape();
+            ReplyDecryptor d = new ReplyDecryptor(keys, shape, shape.root, false);
+            Frame out = d.decrypt(OpMsgView.of(in), ByteBufAllocator.DEFAULT, keys);
+            try {
+                ReplyOutcome read = ReplyOutcome.of(OpMsgView.of(out).bodyBytes());
+                assertEquals(body == cursor ? 3 : 1, d.returned(), body.toJson());
+                assertEquals(read, ReplyOutcome.returned(d.returned()), body.toJson());
+            } finally {
+                out.release();
+            }
+        }
+    }
+
+    @Test
+    void aReplyOutcomeIsReadInPlace() {
+        assertEquals(new ReplyOutcome(0, 2), outcome(new BsonDocument("n", new BsonInt32(2)).append("ok", new BsonInt32(1))));
+        assertEquals(new ReplyOutcome(0, 0), outcome(new BsonDocument("value", new org.bson.BsonNull()).append("ok", new BsonDouble(1))));
+        assertEquals(new ReplyOutcome(11000, 0), outcome(new BsonDocument("n", new BsonInt32(0)).append("writeErrors",
+                new BsonArray(List.of(new BsonDocument("index", new BsonInt32(0)).append("code", new BsonInt32(11000)))))
+                .append("ok", new BsonInt32(1))));
+        assertEquals(new ReplyOutcome(13, -1), outcome(new BsonDocument("ok", new BsonInt32(0)).append("code", new BsonInt32(13))
+                .append("errmsg", new BsonString("unauthorized"))));
+        assertEquals(new ReplyOutcome(-1, -1), outcome(new BsonDocument("ok", new BsonInt32(0))));
+    }
+
+    private static ReplyOutcome outcome(BsonDocument body) {
+        org.bson.io.BasicOutputBuffer out = new org.bson.io.BasicOutputBuffer();
+        new org.bson.codecs.BsonDocumentCodec().encode(new org.bson.BsonBinaryWriter(out), body,
+                org.bson.codecs.EncoderContext.builder().build());
+        return ReplyOutcome.of(out.toByteArray());
     }
 
     private static BsonDocument decryptReply(BsonDocument body, String ns) {

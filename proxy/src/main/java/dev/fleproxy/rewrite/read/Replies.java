@@ -14,6 +14,7 @@ import dev.fleproxy.rewrite.evaluate.NotEvaluable;
 import dev.fleproxy.rewrite.paths.CollectionContext;
 import dev.fleproxy.server.Reply;
 import dev.fleproxy.server.ReplyDecision;
+import dev.fleproxy.server.ReplyOutcome;
 import dev.fleproxy.server.Request;
 import dev.fleproxy.server.RequestDecision;
 import dev.fleproxy.wire.BsonCursor;
@@ -209,15 +210,18 @@ public final class Replies {
         }
         CollectionKeys keys = new CollectionKeys(resolver, envelopes, reply.waitedOut(), kmsWait);
         try {
-            Frame decrypted = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct(),
-                    masks(reply, plan.shape().policy, keys)).decrypt(reply.msg(), reply.alloc(), keys);
+            ReplyDecryptor decryptor = new ReplyDecryptor(keys, plan.shape(), plan.documents(), plan.distinct(),
+                    masks(reply, plan.shape().policy, keys));
+            Frame decrypted = decryptor.decrypt(reply.msg(), reply.alloc(), keys);
             if (keys.hasPending()) {
                 return ReplyDecision.await(keys.fetchPending(), kmsWait);
             }
             if (decrypted == null) {
                 return ReplyDecision.PASS;
             }
-            return ReplyDecision.replace(plan.distinct() ? distinctValues(decrypted, reply) : decrypted);
+            // decrypt wrote only an ok reply: what it returned is known, so the audit need not read it again
+            return plan.distinct() ? ReplyDecision.replace(distinctValues(decrypted, reply))
+                    : ReplyDecision.replace(decrypted, ReplyOutcome.returned(decryptor.returned()));
         } catch (Refusal r) {
             metrics.replyError(plan.command(), r.error().code());
             return ReplyDecision.replace(reply.encode(new OpMsg(0, ErrorReplies.document(r.error(), r.getMessage()))));

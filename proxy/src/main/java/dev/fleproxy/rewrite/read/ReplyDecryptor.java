@@ -57,6 +57,8 @@ public final class ReplyDecryptor {
     private byte[] buf;
     /** Where the body in {@link #buf} ends. */
     private int bufLength;
+    /** How many documents the reply returned (its batch's, or findAndModify's value: 0 or 1); -1 if neither. */
+    private long returned = -1;
 
     /** Decrypts to plaintext throughout: for what the proxy itself evaluates before it answers. */
     public ReplyDecryptor(CollectionKeys keys, ReadShape shape, ReadShape.Node documents, boolean distinct) {
@@ -76,6 +78,14 @@ public final class ReplyDecryptor {
 
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * After {@link #decrypt}: how many documents the reply returned (a cursor's batch, or
+     * findAndModify's value: 0 if null, else 1), -1 if it held neither; counted as they were written.
+     */
+    public long returned() {
+        return returned;
     }
 
     /**
@@ -157,6 +167,7 @@ public final class ReplyDecryptor {
                 } else if (distinct) {
                     changed = element(c, documents, out, 0); // each value stands where the key points
                 } else {
+                    returned = c.type == BsonCursor.NULL ? 0 : 1;
                     changed = c.type == BsonCursor.DOCUMENT ? documentElement(c, documents, out) : copy(c, out);
                 }
             } else {
@@ -197,9 +208,12 @@ public final class ReplyDecryptor {
         BsonCursor c = new BsonCursor(buf, start, end);
         int mark = OpMsgWriter.beginDocument(out);
         boolean changed = false;
+        long n = 0;
         while (c.next()) {
+            n++;
             changed |= c.type == BsonCursor.DOCUMENT ? documentElement(c, documents, out) : copy(c, out);
         }
+        returned = n;
         OpMsgWriter.endDocument(out, mark);
         return changed;
     }
