@@ -20,7 +20,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 TAP = re.compile(r"^\s*ok \d+ - (.+?) # SKIP\s*(.*)$")
-SUREFIRE = re.compile(r"Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: ([1-9]\d*).* - in (\S+)")
+# Surefire 3 ends the line with "-- in CLASS", 2 with "- in CLASS"
+SUREFIRE = re.compile(r"Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: ([1-9]\d*).*? -+ in (\S+)")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
