@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
   shift 2
   total=$((total + 1))
   echo "== $label: $name: $cmd"
-  start=$SECONDS since=$(date +%s)
+  start=$SECONDS since=$(date +%s.%N)   # reports older than this are an earlier suite's
   log="$logs/$total.log"
   if bash -c "$cmd" 2>&1 | tee "$log"; then
     echo "== $label: $name: passed ($((SECONDS - start)) s)"
@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
   fi
   while IFS= read -r line; do
     [ -n "$line" ] && skipped+=("$name: $line") && echo "== $label: $name: skipped $line"
-  done < <(python3 "$here/list-skips.py" "$log" "$((since - 1))" || echo "(list-skips.py failed: skips not listed)")
+  done < <(python3 "$here/list-skips.py" "$log" "$since" || echo "(list-skips.py failed: skips not listed)")
 done
 if [ ${#skipped[@]} -gt 0 ]; then
   echo "$label: ${#skipped[@]} skipped, each for the reason given:"
