@@ -567,11 +567,11 @@ def cpu_sums(runs) -> dict[tuple, dict]:
                      if all(p in r["cpu"] for p in CPU_PROCESSES) else None)
 
 
-def md_why_ratios(runs) -> list[str]:
+def md_why_ratios(runs, measured) -> list[str]:
     """Why an x/plain ratio moves between runs: on saturated cores it is the ratio of what an
-    operation costs every process, so it moves with the cost of everything but the cipher."""
+    operation costs every process, so it moves with the cost of everything but the cipher.
+    `measured`: the pooled ratios md_answer reports (ratios(runs), bootstrapped once)."""
     sums = cpu_sums(runs)
-    measured = ratios(runs)
     rows_by_topo = {}
     for topo in topologies_of(runs):
         topo_runs = only(runs, topology=topo)
@@ -828,8 +828,9 @@ def write_report(dir_path) -> list[str]:
     csv_path = write_csv(runs, dir_path / "results.csv")
     figures = write_plots(runs, dir_path / "plots")
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    pooled = ratios(runs)
     lines = (md_intro(matrix, matrix_problem, ledger, generated) + HOW_TO_READ
-             + md_answer(runs, ratios(runs)) + md_cpu(runs) + md_why_ratios(runs) + md_proxy_added(runs) + md_throughput(runs)
+             + md_answer(runs, pooled) + md_cpu(runs) + md_why_ratios(runs, pooled) + md_proxy_added(runs) + md_throughput(runs)
              + md_ratios_per_records(runs) + md_latency(runs) + md_loads(ledger.loads)
              + md_paper(runs) + md_figures(figures, dir_path, topologies_of(runs)))
     report_path = markdown.write(dir_path / "report.md", lines)

@@ -46,7 +46,7 @@ class Writers(Threads):
         with self.lock:
             target = len(self.acked) + n
         wait_until(lambda: len(self.acked) >= target or self.errors, timeout,
-                   f"{n} more acknowledged writes (have {len(self.acked)}, errors {self.errors[:3]})")
+                   f"{n} more acknowledged writes ({target - n} when the wait began)")
 
 
 def stored_ids(backend_port, coll_name):
@@ -104,7 +104,7 @@ def test_no_write_fails_when_one_of_several_mongos_is_killed(workdir, backend):
                 # each mongos holds connections (some carry only a driver's heartbeats, so count
                 # connections: a client socket and a backend socket each)
                 held = lambda: [len(m.open) // 2 for m in mongos]  # noqa: E731
-                wait_until(lambda: all(n > 0 for n in held()), 30, f"connections spread over every mongos: {held()}")
+                wait_until(lambda: all(n > 0 for n in held()), 30, "connections on every mongos")
                 mongos[0].kill()
                 w.more_acked(100)     # writes go on without it
             assert len(w.acked) >= 150 and not w.errors, (len(w.acked), w.errors[:5])

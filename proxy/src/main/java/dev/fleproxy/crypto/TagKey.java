@@ -61,8 +61,7 @@ public final class TagKey {
         }
     }
 
-    /** The tag of a message. */
-    /** The tag of 0x02 or 0x03, kept: the caller must not change it. */
+    /** The tag of a one-byte message; that of 0x02 or 0x03 is the one made with the key (the caller must not change it). */
     byte[] tagOfByte(byte b) {
         if (b == 0x02) {
             return other;
@@ -73,6 +72,7 @@ public final class TagKey {
         return tag(new byte[] {b});
     }
 
+    /** The tag of a message. */
     byte[] tag(byte[] message) {
         Mac m = MACS.get();
         try {

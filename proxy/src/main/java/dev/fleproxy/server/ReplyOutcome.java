@@ -6,8 +6,7 @@ import java.nio.charset.StandardCharsets;
 /**
  * What a reply says of its command, for the audit trail: the code (0: ok; the error's code; the
  * first write error's) and how many documents it returned or counted (-1: none said, or not an ok
- * reply). A filter
- * that writes a reply anew (the decrypting one) knows this as it writes, and hands it over with
+ * reply). A filter that writes a reply anew (the decrypting one) knows this as it writes, and hands it over with
  * the reply ({@link ReplyDecision#replace(dev.fleproxy.wire.Frame, ReplyOutcome)}), so the reply
  * is not copied and read again for it; any other reply is read once, in place ({@link #of}).
  */
@@ -18,18 +17,14 @@ public record ReplyOutcome(int code, long documents) {
         return new ReplyOutcome(0, documents);
     }
 
-    private static final byte[] OK = bytes("ok");
-    private static final byte[] CODE = bytes("code");
-    private static final byte[] N = bytes("n");
-    private static final byte[] CURSOR = bytes("cursor");
-    private static final byte[] FIRST_BATCH = bytes("firstBatch");
-    private static final byte[] NEXT_BATCH = bytes("nextBatch");
-    private static final byte[] VALUE = bytes("value");
-    private static final byte[] WRITE_ERRORS = bytes("writeErrors");
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
+    private static final byte[] OK = "ok".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] CODE = "code".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] N = "n".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] CURSOR = "cursor".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] FIRST_BATCH = "firstBatch".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] NEXT_BATCH = "nextBatch".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] VALUE = "value".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] WRITE_ERRORS = "writeErrors".getBytes(StandardCharsets.UTF_8);
 
     /** Read in place from a reply's body bytes (nothing decoded): ok, code, n, value, a cursor's batch, writeErrors. */
     public static ReplyOutcome of(byte[] b) {
