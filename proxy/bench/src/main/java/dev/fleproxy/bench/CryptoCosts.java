@@ -18,10 +18,35 @@ import java.util.Map;
 public final class CryptoCosts {
     private final Map<String, Double> opsPerSecond;
     private final String source;
+    /** suite/operation → ms per 1,000 benchmark operations timed in this run ({@link CipherProbe}). */
+    private final Map<String, Double> inRun;
+    private final String inRunSource;
 
     private CryptoCosts(Map<String, Double> opsPerSecond, String source) {
+        this(opsPerSecond, source, Map.of(), null);
+    }
+
+    private CryptoCosts(Map<String, Double> opsPerSecond, String source, Map<String, Double> inRun, String inRunSource) {
         this.opsPerSecond = opsPerSecond;
         this.source = source;
+        this.inRun = inRun;
+        this.inRunSource = inRunSource;
+    }
+
+    /**
+     * These figures with one suite's cipher cost timed in this run (ms per 1,000 benchmark
+     * operations, to seal and to open) in place of its stored rows.
+     */
+    public CryptoCosts measuredInRun(String suite, double sealMs, double openMs, String how) {
+        Map<String, Double> m = new HashMap<>(inRun);
+        m.put(suite + "/encrypt", sealMs);
+        m.put(suite + "/decrypt", openMs);
+        return new CryptoCosts(opsPerSecond, source, m, how);
+    }
+
+    /** Whether this suite's figures were timed in this run, not read from the stored rows. */
+    public boolean inRun(String suite) {
+        return inRun.containsKey(suite + "/encrypt");
     }
 
     public static CryptoCosts none(String why) {
@@ -69,6 +94,11 @@ public final class CryptoCosts {
 
     /** Where the figures come from, or why there are none. */
     public String source() {
+        return inRunSource == null ? source : inRunSource + "; the other suites: " + source;
+    }
+
+    /** Where the stored rows come from (or why there are none). */
+    public String storedSource() {
         return source;
     }
 
@@ -84,7 +114,8 @@ public final class CryptoCosts {
 
     /** The cipher's own CPU per 1,000 benchmark operations (FIELDS fields each), in ms; NaN when unknown. */
     public double msPer1000Ops(String suite, String phase) {
-        return msPer1000Ops(fieldOpsPerSecond(suite, phase));
+        Double measured = inRun.get(suite + "/" + cipherOperation(phase));
+        return measured != null ? measured : msPer1000Ops(fieldOpsPerSecond(suite, phase));
     }
 
     /** FIELDS × (1 / ops_per_s) seconds per operation, as ms per 1,000 operations. */

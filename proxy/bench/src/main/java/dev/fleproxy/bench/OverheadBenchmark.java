@@ -64,14 +64,24 @@ public final class OverheadBenchmark {
         }
     }
 
-    /** What a run produced: the phases in run order and the allocation probe's results. */
-    public record Result(List<Phase> phases, List<AllocationProbe.Allocation> allocations, String allocationNote) {
+    /**
+     * What a run produced: the phases in run order, the allocation probe's results, and the
+     * cipher's own cost timed after each round (empty without a {@link CipherProbe}).
+     */
+    public record Result(List<Phase> phases, List<AllocationProbe.Allocation> allocations, String allocationNote,
+                         List<CipherProbe.Sample> cipher) {
+        public Result(List<Phase> phases, List<AllocationProbe.Allocation> allocations, String allocationNote) {
+            this(phases, allocations, allocationNote, List.of());
+        }
     }
 
     private final int threads;
     private final double seconds;
     private final PrintStream progress;
     private final SSLContext tlsContext;
+    private CipherProbe cipherProbe;
+    /** Where the probe's samples of this run go. */
+    private List<CipherProbe.Sample> cipherSamples;
 
     public OverheadBenchmark(int threads, double seconds, PrintStream progress) {
         this(threads, seconds, progress, null);
@@ -86,6 +96,16 @@ public final class OverheadBenchmark {
         this.seconds = seconds;
         this.progress = progress;
         this.tlsContext = tlsContext;
+    }
+
+    /**
+     * Times the JDK's AES-GCM alone in this process halfway through every measured phase of an
+     * AES_GCM target (after warming it once the warm-up is over): the cipher's own work, measured
+     * in the same run and under the same load as what the proxy adds.
+     */
+    public OverheadBenchmark withCipherProbe(CipherProbe probe) {
+        this.cipherProbe = probe;
+        return this;
     }
 
     /**
@@ -113,6 +133,8 @@ public final class OverheadBenchmark {
             throws InterruptedException {
         List<Phase> phases = new ArrayList<>();
         List<AllocationProbe.Allocation> allocations = new ArrayList<>();
+        List<CipherProbe.Sample> cipher = new ArrayList<>();
+        cipherSamples = cipher;
         Map<String, MongoClient> clients = new LinkedHashMap<>();
         try {
             MongoClient check = checkTarget == null ? null : client(clients, checkTarget);
@@ -131,6 +153,9 @@ public final class OverheadBenchmark {
                         target(t, client(clients, t), check, 0, perProcess / 2 / group.size(), new ArrayList<>());
                     }
                 }
+            }
+            if (cipherProbe != null) {
+                cipherProbe.warm(CIPHER_WARMUP_SECONDS);
             }
             for (int round = 1; round <= rounds; round++) {
                 List<Target> order = new ArrayList<>(targets);
@@ -160,10 +185,32 @@ public final class OverheadBenchmark {
                     progress.println("overhead: no allocation probe: " + note);
                 }
             }
-            return new Result(phases, allocations, note);
+            return new Result(phases, allocations, note, cipher);
         } finally {
             clients.values().forEach(MongoClient::close);
         }
+    }
+
+    /** Seconds of unrecorded AES-GCM before the first sample (its JIT compilation). */
+    static final double CIPHER_WARMUP_SECONDS = 3;
+
+    /** The cipher probe, on the calling thread, halfway through a measured phase that loads an AES_GCM target. */
+    private void measureCipherDuring(List<Target> targets, String operation, int round, boolean probe,
+                                     long began, long durationNanos) throws InterruptedException {
+        if (cipherProbe == null || probe || round <= 0 || targets.stream().noneMatch(
+                t -> t.kind() == Target.Kind.ENCRYPTED && "AES_GCM".equals(t.suite()))) {
+            return;
+        }
+        long wait = began + durationNanos / 2 - System.nanoTime();
+        if (wait > 0) {
+            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+        }
+        CipherProbe.Sample s = cipherProbe.measure(round,
+                String.join(" and ", targets.stream().map(Target::name).toList()) + ", " + operation);
+        cipherSamples.add(s);
+        progress.printf(Locale.ROOT, "overhead: during round %d, %s: the JDK's AES-GCM alone, %.2f ms to seal and "
+                + "%.2f ms to open per 1,000 operations (%d fields each)%n", round, s.during(), s.sealMsPer1000Ops(),
+                s.openMsPer1000Ops(), FIELDS);
     }
 
     /**
@@ -468,6 +515,7 @@ public final class OverheadBenchmark {
         Instant from = Instant.now();
         began[0] = System.nanoTime();
         start.countDown();
+        measureCipherDuring(targets, operation, round, probe, began[0], durationNanos);
         for (Thread w : workers) {
             w.join();
         }

@@ -156,22 +156,31 @@ final class OverheadCommand implements Callable<Integer> {
             crypto = CryptoCosts.none(cryptoResults + " unreadable: " + e.getMessage());
         }
 
+        CipherProbe cipherProbe = new CipherProbe();
         Map<Target, Target.Alloc> probes = noAlloc ? Map.of() : probes(targets);
         AllocationProbe probe = AllocationProbe.create();
         double probeSeconds = allocSeconds == null ? seconds : allocSeconds;
         OverheadBenchmark.Result result;
         try {
-            result = new OverheadBenchmark(threads, seconds, System.err, tlsContext)
+            result = new OverheadBenchmark(threads, seconds, System.err, tlsContext).withCipherProbe(cipherProbe)
                     .run(targets, checkTarget, rounds, sideBySideRounds, warmup, probes, probe, probeSeconds);
         } finally {
             probe.cleanUp();
         }
         String allocNote = noAlloc ? "--no-alloc" : result.allocationNote();
-        result = new OverheadBenchmark.Result(result.phases(), result.allocations(), allocNote);
+        result = new OverheadBenchmark.Result(result.phases(), result.allocations(), allocNote, result.cipher());
+        if (!result.cipher().isEmpty()) {
+            crypto = crypto.measuredInRun("AES_GCM",
+                    Figures.Spread.of(result.cipher().stream().map(CipherProbe.Sample::sealMsPer1000Ops).toList()).median(),
+                    Figures.Spread.of(result.cipher().stream().map(CipherProbe.Sample::openMsPer1000Ops).toList()).median(),
+                    "AES_GCM: the JDK's AES-GCM (" + cipherProbe.provider() + ") timed by this benchmark during "
+                            + "each of AES_GCM's phases");
+        }
 
         List<Checks.Check> checks = Checks.evaluate(targets, OverheadReport.figures(targets, result.phases()),
                 OverheadReport.paired(targets, result.phases()), crypto,
-                result.allocations(), allocNote);
+                result.allocations(), allocNote,
+                Figures.Spread.of(result.cipher().stream().map(CipherProbe.Sample::openBytesPerOp).toList()).median());
         OverheadReport.RunInfo info = new OverheadReport.RunInfo(commandLine(), threads, seconds, rounds,
                 sideBySideRounds, warmup,
                 OverheadBenchmark.byProcess(targets).size(),

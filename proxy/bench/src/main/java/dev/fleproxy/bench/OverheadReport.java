@@ -96,13 +96,16 @@ public final class OverheadReport {
         long met = checks.stream().filter(c -> c.verdict() == Checks.Verdict.MET).count();
         long notMet = checks.stream().filter(c -> c.verdict() == Checks.Verdict.NOT_MET).count();
         long none = checks.stream().filter(c -> c.verdict() == Checks.Verdict.NOT_EVALUATED).count();
-        md.append(String.format(Locale.ROOT, "%d met, %d not met, %d not evaluated; every ratio is computed from "
-                + "figures of this run.%n%n", met, notMet, none));
+        long floor = checks.stream().filter(c -> c.verdict() == Checks.Verdict.BELOW_FLOOR).count();
+        md.append(String.format(Locale.ROOT, "%d met, %d not met, %d not evaluated%s; every ratio is computed from "
+                + "figures of this run.%n%n", met, notMet, none,
+                floor == 0 ? "" : ", " + floor + " with a limit below the cipher's own cost (the arithmetic is shown)"));
         rule1and2(md, checks, 1, String.format(Locale.ROOT, "1. Proxy without policy ≤ %.2f × the relay on the same "
                 + "transport (CPU ms per 1,000 operations, inserts and reads together)", Checks.PLAIN_OVER_RELAY));
         rule1and2(md, checks, 2, String.format(Locale.ROOT, "2. AES-GCM, all ten fields encrypted, ≤ %.2f × the proxy "
                 + "without policy on the same transport (same measure)", Checks.AES_OVER_PLAIN));
         rule3(md, checks, info.cryptoSource());
+        cipherAlone(md, result.cipher());
         rule4(md, checks, result.allocations());
         rule5(md, checks, paired(targets, result.phases()), info.sideBySideRounds(), info.threads());
 
@@ -346,16 +349,49 @@ public final class OverheadReport {
             return;
         }
         md.append(String.format(Locale.ROOT, "### 3. Each suite ≤ the proxy without policy + %.1f × its cipher's own "
-                + "cost (CPU ms per 1,000 operations, per phase)%n%n", Checks.CIPHER_FACTOR));
-        md.append("The cipher's own cost per operation is 10 fields × (1 / ops_per_s) of its 100-byte random-nonce "
-                + "row in " + cryptoSource + " (encrypt for inserts, decrypt for reads); *excess* is (target − no "
-                + "policy) in multiples of that cost, so the target is met when it is ≤ "
-                + String.format(Locale.ROOT, "%.1f", Checks.CIPHER_FACTOR) + ".\n\n");
-        md.append("| target | phase | no policy | cipher alone | limit | target's | excess / cipher | verdict |\n"
-                + "|---|---|---:|---:|---:|---:|---:|---|\n");
+                + "cost when that cost is timed in this run, + %.1f × when it is a stored row (CPU ms per 1,000 "
+                + "operations, per phase)%n%n", Checks.IN_RUN_CIPHER_FACTOR, Checks.CIPHER_FACTOR));
+        md.append("The cipher's own cost per operation: " + cryptoSource + ". A stored row gives 10 fields × (1 / "
+                + "ops_per_s) of its 100-byte random-nonce row (encrypt for inserts, decrypt for reads). *Excess* is "
+                + "(target − no policy) in multiples of that cost, so the target is met when it is at most the "
+                + "row's factor.\n\n");
+        md.append("| target | phase | no policy | cipher alone | from | limit | target's | excess / cipher | verdict |\n"
+                + "|---|---|---:|---:|---|---:|---:|---:|---|\n");
         for (Checks.Check c : r) {
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", c.subject(), c.phase(),
-                    f1(c.baseline()), f1(c.cipherCost()), f1(c.limit()), f1(c.figure()), f2(c.ratio()), verdict(c)));
+            boolean inRun = Math.abs(c.limit() - c.baseline() - Checks.IN_RUN_CIPHER_FACTOR * c.cipherCost()) < 1e-9;
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", c.subject(),
+                    c.phase(), f1(c.baseline()), f2(c.cipherCost()), inRun ? "this run, × 1.5" : "stored row, × 1.3",
+                    f1(c.limit()), f1(c.figure()), f2(c.ratio()), verdict(c)));
+        }
+        md.append('\n');
+    }
+
+    /** The JDK's AES-GCM alone, as the benchmark timed it after each round. */
+    private static void cipherAlone(StringBuilder md, List<CipherProbe.Sample> samples) {
+        if (samples.isEmpty()) {
+            return;
+        }
+        Figures.Spread seal = Figures.Spread.of(samples.stream().map(CipherProbe.Sample::sealMsPer1000Ops).toList());
+        Figures.Spread open = Figures.Spread.of(samples.stream().map(CipherProbe.Sample::openMsPer1000Ops).toList());
+        md.append(String.format(Locale.ROOT, "#### The JDK's AES-GCM alone, in this run%n%n"
+                + "Halfway through every measured phase of an AES_GCM target, under the same load, the benchmark "
+                + "times on one of its own threads (thread CPU time) %d × %d operations of %d fields each way: each field a %d-byte value, a random 12-byte nonce drawn before "
+                + "the timing, %d bytes of associated data, one Cipher set up by init() per value as the proxy's is; "
+                + "the median of %d batches. Median over %d phases: **%.2f** (%.2f–%.2f) ms per 1,000 operations to "
+                + "seal, **%.2f** (%.2f–%.2f) to open, that is %.2f and %.2f µs per field. It allocates %s KB per "
+                + "operation to seal and %s KB to open (one more batch each way per phase, counted by the JVM).%n%n",
+                CipherProbe.BATCHES, CipherProbe.BATCH_OPS, OverheadBenchmark.FIELDS, CipherProbe.VALUE_BYTES,
+                CipherProbe.AAD_BYTES, CipherProbe.BATCHES, samples.size(), seal.median(), seal.min(), seal.max(),
+                open.median(), open.min(), open.max(), seal.median() / OverheadBenchmark.FIELDS,
+                open.median() / OverheadBenchmark.FIELDS,
+                f2(Figures.Spread.of(samples.stream().map(CipherProbe.Sample::sealBytesPerOp).toList()).median() / 1024),
+                f2(Figures.Spread.of(samples.stream().map(CipherProbe.Sample::openBytesPerOp).toList()).median() / 1024)));
+        md.append("| round | during | seal ms/1,000 ops | open ms/1,000 ops | seal KB/op | open KB/op |\n"
+                + "|---:|---|---:|---:|---:|---:|\n");
+        for (CipherProbe.Sample x : samples) {
+            md.append(String.format(Locale.ROOT, "| %d | %s | %.2f | %.2f | %s | %s |%n", x.round(), x.during(),
+                    x.sealMsPer1000Ops(),
+                    x.openMsPer1000Ops(), f2(x.sealBytesPerOp() / 1024), f2(x.openBytesPerOp() / 1024)));
         }
         md.append('\n');
     }
@@ -425,6 +461,7 @@ public final class OverheadReport {
             case MET -> "met";
             case NOT_MET -> "**not met**";
             case NOT_EVALUATED -> "not evaluated: " + c.note();
+            case BELOW_FLOOR -> "limit below the cipher's own cost: " + c.note();
         };
     }
 

@@ -56,6 +56,55 @@ class ChecksTest {
     }
 
     @Test
+    void aCipherTimedInTheRunReplacesItsStoredRowsAndTakesItsOwnFactor() {
+        CryptoCosts stored = CryptoCosts.parse(List.of(
+                "table,subject,size_bytes,variant,operation,ops_per_s,error_ops_per_s,mb_per_s",
+                "suite,AES_GCM,100,random,decrypt,1000000,1,100",
+                "suite,ARIA_GCM,100,random,decrypt,250000,1,25"), "rows");
+        CryptoCosts costs = stored.measuredInRun("AES_GCM", 4.5, 3.5, "timed here");
+        assertEquals(4.5, costs.msPer1000Ops("AES_GCM", "insert"), EPS);
+        assertEquals(3.5, costs.msPer1000Ops("AES_GCM", "read"), EPS);
+        assertEquals(40, costs.msPer1000Ops("ARIA_GCM", "read"), EPS);   // still the stored row
+        assertEquals(Checks.IN_RUN_CIPHER_FACTOR, Checks.cipherFactor(costs, "AES_GCM"), EPS);
+        assertEquals(Checks.CIPHER_FACTOR, Checks.cipherFactor(costs, "ARIA_GCM"), EPS);
+        assertTrue(costs.source().startsWith("timed here") && costs.source().contains("rows"));
+    }
+
+    @Test
+    void rule2BelowTheCiphersOwnCostShowsTheArithmeticInsteadOfAMiss() {
+        CryptoCosts costs = CryptoCosts.none("none").measuredInRun("AES_GCM", 5, 3, "timed here");
+        // no policy 20 ms; the cipher alone 4 ms (the mean of its phases) = 20 %: the floor is 1.20 > 1.15
+        Checks.Check c = Checks.floored(Checks.ratio(2, "aes", "plain", "both", 25, 20, 1.15), costs, "AES_GCM");
+        assertEquals(Checks.Verdict.BELOW_FLOOR, c.verdict());
+        assertEquals(4, c.cipherCost(), EPS);
+        assertTrue(c.note().contains("1.20") && c.note().contains("1.30"), c.note());   // 1 + 1.5 × 0.2
+        // no policy 40 ms: the floor is 1.10, so 1.15 can be met and a miss is a miss
+        assertEquals(Checks.Verdict.NOT_MET,
+                Checks.floored(Checks.ratio(2, "aes", "plain", "both", 50, 40, 1.15), costs, "AES_GCM").verdict());
+        assertEquals(Checks.Verdict.MET,
+                Checks.floored(Checks.ratio(2, "aes", "plain", "both", 22, 20, 1.15), costs, "AES_GCM").verdict());
+    }
+
+    @Test
+    void rule4BelowWhatTheCipherAloneAllocatesShowsTheArithmetic() {
+        Checks.Check over = Checks.ceiling(4, "aes", "read", 16 * 1024, Checks.ALLOC_LIMIT_BYTES, null);
+        Checks.Check c = Checks.flooredAllocation(over, 13 * 1024);
+        assertEquals(Checks.Verdict.BELOW_FLOOR, c.verdict());
+        assertTrue(c.note().contains("13.00 KB") && c.note().contains("3.00 KB"), c.note());
+        assertEquals(Checks.Verdict.NOT_MET, Checks.flooredAllocation(over, 4 * 1024).verdict());
+        assertEquals(Checks.Verdict.NOT_MET, Checks.flooredAllocation(over, Double.NaN).verdict());
+    }
+
+    @Test
+    void theCipherProbeTimesBothWays() {
+        CipherProbe probe = new CipherProbe();
+        probe.warm(0.2);
+        CipherProbe.Sample s = probe.measure(1, "a test");
+        assertTrue(s.sealMsPer1000Ops() > 0 && Double.isFinite(s.sealMsPer1000Ops()), s.toString());
+        assertTrue(s.openMsPer1000Ops() > 0 && Double.isFinite(s.openMsPer1000Ops()), s.toString());
+    }
+
+    @Test
     void figuresAreMeansOverRoundsAndBothPhasesWeighOperations() {
         Target relay = Target.parse("kind=relay,uri=mongodb://h:1,pid=1,transport=epoll");
         List<OverheadBenchmark.Phase> phases = List.of(
@@ -227,7 +276,7 @@ class ChecksTest {
         }
         Map<String, Figures.Paired> paired = OverheadReport.paired(targets, phases);
         List<Checks.Check> checks = Checks.evaluate(targets, OverheadReport.figures(targets, phases), paired,
-                CryptoCosts.none("none"), List.of(), null);
+                CryptoCosts.none("none"), List.of(), null, Double.NaN);
         Checks.Check c = checks.stream().filter(k -> k.rule() == 5).findFirst().orElseThrow();
         assertEquals(Checks.Verdict.MET, c.verdict());
         assertEquals(1.01, c.ratio(), EPS);
