@@ -67,7 +67,7 @@ public final class FieldCipher {
         System.arraycopy(headerPrefix, 0, out, 0, Envelope.HEADER_LENGTH - 1);
         out[Envelope.HEADER_LENGTH - 1] = bsonType;
         byte[] aad = associatedData(out, 0, context, ctxOff, ctxLen);
-        aead.seal(value, off, len, aad, 0, aad.length, out, Envelope.HEADER_LENGTH);
+        aead.seal(value, off, len, aad, 0, Envelope.HEADER_LENGTH + ctxLen, out, Envelope.HEADER_LENGTH);
         return out;
     }
 
@@ -133,7 +133,8 @@ public final class FieldCipher {
         byte[] value;
         if ((buf[off] & 0xff) == Envelope.FORMAT_V2) {
             byte[] aad = associatedData(buf, off, context, ctxOff, ctxLen);
-            value = aead.open(buf, off + Envelope.HEADER_LENGTH, len - Envelope.HEADER_LENGTH, aad, 0, aad.length);
+            value = aead.open(buf, off + Envelope.HEADER_LENGTH, len - Envelope.HEADER_LENGTH, aad, 0,
+                    Envelope.HEADER_LENGTH + ctxLen);
         } else {
             value = legacy().open(buf, off + Envelope.HEADER_LENGTH, len - Envelope.HEADER_LENGTH,
                     buf, off, Envelope.HEADER_LENGTH);
@@ -141,9 +142,22 @@ public final class FieldCipher {
         return new Plaintext(buf[off + Envelope.HEADER_LENGTH - 1], value);
     }
 
-    /** v2's associated data: the 19-byte header at header[off] ‖ the context. */
+    /**
+     * Per thread, room for v2's associated data: a seal or open uses it only during the call (every
+     * AEAD here reads its associated data before it returns), so a field allocates none for it.
+     */
+    private static final ThreadLocal<byte[]> AAD = ThreadLocal.withInitial(() -> new byte[256]);
+
+    /**
+     * v2's associated data, the 19-byte header at header[off] ‖ the context, in this thread's
+     * scratch array: its first HEADER_LENGTH + ctxLen bytes.
+     */
     private static byte[] associatedData(byte[] header, int off, byte[] context, int ctxOff, int ctxLen) {
-        byte[] aad = new byte[Envelope.HEADER_LENGTH + ctxLen];
+        byte[] aad = AAD.get();
+        if (aad.length < Envelope.HEADER_LENGTH + ctxLen) {
+            aad = new byte[Math.max(Envelope.HEADER_LENGTH + ctxLen, 2 * aad.length)];
+            AAD.set(aad);
+        }
         System.arraycopy(header, off, aad, 0, Envelope.HEADER_LENGTH);
         System.arraycopy(context, ctxOff, aad, Envelope.HEADER_LENGTH, ctxLen);
         return aad;

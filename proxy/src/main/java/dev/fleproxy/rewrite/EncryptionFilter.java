@@ -186,7 +186,7 @@ public final class EncryptionFilter implements MessageFilter {
         CollectionContext ctx = contexts.of(cp, keys);
         if (EvaluatedReads.evaluates(spec)) {
             try {
-                CollatedReads.refuseOnServer(request.msg().body(), ctx); // under a collation: the proxy compares
+                CollatedReads.refuseOnServer(request.msg(), ctx); // under a collation: the proxy compares
                 return examinedAndRewritten(request, spec, ctx, p, db, keys);
             } catch (Refusal serverCannot) {
                 return evaluated(request, spec, ctx, p, keys, serverCannot); // examines everything again, for the proxy's part

@@ -206,6 +206,11 @@ public final class OpMsgView {
         }
     }
 
+    /** Whether the body has a top-level field of this name (UTF-8 bytes), looked for without decoding the body. */
+    public boolean bodyHas(byte[] name) {
+        return new BsonCursor(bodyBytes(), 0, bodyLength).find(name);
+    }
+
     /** A top-level string field of the body ("$db", the collection), read without decoding the body; null if absent. */
     public String bodyString(String key) {
         BsonCursor c = new BsonCursor(bodyBytes(), 0, bodyLength);

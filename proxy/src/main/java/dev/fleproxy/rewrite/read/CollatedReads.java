@@ -23,6 +23,18 @@ public final class CollatedReads {
     private CollatedReads() {
     }
 
+    private static final byte[] COLLATION = "collation".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+    /**
+     * Throws the server path's refusal when the request has a non-simple collation and compares an
+     * encrypted field. Most reads have none: that is seen in the body's bytes, nothing decoded.
+     */
+    public static void refuseOnServer(dev.fleproxy.wire.OpMsgView msg, CollectionContext ctx) {
+        if (msg.bodyHas(COLLATION)) {
+            refuseOnServer(msg.body(), ctx);
+        }
+    }
+
     /** Throws the server path's refusal when body has a non-simple collation and compares an encrypted field. */
     public static void refuseOnServer(BsonDocument body, CollectionContext ctx) {
         if (CollationSpec.isSimple(body.get("collation"))) {

@@ -16,10 +16,25 @@ public record CursorOwner(String identity, BsonValue lsid) {
 
     /** The owner a request would give the cursors it opens. */
     public static CursorOwner of(Request request, Policy p) {
-        BsonValue lsid = request.msg().body().get("lsid");
-        // decoded apart: a value read in place would keep the whole request's bytes alive with the record
-        return new CursorOwner(request.peer().identity(p.identities()),
-                lsid != null && lsid.isDocument() ? lsid.asDocument().toBsonDocument() : lsid);
+        return new CursorOwner(request.peer().identity(p.identities()), lsid(request.msg()));
+    }
+
+    private static final byte[] LSID = "lsid".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+    /**
+     * The request's lsid, found by name in the body's bytes and decoded apart (a value read in
+     * place would keep the whole request's bytes alive with the record); null outside a session.
+     */
+    private static BsonValue lsid(dev.fleproxy.wire.OpMsgView msg) {
+        byte[] body = msg.bodyBytes();
+        dev.fleproxy.wire.BsonCursor c = new dev.fleproxy.wire.BsonCursor(body, 0, msg.bodyLength());
+        if (!c.find(LSID)) {
+            return null;
+        }
+        if (c.type == dev.fleproxy.wire.BsonCursor.DOCUMENT) {
+            return new org.bson.RawBsonDocument(body, c.valueStart, c.valueEnd - c.valueStart).toBsonDocument();
+        }
+        return msg.body().get("lsid"); // not a session's document: as the driver reads it
     }
 
     /** Why {@code other} may not use a cursor this owner opened, or null if it may. */
