@@ -26,6 +26,7 @@ public record CursorOwner(String identity, BsonValue lsid) {
      * place would keep the whole request's bytes alive with the record); null outside a session.
      */
     private static BsonValue lsid(dev.fleproxy.wire.OpMsgView msg) {
+        msg.body(); // the body checked well-formed all the way down first (once per message), as for any decoding
         byte[] body = msg.bodyBytes();
         dev.fleproxy.wire.BsonCursor c = new dev.fleproxy.wire.BsonCursor(body, 0, msg.bodyLength());
         if (!c.find(LSID)) {
