@@ -252,7 +252,11 @@ public final class BsonCursor {
                 }
                 if (many == null) {
                     for (int i = 0; i < n; i += 2) {
-                        if (java.util.Arrays.equals(buf, names[i], names[i + 1], buf, c.nameStart, c.nameEnd)) {
+                        // length and last byte first: names of one length mostly differ at their end
+                        // (field0, field1), and that is two loads, not a call
+                        if (names[i + 1] - names[i] == c.nameEnd - c.nameStart
+                                && (c.nameEnd == c.nameStart || buf[names[i + 1] - 1] == buf[c.nameEnd - 1])
+                                && java.util.Arrays.equals(buf, names[i], names[i + 1], buf, c.nameStart, c.nameEnd)) {
                             return new NameProblem(c.name(), true);
                         }
                     }

@@ -55,6 +55,14 @@ class BsonCursorNamesTest {
     }
 
     @Test
+    void namesAlikeButForOneByteAreDistinctAndEmptyNamesRepeatToo() {
+        assertNull(problem(document("fieldA", "fielda", "gieldA", "fieldAA")));
+        assertNull(problem(document("ab", "ba")));
+        BsonCursor.NameProblem p = problem(document("", "a", ""));
+        assertTrue(p != null && p.duplicate() && p.path().isEmpty());
+    }
+
+    @Test
     void aRepeatedNameInsideASubDocumentNamesItsPath() {
         BasicOutputBuffer out = new BasicOutputBuffer();
         try (BsonBinaryWriter w = new BsonBinaryWriter(out)) {
