@@ -41,7 +41,7 @@ public final class Checks {
 
     public enum Verdict {
         MET("met"), NOT_MET("not met"), NOT_EVALUATED("not evaluated"),
-        /** Rule 2: the limit is below what the cipher alone costs, so no proxy could meet it. */
+        /** Rules 2 and 4: the limit is below what the cipher alone costs or allocates, so no proxy could meet it. */
         BELOW_FLOOR("limit below the cipher's own cost");
 
         private final String text;

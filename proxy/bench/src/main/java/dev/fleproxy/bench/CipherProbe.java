@@ -20,9 +20,9 @@ import javax.crypto.spec.SecretKeySpec;
  * run a thread 30–50 % slower when the other core is busy). The same shapes as the proxy's: per
  * operation {@link OverheadBenchmark#FIELDS} values of {@value #VALUE_BYTES} bytes (what a BSON
  * string of 100 characters is: length, bytes, NUL), each sealed with a fresh random 12-byte nonce
- * (drawn before the timing starts: the figure is the cipher's alone) and {@value #AAD_BYTES} bytes of associated data (a 19-byte envelope header and a field's
- * context, "bench.aes\0field0\0"), by one Cipher that init() sets up per value, as the proxy's
- * does. CPU time of this thread (ThreadMXBean), not wall time, so what else runs on the machine
+ * (drawn before the timing starts: the figure is the cipher's alone) and {@value #AAD_BYTES} bytes
+ * of associated data (a 19-byte envelope header and a field's context, "bench.aes\0field0\0"), by
+ * one Cipher that init() sets up per value, as the proxy's does. CPU time of this thread (ThreadMXBean), not wall time, so what else runs on the machine
  * moves it little.
  */
 public final class CipherProbe {
@@ -38,6 +38,11 @@ public final class CipherProbe {
      */
     public record Sample(int round, String during, double sealMsPer1000Ops, double openMsPer1000Ops,
                          double sealBytesPerOp, double openBytesPerOp) {
+    }
+
+    /** The median over samples of one of their figures (NaN if there are none, or one is NaN). */
+    public static double median(List<Sample> samples, java.util.function.ToDoubleFunction<Sample> figure) {
+        return Figures.Spread.of(samples.stream().map(figure::applyAsDouble).toList()).median();
     }
 
     private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();

@@ -97,11 +97,6 @@ public final class CryptoCosts {
         return inRunSource == null ? source : inRunSource + "; the other suites: " + source;
     }
 
-    /** Where the stored rows come from (or why there are none). */
-    public String storedSource() {
-        return source;
-    }
-
     /** encrypt for the insert phase, decrypt for the read phase. */
     public static String cipherOperation(String phase) {
         return phase.equals("insert") ? "encrypt" : "decrypt";

@@ -66,7 +66,7 @@ public final class OverheadBenchmark {
 
     /**
      * What a run produced: the phases in run order, the allocation probe's results, and the
-     * cipher's own cost timed after each round (empty without a {@link CipherProbe}).
+     * cipher's own cost timed halfway through each AES_GCM phase (empty without a {@link CipherProbe}).
      */
     public record Result(List<Phase> phases, List<AllocationProbe.Allocation> allocations, String allocationNote,
                          List<CipherProbe.Sample> cipher) {

@@ -171,8 +171,8 @@ final class OverheadCommand implements Callable<Integer> {
         result = new OverheadBenchmark.Result(result.phases(), result.allocations(), allocNote, result.cipher());
         if (!result.cipher().isEmpty()) {
             crypto = crypto.measuredInRun("AES_GCM",
-                    Figures.Spread.of(result.cipher().stream().map(CipherProbe.Sample::sealMsPer1000Ops).toList()).median(),
-                    Figures.Spread.of(result.cipher().stream().map(CipherProbe.Sample::openMsPer1000Ops).toList()).median(),
+                    CipherProbe.median(result.cipher(), CipherProbe.Sample::sealMsPer1000Ops),
+                    CipherProbe.median(result.cipher(), CipherProbe.Sample::openMsPer1000Ops),
                     "AES_GCM: the JDK's AES-GCM (" + cipherProbe.provider() + ") timed by this benchmark during "
                             + "each of AES_GCM's phases");
         }
@@ -180,7 +180,7 @@ final class OverheadCommand implements Callable<Integer> {
         List<Checks.Check> checks = Checks.evaluate(targets, OverheadReport.figures(targets, result.phases()),
                 OverheadReport.paired(targets, result.phases()), crypto,
                 result.allocations(), allocNote,
-                Figures.Spread.of(result.cipher().stream().map(CipherProbe.Sample::openBytesPerOp).toList()).median());
+                CipherProbe.median(result.cipher(), CipherProbe.Sample::openBytesPerOp));
         OverheadReport.RunInfo info = new OverheadReport.RunInfo(commandLine(), threads, seconds, rounds,
                 sideBySideRounds, warmup,
                 OverheadBenchmark.byProcess(targets).size(),
