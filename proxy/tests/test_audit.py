@@ -97,7 +97,10 @@ def test_a_trail_written_under_load_verifies_and_every_tampering_is_found(trail,
 
     def work(n):
         try:
-            with client(proxy.uri()) as c:
+            # eight threads in one Python process share its GIL: a client whose monitor waits behind
+            # the others' traffic on a busy machine needs longer than the default 5 s to find the
+            # proxy (a fresh make test beside make demo timed out there)
+            with client(proxy.uri(), serverSelectionTimeoutMS=60_000) as c:
                 coll = c.aud.people
                 for i in range(PER_CLIENT):
                     _id = n * PER_CLIENT + i
