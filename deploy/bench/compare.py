@@ -5,10 +5,12 @@ difference, and whether proxy CPU per operation ranks plain < AES < ARIA < 3DES 
 
     python3 -m deploy.bench.compare RUN1_DIR RUN2_DIR [--tolerance 0.05]     (from the repository's root)
 
-The runs agree when, for each cipher, the median over workloads of |difference| is within the
-tolerance, and the ordering holds in every workload of both runs: exit status 0, else 1 (2: a
-ledger is missing or empty). Differences over the tolerance in single workloads are marked and
-counted too.
+The runs agree when every cell's ratio is within the spread each report states for it (its 95 %
+interval: the two runs' intervals overlap), for each cipher the median over workloads of
+|difference| is within the tolerance, and the ordering holds in every workload of both runs:
+exit status 0, else 1 (2: a ledger is missing or empty). A cell whose intervals do not overlap
+is marked **apart**; differences over the tolerance in single workloads are marked **over** and
+counted too (a short cell's interval can be wider than the tolerance).
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
     """Markdown lines of the comparison, and whether the runs agree."""
     import statistics
     ratios = [report.ratios(first), report.ratios(second)]
-    lines, agree = [], True
+    lines, agree, apart = [], True, 0
     for topo in report.topologies_of(first):
         series = [s for s in report.ratio_pairs(report.only(first, topology=topo)) if s[1] == "plain"]
         workloads = report.workloads_of(report.only(first, topology=topo))
@@ -48,8 +50,13 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
                 if a and b:
                     diff = b["median"] - a["median"]
                     diffs[s].append(abs(diff))
-                    cells += [f"{a['median']:.2f}", f"{b['median']:.2f}",
-                              f"{diff:+.2f}" + ("" if abs(diff) <= tolerance else " **over**")]
+                    overlap = a["lo"] <= b["hi"] and b["lo"] <= a["hi"]
+                    agree &= overlap
+                    apart += not overlap
+                    cells += [f"{a['median']:.2f} [{a['lo']:.2f}, {a['hi']:.2f}]",
+                              f"{b['median']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}]",
+                              f"{diff:+.2f}" + ("" if abs(diff) <= tolerance else " **over**")
+                              + ("" if overlap else " **apart**")]
                 else:
                     cells += [MISSING] * 3
                     agree = False
@@ -64,7 +71,8 @@ def compare(first: list[dict], second: list[dict], tolerance: float) -> tuple[li
             lines.append(f"- {series_name(s)}: median |difference| over workloads {median:.3f} "
                          f"({'within' if median <= tolerance else 'over'} ±{tolerance:.2f}); largest {max(values):.2f}; "
                          f"{over} of {len(values)} workloads over ±{tolerance:.2f}")
-        lines.append("")
+        lines += [f"- Cells whose 95 % intervals do not overlap: {apart}", ""]
+        apart = 0
         for i, runs in enumerate((first, second), 1):
             topo_runs = report.only(runs, topology=topo)
             cpu = report.cpu_spreads(topo_runs, "proxy")
@@ -91,8 +99,9 @@ def main(argv=None) -> int:
         print(f"compare: {e}", file=sys.stderr)
         return 2
     print("\n".join(lines))
-    print(f"The runs {'agree' if agree else 'do not agree'}: for each cipher, the median over workloads of "
-          f"|x/plain difference| within ±{args.tolerance:.2f}, and the proxy CPU ordering in every workload of both runs.")
+    print(f"The runs {'agree' if agree else 'do not agree'}: every x/plain ratio's 95 % interval overlapping the "
+          f"other run's, for each cipher the median over workloads of |x/plain difference| within "
+          f"±{args.tolerance:.2f}, and the proxy CPU ordering in every workload of both runs.")
     return 0 if agree else 1
 
 

@@ -501,7 +501,12 @@ HOW_TO_READ = [
     "repeat to repeat, so a ratio is taken between the **same repeat** of two algorithms (with "
     "`interleave: slice` they were measured in the same window, taking turns in short slices; "
     "with `cell` or `session`, one after the other). `0.93 [0.90, 0.95]` is the median of those "
-    "paired ratios and its 95 % percentile-bootstrap interval (resampling the pairs).",
+    "paired ratios and its 95 % percentile-bootstrap interval (resampling the pairs). The interval "
+    "is the spread this report states for the ratio: another run of the same matrix agrees with it "
+    "when the two intervals overlap (`python -m deploy.bench.compare RUN1 RUN2` checks every ratio, "
+    "and the median difference per cipher against ±0.05). Within one run the algorithms were "
+    "measured alike; between runs, a change in what everything but the cipher costs moves every "
+    "ratio too (\"Why a ratio moves between runs\").",
     f"- `{NOISE}` marks a ratio whose interval holds 1.0, or a change whose repeats overlap: this run "
     "cannot tell it from no difference. Hatched bars in the figures mean the same.",
     "- CPU per operation is utime + stime of a process (from `/proc/PID/stat`) over a cell's measured "

@@ -317,12 +317,35 @@ def test_compare_says_whether_two_runs_agree(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "ledger.jsonl").write_text("\n".join(json.dumps(l) for l in ledger) + "\n")
     text, agree = compare.compare(compare.load(tmp_path / "one"), compare.load(tmp_path / "two"), 0.05)
-    assert agree and "| A | 0.88 | 0.88 | +0.00 |" in "\n".join(text)
+    assert agree and "| A | 0.88 [0.88, 0.88] | 0.88 [0.88, 0.88] | +0.00 |" in "\n".join(text)
     assert "Ordering holds in A, E." in "\n".join(text)
     text, agree = compare.compare(compare.load(tmp_path / "one"), compare.load(tmp_path / "slower"), 0.05)
-    assert not agree and "-0.09 **over**" in "\n".join(text)
+    assert not agree and "-0.09 **over** **apart**" in "\n".join(text)
+    assert "- Cells whose 95 % intervals do not overlap: 2" in "\n".join(text)
     assert "- AES/plain: median |difference| over workloads 0.088 (over ±0.05); largest 0.09; 2 of 2" in "\n".join(text)
     assert compare.main([str(tmp_path / "one"), str(tmp_path / "nothing")]) == 2
+
+
+def test_compare_judges_a_cell_by_its_interval_not_the_median_tolerance(tmp_path):
+    """A cell 0.06 apart whose repeats spread wider agrees (the report's interval is its spread);
+    one whose intervals do not overlap does not, even with every median within the tolerance."""
+    from . import compare
+    def ledger(name, aes_factor):
+        lines = [dict(line, throughput=line["throughput"] * (aes_factor(line["repeat"], line["workload"])
+                                                           if line["algorithm"] == "aes" else 1.0))
+                 for line in (run_line("embedded", a, n, w, r)
+                              for a in ALGORITHMS for n in RECORDS for w in WORKLOADS for r in (1, 2, 3))]
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ledger.jsonl").write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+        return compare.load(tmp_path / name)
+    spread = (0.90, 1.0, 1.10)
+    wide = ledger("wide", lambda r, w: spread[r - 1])
+    shifted = ledger("shifted", lambda r, w: spread[r - 1] * (1.07 if w == "a" else 1.0))
+    text, agree = compare.compare(wide, shifted, 0.05)
+    assert agree and "+0.06 **over**" in "\n".join(text) and "**apart**" not in "\n".join(text)
+    text, agree = compare.compare(ledger("tight", lambda r, w: 1.0), ledger("narrow", lambda r, w: 1.03), 0.05)
+    assert not agree and "+0.03 **apart**" in "\n".join(text)
+
 
 
 def test_proxy_added_latency_is_reported_when_measured_and_absent_otherwise(tmp_path):
