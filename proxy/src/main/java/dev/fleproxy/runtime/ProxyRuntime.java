@@ -131,7 +131,12 @@ public final class ProxyRuntime implements AutoCloseable {
                                                ProxyMetrics metrics, AuditLog audit) {
         List<MessageFilter> filters = new ArrayList<>();
         filters.add(new AdmissionGate(holder)); // first: while collections are encrypted, only what it reads whole goes on
-        filters.add(new HandshakeFilter(() -> !holder.get().isEmpty(), config.upstream().form().isReplicaSet()));
+        // one per process: a driver in load-balanced mode clears its connections to a serviceId that
+        // failed, and a restarted proxy holds none of the old one's cursors or transactions
+        org.bson.types.ObjectId serviceId = new org.bson.types.ObjectId();
+        log.info("load-balanced clients know this proxy as serviceId {}", serviceId.toHexString());
+        filters.add(new HandshakeFilter(() -> !holder.get().isEmpty(), config.upstream().form().isReplicaSet(),
+                serviceId));
         filters.add(new AuthenticationWatch()); // the user the server confirms, for identities: (and no X.509 through TLS it cannot see)
         if (resolver != null) {
             filters.add(new AuditFilter(audit, metrics)); // in front: it sees every answer as the client will

@@ -1,7 +1,11 @@
 package dev.fleproxy.server;
 
 import java.util.Set;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
+import org.bson.BsonObjectId;
+import org.bson.BsonString;
+import org.bson.types.ObjectId;
 
 /**
  * The pure part of handshake rewriting, on documents. A hello reply must not tell a driver
@@ -22,17 +26,62 @@ public final class HelloRewriter {
     private HelloRewriter() {
     }
 
-    /** The client's hello without {@code compression}; null if there was nothing to remove. */
+    /** Whether the client's hello opens a load-balanced connection (the Load Balancer spec's handshake). */
+    public static boolean loadBalanced(BsonDocument hello) {
+        return hello.get("loadBalanced") instanceof BsonBoolean b && b.getValue();
+    }
+
+    /**
+     * Whether a load-balanced hello goes upstream as {@code isMaster}: the server behind the proxy is
+     * not behind a balancer, and the embedded backend knows no {@code hello}, while every server
+     * answers {@code isMaster}; with a Stable API version {@code hello} stays (isMaster is not in
+     * API version 1).
+     */
+    public static boolean asksAsIsMaster(BsonDocument hello) {
+        return loadBalanced(hello) && !hello.containsKey("apiVersion") && "hello".equals(hello.getFirstKey());
+    }
+
+    /**
+     * The client's hello as it goes upstream: without {@code compression}, and a load-balanced one
+     * without {@code loadBalanced} (the proxy is the balancer's server, not the server behind it) and
+     * as {@link #asksAsIsMaster isMaster}; null if there was nothing to change.
+     */
     public static BsonDocument rewriteRequest(BsonDocument hello) {
-        if (!hello.containsKey("compression")) {
+        boolean balanced = hello.containsKey("loadBalanced");
+        if (!hello.containsKey("compression") && !balanced) {
+            return null;
+        }
+        boolean rename = asksAsIsMaster(hello);
+        BsonDocument out = new BsonDocument();
+        hello.forEach((k, v) -> {
+            if (!k.equals("compression") && !k.equals("loadBalanced")) {
+                out.append(rename && k.equals("hello") ? "isMaster" : k, v);
+            }
+        });
+        return out;
+    }
+
+    /**
+     * The reply to a load-balanced hello, from the upstream's (already rewritten by
+     * {@link #rewriteReply(BsonDocument, boolean, boolean)}): a mongos behind a balancer, with this
+     * proxy's {@code serviceId} (drivers in that mode need it, and clear their pool by it), and
+     * {@code isWritablePrimary} for the {@code ismaster} of an upstream asked as isMaster; null for
+     * an error reply (it passes as it is).
+     */
+    public static BsonDocument loadBalancedReply(BsonDocument reply, ObjectId serviceId, boolean askedAsIsMaster) {
+        if (!reply.containsKey("maxWireVersion")) {
             return null;
         }
         BsonDocument out = new BsonDocument();
-        hello.forEach((k, v) -> {
-            if (!k.equals("compression")) {
+        reply.forEach((k, v) -> {
+            if (askedAsIsMaster && k.equals("ismaster")) {
+                out.append("isWritablePrimary", v);
+            } else if (!k.equals("msg") && !k.equals("serviceId")) {
                 out.append(k, v);
             }
         });
+        out.append("msg", new BsonString("isdbgrid"));
+        out.append("serviceId", new BsonObjectId(serviceId));
         return out;
     }
 

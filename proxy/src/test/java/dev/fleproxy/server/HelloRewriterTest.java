@@ -65,4 +65,28 @@ class HelloRewriterTest {
         assertNull(HelloRewriter.rewriteReply(member.clone().append("ok", new BsonInt32(1)), false, false)
                 .get("msg"), "not in front of a replica set: a standalone");
     }
+
+    @Test
+    void aLoadBalancedHelloGoesUpAsIsMasterWithoutTheFlagAndComesBackAsAMongosWithItsServiceId() {
+        BsonDocument hello = new BsonDocument("hello", new BsonInt32(1)).append("loadBalanced", BsonBoolean.TRUE)
+                .append("client", new BsonDocument("application", new BsonDocument("name", new BsonString("app"))));
+        BsonDocument up = HelloRewriter.rewriteRequest(hello);
+        assertEquals(java.util.List.of("isMaster", "client"), java.util.List.copyOf(up.keySet()));
+        BsonDocument stable = hello.clone().append("apiVersion", new BsonString("1"));
+        assertEquals("hello", HelloRewriter.rewriteRequest(stable).getFirstKey(), "isMaster is not in API version 1");
+        assertNull(HelloRewriter.rewriteRequest(new BsonDocument("hello", new BsonInt32(1))), "not load-balanced");
+
+        org.bson.types.ObjectId id = new org.bson.types.ObjectId();
+        BsonDocument reply = new BsonDocument("ismaster", BsonBoolean.TRUE).append("maxWireVersion", new BsonInt32(13))
+                .append("connectionId", new BsonInt32(7)).append("ok", new BsonInt32(1));
+        BsonDocument out = HelloRewriter.loadBalancedReply(reply, id, true);
+        assertEquals(java.util.List.of("isWritablePrimary", "maxWireVersion", "connectionId", "ok", "msg", "serviceId"),
+                java.util.List.copyOf(out.keySet()));
+        assertEquals(new org.bson.BsonObjectId(id), out.get("serviceId"));
+        assertEquals(new BsonString("isdbgrid"), out.get("msg"));
+        assertEquals(BsonBoolean.TRUE, HelloRewriter.loadBalancedReply(reply, id, false).get("ismaster"),
+                "asked as hello: the upstream's own field");
+        assertNull(HelloRewriter.loadBalancedReply(new BsonDocument("ok", new BsonInt32(0)), id, true),
+                "an error reply passes as it is");
+    }
 }
