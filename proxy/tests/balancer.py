@@ -1,0 +1,71 @@
+"""A TCP load balancer for the tests of several proxies as one service, as a Kubernetes Service
+or HAProxy in TCP mode is: each accepted connection goes to the next target in turn (a target
+that refuses is skipped), and its bytes are copied both ways until either side closes. It knows
+nothing of MongoDB."""
+import socket
+import threading
+
+
+class RoundRobinBalancer:
+    def __init__(self, ports):
+        self.ports = list(ports)
+        self.accepted = [0] * len(self.ports)  # connections that went to each target
+        self._next = 0
+        self._lock = threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._open = []
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def uri(self, options="loadBalanced=true") -> str:
+        return f"mongodb://127.0.0.1:{self.port}/?{options}"
+
+    def close(self):
+        self._closed = True
+        self._listener.close()
+        for s in self._open:
+            s.close()
+
+    def _connect(self):
+        for _ in self.ports:
+            with self._lock:
+                i = self._next % len(self.ports)
+                self._next += 1
+            try:
+                s = socket.create_connection(("127.0.0.1", self.ports[i]), timeout=2)
+            except OSError:
+                continue  # down: the next one
+            s.settimeout(None)
+            with self._lock:
+                self.accepted[i] += 1
+            return s
+        return None
+
+    def _accept(self):
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = self._connect()
+            if upstream is None:
+                client.close()
+                continue
+            self._open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
