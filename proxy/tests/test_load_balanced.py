@@ -6,20 +6,26 @@ behind a balancer, with its own serviceId. The same load with both proxies in th
 list instead (`mongodb://p1,p2/`): each is a mongos to the driver, which sends a cursor's
 getMore to the proxy that opened it and retries a write on the other.
 
+Each proxy is named (`instance:`) and keeps its own audit trail, every line naming it: after the
+run (the killed proxy started again, which records a line its death cut short) `audit verify`
+takes both trails at once and checks each as a chain of its own, and every acknowledged write
+has its line.
+
 Under load — writers inserting, readers running queries the proxy evaluates itself (a range on
 an encrypted field) and reading them in batches through getMore — one proxy is killed. Then: no
 acknowledged write is lost and none is applied twice (the driver retries a write that met the
 dead proxy through the balancer on the other, and the set answers the retry from its record);
 every cursor either completes with every document or fails with a connection error (a cursor
 lives on the proxy that opened it); after the kill, everything goes on through the other."""
+import json
+import subprocess
 import threading
-import time
 
 import pytest
 from pymongo.errors import ConnectionFailure, PyMongoError
 
 from balancer import RoundRobinBalancer
-from conftest import EncryptingProxy, client
+from conftest import JAR, EncryptingProxy, client
 from replset_server import ReplicaSet
 
 OPERATIONS = 10_000
@@ -28,12 +34,32 @@ PRELOADED = 400
 RANGE = 50  # documents per evaluated query, read 10 at a time
 
 
+class NamedProxy(EncryptingProxy):
+    """A proxy with its instance: name and an audit trail of its own."""
+
+    def __init__(self, tmp, backend_port, kms, policy, name, upstream):
+        self.trail = tmp / f"{name}-audit" / "audit.log"
+        super().__init__(tmp, backend_port, kms, policy, name=name, upstream=upstream)
+
+    def write(self, collections):
+        super().write(collections)
+        self.config.write_text(self.config.read_text() + f"instance: {self.name}\n"
+                               f"audit:\n  file: {self.trail}\n  key: {self.kms.keys['AES-256']}\n")
+
+    @property
+    def name(self):
+        return self.log_path.stem
+
+    def trail_files(self):
+        return sorted(self.trail.parent.glob(self.trail.name + ".*")) + [self.trail]
+
+
 @pytest.fixture()
-def service(workdir, backend, kms):
+def service(workdir, backend, kms, request):
     rs = ReplicaSet(backend.port)
     policy = f"  lb.items: {{ key: {kms.keys['AES-256']}, fields: {{ x: {{}} }} }}\n"
-    proxies = [EncryptingProxy(workdir, backend.port, kms, policy, name=f"proxy-lb-{i}", upstream=rs.uri()).start()
-               for i in range(2)]
+    mode = "b" if "balancer" in request.node.name else "s"
+    proxies = [NamedProxy(workdir, backend.port, kms, policy, f"proxy-lb{mode}-{i}", rs.uri()).start() for i in range(2)]
     balancer = RoundRobinBalancer([p.port for p in proxies])
     yield rs, proxies, balancer
     balancer.close()
@@ -119,6 +145,26 @@ def test_two_proxies_lose_no_write_when_one_is_killed(service, mode):
     with client(f"mongodb://127.0.0.1:{rs.members[0].port}/?directConnection=true") as raw:
         stored_x = raw.lb.items.find_one({"g": "w"})["x"]
         assert not isinstance(stored_x, int), "the set holds the envelope, not the value"
+    proxies[0].start()  # its start records a line its death cut short, if it left one
+    for p in proxies:
+        p.stop()
+    r = subprocess.run(["java", "-jar", str(JAR), "audit", "verify", "--config", str(proxies[1].config),
+                        *[str(f) for p in proxies for f in p.trail_files()]], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    verdicts = r.stdout.splitlines()
+    assert [v.split(" (instance ")[1].split(")")[0] for v in verdicts] == [p.name for p in proxies], verdicts
+    assert all(v.startswith("ok ") for v in verdicts), verdicts
+    inserts = set()
+    for p in proxies:
+        for f in p.trail_files():
+            for line in f.read_text().splitlines():
+                if line.endswith("}") and '"cmd":"insert"' in line:
+                    entry = json.loads(line)
+                    assert entry["instance"] == p.name
+                    if entry["code"] == 0:
+                        inserts.add((p.name, entry["seq"]))
+    assert len(inserts) >= len(acked), f"{len(inserts)} insert lines for {len(acked)} acknowledged writes"
+    print(f"\n{verdicts}")
     print(f"\n{done[0]} operations, {len(acked)} acknowledged writes, retried by the set {rs.writes.retried}, "
           f"cursors complete {cursors['complete']} ({cursors['after_kill']} after the kill), failed {len(cursors['failed'])}")
     app.close()

@@ -86,6 +86,18 @@ def stack(workdir, kms):
     backend.stop()
 
 
+def test_the_proxy_says_which_instance_it_is(stack):
+    """fleproxy_instance_info: its name (here derived: the host's name and the listen port) and the
+    serviceId a load-balanced client gets in the hello reply."""
+    backend, proxy = stack
+    info = [dict(ls) for (n, ls), v in proxy.metrics().items() if n == "fleproxy_instance_info" and v == 1.0]
+    assert len(info) == 1, info
+    assert info[0]["proxy_instance"].endswith(f"-{proxy.port}"), info
+    with client(proxy.uri() + "/?loadBalanced=true") as c:
+        hello = c.admin.command({"hello": 1, "loadBalanced": True})
+    assert str(hello["serviceId"]) == info[0]["service_id"] and hello["msg"] == "isdbgrid"
+
+
 def test_counters_and_histograms_follow_the_traffic(stack):
     backend, proxy = stack
     before = proxy.metrics()

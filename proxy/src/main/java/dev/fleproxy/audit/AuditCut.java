@@ -12,13 +12,14 @@ import java.util.regex.Pattern;
  * the middle of writing a line (a crash, a full disk), the next start keeps the fragment's bytes
  * as evidence, ends them with a newline, and writes right after them a line of the chain saying
  * which line of which file was cut, how long the fragment is and its SHA-256:
- * <pre>{"seq":236,"t":"…","event":"cut","file":"audit.log","line":236,"bytes":37,"sha256":"…","mac":"…"}</pre>
+ * <pre>{"seq":236,"t":"…","event":"cut","file":"audit.log","line":236,"bytes":37,"sha256":"…","instance":"…","mac":"…"}</pre>
  * {@code audit verify} accepts a fragment only when its cut record follows it and matches it. The
  * fragment's own request was never answered: its answer waited for the whole batch to be on file.
  */
 public final class AuditCut {
     private static final Pattern RECORD = Pattern.compile("\\{\"seq\":(\\d+),\"t\":\"[^\"]*\",\"event\":\"cut\","
-            + "\"file\":(\"(?:[^\"\\\\]|\\\\.)*\"),\"line\":(\\d{1,18}),\"bytes\":(\\d{1,18}),\"sha256\":\"([0-9a-f]{64})\"}");
+            + "\"file\":(\"(?:[^\"\\\\]|\\\\.)*\"),\"line\":(\\d{1,18}),\"bytes\":(\\d{1,18}),\"sha256\":\"([0-9a-f]{64})\""
+            + "(?:,\"instance\":\"[A-Za-z0-9._-]{1,64}\")?}");
 
     private AuditCut() {
     }

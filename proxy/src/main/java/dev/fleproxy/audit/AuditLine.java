@@ -7,7 +7,7 @@ import java.util.HexFormat;
 /**
  * One line of the audit trail: a JSON object whose last member is {@code "mac"}, the chain MAC of
  * the line as it reads without that member (its bytes up to the last member, then '}'):
- * <pre>{"seq":1,"t":"2026-11-26T06:30:00.123Z",…,"mac":"64 hex digits"}</pre>
+ * <pre>{"seq":1,"t":"2026-11-26T06:30:00.123Z",…,"instance":"proxy-a","mac":"64 hex digits"}</pre>
  * Parsed from its bytes as they are on file, byte for byte: the MAC covers every byte but those of
  * the {@code mac} member, and that member must read exactly as the writer writes it (lower-case
  * hex, then {@code "}} and nothing after), so no byte of a line can change unnoticed.
@@ -55,6 +55,40 @@ public final class AuditLine {
         covered[at] = '}';
         byte[] mac = HexFormat.of().parseHex(new String(line, at + MAC.length, 64, StandardCharsets.US_ASCII));
         return new Parsed(covered, mac, seq);
+    }
+
+    private static final byte[] INSTANCE = ",\"instance\":\"".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * The members that name the writing instance, last before the MAC ({@code ,"instance":"NAME"}):
+     * a name holds no character a JSON string escapes (config.InstanceName).
+     */
+    static byte[] instanceMember(String instance) {
+        return instance == null ? new byte[0]
+                : (",\"instance\":\"" + instance + "\"").getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * The instance a line names, from the bytes its MAC covers ({@link Parsed#covered}); null for a
+     * line written before lines named their instance. Unambiguous: inside a JSON string a quote is
+     * escaped, so {@code ,"instance":"} can only be the member itself.
+     */
+    public static String instance(byte[] covered) {
+        int end = covered.length - 2; // the name's closing quote, before the object's '}'
+        if (end < INSTANCE.length || covered[end] != '"') {
+            return null;
+        }
+        int start = end;
+        while (start > 0 && name(covered[start - 1])) {
+            start--;
+        }
+        int member = start - INSTANCE.length;
+        return start == end || member < 0 || !Arrays.equals(covered, member, start, INSTANCE, 0, INSTANCE.length)
+                ? null : new String(covered, start, end - start, StandardCharsets.US_ASCII);
+    }
+
+    private static boolean name(byte b) {
+        return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-';
     }
 
     /** A JSON string literal: quotes, backslashes and control characters escaped. */

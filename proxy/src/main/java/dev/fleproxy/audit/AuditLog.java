@@ -68,6 +68,9 @@ public final class AuditLog implements AutoCloseable {
     private final boolean fsync;
     private final LongSupplier nanoClock;
     private final SyslogSink syslog;
+    private final String instance;
+    /** {@code ,"instance":"NAME"}, the last member before the MAC of every line (empty without a name). */
+    private final byte[] instanceMember;
     /** Lines waiting for the writer: many event loops, one writer, no lock and no node per line. */
     private final Queue<AuditEvent> queue = PlatformDependent.newMpscQueue();
     /**
@@ -89,6 +92,8 @@ public final class AuditLog implements AutoCloseable {
     private byte[] current = new byte[ChainMac.LENGTH];
     private long seq;
     private FileChannel channel;
+    /** Holds {@code .FILE.lock}'s lock while the log is open ({@link #lock}). */
+    private FileChannel lockChannel;
     /** The writer thread's line being built, reused. */
     private final LineBuffer line = new LineBuffer();
     /** The batch's bytes not yet written to the file. */
@@ -100,20 +105,21 @@ public final class AuditLog implements AutoCloseable {
 
     public AuditLog(Path file, ChainMac mac, long rotateBytes, Duration rotateEvery, int capacity, OnFull onFull,
                     boolean stdout) {
-        this(file, mac, rotateBytes, rotateEvery, capacity, onFull, stdout, null, false, System::nanoTime);
+        this(file, mac, rotateBytes, rotateEvery, capacity, onFull, stdout, null, false, null, System::nanoTime);
     }
 
     /**
      * @param syslog where each line also goes over UDP (RFC 5424), null for nowhere (resolved already)
      * @param fsync  whether each batch is forced to the disk before its answers go (else to the page cache)
+     * @param instance the proxy's name, in every line (null: none)
      */
     public AuditLog(Path file, ChainMac mac, long rotateBytes, Duration rotateEvery, int capacity, OnFull onFull,
-                    boolean stdout, InetSocketAddress syslog, boolean fsync) {
-        this(file, mac, rotateBytes, rotateEvery, capacity, onFull, stdout, syslog, fsync, System::nanoTime);
+                    boolean stdout, InetSocketAddress syslog, boolean fsync, String instance) {
+        this(file, mac, rotateBytes, rotateEvery, capacity, onFull, stdout, syslog, fsync, instance, System::nanoTime);
     }
 
     AuditLog(Path file, ChainMac mac, long rotateBytes, Duration rotateEvery, int capacity, OnFull onFull,
-             boolean stdout, InetSocketAddress syslog, boolean fsync, LongSupplier nanoClock) {
+             boolean stdout, InetSocketAddress syslog, boolean fsync, String instance, LongSupplier nanoClock) {
         this.file = file.toAbsolutePath();
         this.mac = mac;
         this.rotateBytes = rotateBytes;
@@ -123,11 +129,14 @@ public final class AuditLog implements AutoCloseable {
         this.stdout = stdout;
         this.fsync = fsync;
         this.nanoClock = nanoClock;
+        this.instance = instance;
+        this.instanceMember = AuditLine.instanceMember(instance);
         resume();
         try {
             this.syslog = syslog == null ? null : new SyslogSink(syslog);
         } catch (IOException e) {
             closeQuietly();
+            unlock();
             throw new UncheckedIOException("cannot open a UDP socket for audit.syslog: " + e.getMessage(), e);
         }
         this.writer = new Thread(this::run, "audit-writer");
@@ -190,13 +199,20 @@ public final class AuditLog implements AutoCloseable {
     /** The chain's state from the newest file, so that it goes on across restarts ({@link AuditResume}). */
     private void resume() {
         try {
-            AuditResume.End end = AuditResume.of(file, mac, fsync);
+            Files.createDirectories(file.getParent());
+            lock(); // before anything is read or written
+            AuditResume.End end = AuditResume.of(file, mac, fsync, instance);
             previous = end.mac();
             seq = end.seq();
             nextRotated = end.nextRotated();
             open();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot open the audit trail " + file + ": " + e.getMessage(), e);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly();
+            unlock();
+            if (e instanceof IOException io) {
+                throw new UncheckedIOException("cannot open the audit trail " + file + ": " + io.getMessage(), io);
+            }
+            throw (RuntimeException) e;
         }
     }
 
@@ -204,6 +220,31 @@ public final class AuditLog implements AutoCloseable {
         channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
         bytes = channel.size();
         openedAt = nanoClock.getAsLong();
+    }
+
+    /**
+     * One writer per trail: two would interleave their lines and break both chains (several
+     * proxies on one shared volume, a second proxy started with the same config). The lock is on a
+     * file of its own beside the trail ({@code .FILE.lock}), held as long as this log is open: on
+     * Linux closing any channel to a file drops the process's locks on it, and the trail's files
+     * are opened and closed by the resume and by rotation.
+     */
+    private void lock() throws IOException {
+        // hidden, so that FILE.* (the trail's files, as they are handed to audit verify) does not take it in
+        Path lockFile = file.resolveSibling("." + file.getFileName() + ".lock");
+        lockChannel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        java.nio.channels.FileLock lock;
+        try {
+            lock = lockChannel.tryLock();
+        } catch (java.nio.channels.OverlappingFileLockException held) {
+            lock = null; // by this process, through another AuditLog
+        }
+        if (lock == null) {
+            lockChannel.close();
+            lockChannel = null;
+            throw new IllegalStateException(file + " is being written by another process (" + lockFile + " is locked: "
+                    + "another proxy with the same audit.file?); each instance needs an audit.file of its own");
+        }
     }
 
     private void run() {
@@ -267,7 +308,7 @@ public final class AuditLog implements AutoCloseable {
         }
         line.truncate(0).ascii("{\"seq\":").number(seq + 1).ascii(",");
         e.appendMembers(line);
-        line.ascii("}");
+        line.bytes(instanceMember).ascii("}");
         mac.next(previous, line.array(), line.length(), current); // the MAC covers the object as it reads without it
         line.truncate(line.length() - 1).ascii(",\"mac\":\"").hex(current, ChainMac.LENGTH).ascii("\"}\n");
         pending.bytes(line.array(), line.length());
@@ -330,6 +371,16 @@ public final class AuditLog implements AutoCloseable {
         }
     }
 
+    private void unlock() {
+        try {
+            if (lockChannel != null) {
+                lockChannel.close();
+            }
+        } catch (IOException e) {
+            log.warn("releasing the audit trail's lock beside {}: {}", file, e.getMessage());
+        }
+    }
+
     @Override
     public void close() {
         closing = true;
@@ -340,6 +391,7 @@ public final class AuditLog implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         closeQuietly();
+        unlock();
         if (syslog != null) {
             try {
                 syslog.close();

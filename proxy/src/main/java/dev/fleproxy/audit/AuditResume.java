@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * and number) and the next rotated file's number. A newest file that ends in a line cut short
  * (the process stopped mid-write, the disk filled) does not stop the start: the cut is recorded
  * ({@link AuditCut}) and the chain goes on after the record. A newest file whose last whole line
- * is not an audit line does: {@link IllegalStateException}, one line saying which file.
+ * is not an audit line does: {@link IllegalStateException}, one line saying which file; so does a
+ * trail whose last line names another instance (each instance's trail is a chain of its own).
  */
 final class AuditResume {
     private static final Logger log = LoggerFactory.getLogger(AuditResume.class);
@@ -29,7 +30,8 @@ final class AuditResume {
     private AuditResume() {
     }
 
-    static End of(Path file, ChainMac mac, boolean fsync) throws IOException {
+    /** @param instance the name this proxy writes in its lines (null: none, as before lines named one) */
+    static End of(Path file, ChainMac mac, boolean fsync, String instance) throws IOException {
         Files.createDirectories(file.getParent());
         List<Path> files = new ArrayList<>(AuditFiles.rotated(file));
         int nextRotated = files.isEmpty() ? 1 : AuditFiles.number(files.get(files.size() - 1), file) + 1;
@@ -54,9 +56,15 @@ final class AuditResume {
             }
             last = lastLine(before, earlier.lastLine());
         }
+        String writer = last == null ? null : AuditLine.instance(last.covered());
+        if (writer != null && !writer.equals(instance)) {
+            throw new IllegalStateException(file + " is the trail of instance " + writer + ", and this proxy is "
+                    + (instance == null ? "unnamed" : instance) + ": give each instance an audit.file of its own (or "
+                    + "this one instance: " + writer + " if it is the same proxy renamed)");
+        }
         End end = last == null ? new End(new byte[ChainMac.LENGTH], 0, nextRotated)
                 : new End(last.mac(), last.seq(), nextRotated);
-        return tail.fragment().length > 0 ? recordCut(newest, tail, end, mac, fsync) : end;
+        return tail.fragment().length > 0 ? recordCut(newest, tail, end, mac, fsync, instance) : end;
     }
 
     private static AuditLine.Parsed lastLine(Path p, byte[] bytes) {
@@ -73,12 +81,13 @@ final class AuditResume {
      * after it, chained to the last whole line, in one write; if that fails (the disk still full)
      * the file is put back as it was, so that a later start finds the same fragment.
      */
-    private static End recordCut(Path p, AuditFiles.Tail tail, End end, ChainMac mac, boolean fsync) throws IOException {
+    private static End recordCut(Path p, AuditFiles.Tail tail, End end, ChainMac mac, boolean fsync, String instance)
+            throws IOException {
         LineBuffer line = new LineBuffer();
         line.ascii("{\"seq\":").number(end.seq() + 1).ascii(",");
         AuditCut.appendMembers(line, System.currentTimeMillis(), p.getFileName().toString(), tail.fragmentLine(),
                 tail.fragment());
-        line.ascii("}");
+        line.bytes(AuditLine.instanceMember(instance)).ascii("}");
         byte[] recordMac = new byte[ChainMac.LENGTH];
         mac.next(end.mac(), line.array(), line.length(), recordMac);
         line.truncate(line.length() - 1).ascii(",\"mac\":\"").hex(recordMac, ChainMac.LENGTH).ascii("\"}\n");

@@ -23,6 +23,11 @@ import java.util.List;
  * SHA-256 ({@link AuditCut}); each is reported. Lines cut off the end of the newest file, with no
  * start since, leave no trace in the chain: keep the count {@code audit verify} printed last, or
  * watch the proxy's audit lines metric.
+ *
+ * <p>Several proxies each write a trail of their own, and each line names its instance: {@link
+ * #verifyChains} takes every instance's files at once and checks each instance's as one chain.
+ * Within a chain, once a line names an instance every later line names the same one (lines from
+ * before lines named their instance may only come first).
  */
 public final class AuditVerifier {
     private AuditVerifier() {
@@ -30,6 +35,52 @@ public final class AuditVerifier {
 
     /** ok: lines of the chain checked, and each cut found (file, line, bytes, the record's seq); else the first broken line. */
     public record Result(boolean ok, long lines, String problem, List<String> cuts) {
+    }
+
+    /** One instance's chain and how it fared; instance null for lines that name none. */
+    public record Checked(String instance, List<Path> files, Result result) {
+    }
+
+    /**
+     * The files of one or more instances, each instance's oldest first (their order among each
+     * other does not matter): grouped by the instance their last whole line names, files whose lines
+     * name none going in front of the next instance's (a proxy that began to name itself on an
+     * upgrade), and each group checked as a chain.
+     */
+    public static List<Checked> verifyChains(List<Path> files, ChainMac mac) throws IOException {
+        java.util.Map<String, List<Path>> groups = new java.util.LinkedHashMap<>();
+        List<Path> unnamed = new ArrayList<>();
+        for (Path p : files) {
+            String instance = lastInstance(p);
+            if (instance == null) {
+                unnamed.add(p);
+                continue;
+            }
+            List<Path> group = groups.get(instance);
+            if (group == null) {
+                group = new ArrayList<>(unnamed);
+                groups.put(instance, group);
+            } else {
+                group.addAll(unnamed); // lines naming no instance after named ones: the chain check says so
+            }
+            unnamed.clear();
+            group.add(p);
+        }
+        List<Checked> out = new ArrayList<>();
+        for (java.util.Map.Entry<String, List<Path>> g : groups.entrySet()) {
+            out.add(new Checked(g.getKey(), List.copyOf(g.getValue()), verify(g.getValue(), mac)));
+        }
+        if (!unnamed.isEmpty()) {
+            out.add(new Checked(null, List.copyOf(unnamed), verify(unnamed, mac)));
+        }
+        return out;
+    }
+
+    /** The instance the file's last whole line names (null: none, or no whole line). */
+    private static String lastInstance(Path p) throws IOException {
+        byte[] last = AuditFiles.tail(p).lastLine();
+        AuditLine.Parsed parsed = last == null ? null : AuditLine.parse(last);
+        return parsed == null ? null : AuditLine.instance(parsed.covered());
     }
 
     public static Result verify(List<Path> files, ChainMac mac) throws IOException {
@@ -95,6 +146,8 @@ public final class AuditVerifier {
                 .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
         byte[] previous = new byte[ChainMac.LENGTH];
         long expected = 1;
+        /** The instance the chain's lines name, once one has (null before). */
+        String instance;
 
         Chain(ChainMac mac) {
             this.mac = mac;
@@ -124,6 +177,12 @@ public final class AuditVerifier {
             if (parsed.seq() != expected) {
                 return "numbered " + parsed.seq() + " where " + expected + " was due";
             }
+            String named = AuditLine.instance(parsed.covered());
+            if (instance != null && !instance.equals(named)) {
+                return (named == null ? "names no instance" : "names instance " + named) + " in the chain of "
+                        + instance + " (each instance writes a trail of its own)";
+            }
+            instance = named;
             previous = parsed.mac();
             expected++;
             return null;

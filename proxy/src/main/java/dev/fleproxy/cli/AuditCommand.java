@@ -25,16 +25,18 @@ final class AuditCommand implements Runnable {
     }
 
     @Command(name = "verify", mixinStandardHelpOptions = true,
-            description = "Checks the chain of an audit trail: its files in order, oldest first.",
-            footer = {"", "Prints 'ok N lines' (and each line cut short that a restart recorded: 'cut: FILE line N "
-                + "(B bytes), recorded at seq S'),", "or the first broken line (file and line number) and why.",
-                "Exit code 0 if the chain holds, 1 if it is broken, 2 if it cannot be checked."})
+            description = "Checks the chain of an audit trail: its files in order, oldest first; several proxies' "
+                    + "trails at once, each instance's as a chain of its own.",
+            footer = {"", "Prints, per instance, 'ok N lines' (and each line cut short that a restart recorded: 'cut: "
+                + "FILE line N (B bytes), recorded at seq S'),", "or the first broken line (file and line number) and "
+                + "why.", "Exit code 0 if every chain holds, 1 if one is broken, 2 if they cannot be checked."})
     static final class Verify implements Callable<Integer> {
         @Option(names = "--config", required = true, paramLabel = "FILE",
                 description = "the proxy's YAML config (its kmip: and audit: sections)")
         Path config;
 
-        @Parameters(arity = "1..*", paramLabel = "FILE", description = "the trail's files, oldest first (FILE.000001 … FILE)")
+        @Parameters(arity = "1..*", paramLabel = "FILE", description = "the trail's files, oldest first (FILE.000001 … "
+                + "FILE); with several instances, each one's in that order")
         List<Path> files;
 
         @Override
@@ -52,15 +54,21 @@ final class AuditCommand implements Runnable {
             }
             try (KmipClient client = KeyResolvers.client(c.kmip()); KeyResolver resolver = KeyResolvers.resolver(c.kmip(), client)) {
                 ChainMac mac = ChainMac.of(resolver.resolve(c.audit().key()).key());
-                AuditVerifier.Result r = AuditVerifier.verify(files, mac);
-                if (r.ok()) {
-                    // a line cut short and recorded at the next start holds; named, so that it is looked at
-                    System.out.println("ok " + r.lines() + " lines"
-                            + r.cuts().stream().map(cut -> "; cut: " + cut).reduce("", String::concat));
-                    return 0;
+                int code = 0;
+                for (AuditVerifier.Checked chain : AuditVerifier.verifyChains(files, mac)) {
+                    AuditVerifier.Result r = chain.result();
+                    String whose = chain.instance() == null ? "" : " (instance " + chain.instance() + ")";
+                    if (r.ok()) {
+                        // a line cut short and recorded at the next start holds; named, so that it is looked at
+                        System.out.println("ok " + r.lines() + " lines" + whose
+                                + r.cuts().stream().map(cut -> "; cut: " + cut).reduce("", String::concat));
+                    } else {
+                        System.out.println("broken" + whose + ": " + r.problem() + " (" + r.lines()
+                                + " lines before it hold)");
+                        code = 1;
+                    }
                 }
-                System.out.println("broken: " + r.problem() + " (" + r.lines() + " lines before it hold)");
-                return 1;
+                return code;
             } catch (KeyAccessException e) {
                 System.err.println("fle-proxy: audit.key " + c.audit().key() + ": " + e.getMessage());
                 return 2;

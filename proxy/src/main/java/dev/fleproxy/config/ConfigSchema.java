@@ -77,6 +77,9 @@ public final class ConfigSchema {
             "sockets: auto takes epoll where it loads, else nio");
     public static final Setting ADMIN = optional("admin", "HOST:PORT", "",
             "/metrics, /healthz, /readyz over HTTP; off unless set, never the data port");
+    public static final Setting INSTANCE = optional("instance", "NAME", "HOSTNAME-PORT",
+            "this proxy's name in its audit lines and fleproxy_instance_info (letters, digits, . _ -; up to 64); "
+                    + "the default, the host's name and the listen port, holds across restarts on one host");
     public static final Setting ALLOW_PLAINTEXT_LISTEN = optional("allowPlaintextListen", "boolean", "false",
             "listen off loopback without tls: (only on a network you trust)");
     public static final Setting CLIENT_READ_TIMEOUT_MS = integer("clientReadTimeoutMs", 30_000, 0, INT_MAX,

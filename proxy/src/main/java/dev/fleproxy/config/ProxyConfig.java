@@ -28,12 +28,13 @@ import org.yaml.snakeyaml.error.YAMLException;
  * clientReadTimeoutMs: 30000       # and maxIdleTimeMs, maxConnections, maxBufferedMessageBytes: {@link Limits}
  * envelopeSubtype: 6               # and collections: {…}, the encryption policy (policy.PolicyParser)
  * admin: 127.0.0.1:9464            # /metrics, /healthz, /readyz over HTTP (off unless set; never the data port)
+ * instance: proxy-a                # this proxy's name in audit lines and metrics: {@link InstanceName}
  * </pre>
  *
  * Unknown keys are an error, so a typo never silently leaves a setting at its default.
  */
 public record ProxyConfig(Listener listener, Upstream upstream, String transport, KmipConfig kmip,
-                          PolicySection policySection, HostPort admin, AuditConfig audit) {
+                          PolicySection policySection, HostPort admin, AuditConfig audit, String instance) {
     public static final int DEFAULT_CONNECT_TIMEOUT_MS = ConfigSchema.UPSTREAM_CONNECT_TIMEOUT_MS.intDefault();
     /** The names {@code transport:} accepts (server.Transport maps them). */
     public static final Set<String> TRANSPORTS = Set.of("auto", "nio", "epoll", "io_uring");
@@ -62,7 +63,12 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
 
     public ProxyConfig(Listener listener, Upstream upstream, String transport, KmipConfig kmip,
                        PolicySection policySection, HostPort admin) {
-        this(listener, upstream, transport, kmip, policySection, admin, null);
+        this(listener, upstream, transport, kmip, policySection, admin, null, null);
+    }
+
+    /** The configured {@code instance:}, else the name derived from the host and the listen port. */
+    public String instanceName() {
+        return instance != null ? instance : InstanceName.derive(listener.address());
     }
 
     public ProxyConfig(HostPort listen, HostPort upstream, int upstreamConnectTimeoutMs) {
@@ -77,25 +83,25 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
 
     /** The same settings on another transport (benchmarks and tests compare them). */
     public ProxyConfig withTransport(String name) {
-        return new ProxyConfig(listener, upstream, name, kmip, policySection, admin, audit);
+        return new ProxyConfig(listener, upstream, name, kmip, policySection, admin, audit, instance);
     }
 
     /** The same settings with other limits (tests). */
     public ProxyConfig withLimits(Limits l) {
         return new ProxyConfig(new Listener(listener.address(), listener.tls(), listener.allowPlaintext(), l), upstream,
-                transport, kmip, policySection, admin, audit);
+                transport, kmip, policySection, admin, audit, instance);
     }
 
     /** The same settings with TLS on either side (tests). */
     public ProxyConfig withTls(ListenerTls listenerTls, UpstreamTls upstreamTls) {
         return new ProxyConfig(new Listener(listener.address(), listenerTls, listener.allowPlaintext(), listener.limits()),
                 new Upstream(upstream.form(), upstream.connectTimeoutMs(), upstreamTls), transport, kmip, policySection,
-                admin, audit);
+                admin, audit, instance);
     }
 
     /** The same settings with the admin listener at this address (tests). */
     public ProxyConfig withAdmin(HostPort a) {
-        return new ProxyConfig(listener, upstream, transport, kmip, policySection, a, audit);
+        return new ProxyConfig(listener, upstream, transport, kmip, policySection, a, audit, instance);
     }
 
     public static ProxyConfig load(Path file) {
@@ -163,8 +169,9 @@ public record ProxyConfig(Listener listener, Upstream upstream, String transport
         if (audit != null && kmip == null) {
             throw new ConfigException(source + ": audit: needs a kmip: section (its key comes from the KMS)");
         }
+        String instance = m.has("instance") ? InstanceName.check(m.raw("instance"), m.where("instance")) : null;
         return new ProxyConfig(new Listener(listen, tls, Boolean.TRUE.equals(plain), Limits.parse(m)),
-                new Upstream(upstream, timeout, upstreamTls), transport, kmip, policy, admin, audit);
+                new Upstream(upstream, timeout, upstreamTls), transport, kmip, policy, admin, audit, instance);
     }
 
     /** One line: the file, the line of the second occurrence, the key, and where its mapping starts. */

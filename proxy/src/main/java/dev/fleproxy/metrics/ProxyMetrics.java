@@ -95,6 +95,20 @@ public final class ProxyMetrics {
         return registry;
     }
 
+    /**
+     * Which proxy this is: {@code fleproxy_instance_info{proxy_instance, service_id} 1}, an info
+     * metric (as Prometheus advises for what is the same for every series of a target: joined in a
+     * query, {@code * on (instance) group_left (proxy_instance) fleproxy_instance_info}, rather than
+     * a label on every series beside the scrape's own {@code instance}).
+     */
+    public void instance(String name, String serviceId) {
+        if (registry != null) {
+            io.micrometer.core.instrument.Gauge.builder("fleproxy.instance.info", () -> 1)
+                    .description("this proxy's instance name (audit lines) and serviceId (load-balanced clients)")
+                    .tag("proxy_instance", name).tag("service_id", serviceId).register(registry);
+        }
+    }
+
     public void accepted() {
         if (registry != null) {
             accepted.increment();

@@ -20,7 +20,8 @@ final class AuditTrail {
     private AuditTrail() {
     }
 
-    static AuditLog open(AuditConfig c, KeyResolver resolver, Path configFile) {
+    /** @param instance the proxy's name, in every line */
+    static AuditLog open(AuditConfig c, KeyResolver resolver, Path configFile, String instance) {
         if (c == null) {
             return null;
         }
@@ -37,12 +38,14 @@ final class AuditTrail {
         AuditLog audit;
         try {
             audit = new AuditLog(c.file(), mac, c.rotateBytes(), c.rotateEvery(), c.queue(),
-                    c.dropWhenFull() ? AuditLog.OnFull.DROP : AuditLog.OnFull.REFUSE, c.stdout(), syslog, c.fsync());
+                    c.dropWhenFull() ? AuditLog.OnFull.DROP : AuditLog.OnFull.REFUSE, c.stdout(), syslog, c.fsync(),
+                    instance);
         } catch (IllegalStateException | java.io.UncheckedIOException e) {
             // expected conditions (a trail it cannot go on from, a file it cannot write): one line, no trace
             throw new ConfigException(configFile + ": audit.file: " + e.getMessage(), e);
         }
-        log.info("audit trail: {} (rotated past {} bytes{}; when {} lines wait: {}{})", c.file(), c.rotateBytes(),
+        log.info("audit trail: {} of instance {} (rotated past {} bytes{}; when {} lines wait: {}{})", c.file(), instance,
+                c.rotateBytes(),
                 c.rotateEvery().isZero() ? "" : " or " + c.rotateEvery().toSeconds() + " s", c.queue(),
                 c.dropWhenFull() ? "drop, counted" : "refuse requests", c.fsync() ? "; fsync per batch" : "");
         return audit;

@@ -95,7 +95,7 @@ public final class ProxyRuntime implements AutoCloseable {
             // SIGHUP's handler is in place before the port opens: whoever sees the port may send one
             // (without a handler the JVM's default is to exit)
             holder.watch();
-            opened.audit = AuditTrail.open(config.audit(), resolver, configFile);
+            opened.audit = AuditTrail.open(config.audit(), resolver, configFile, config.instanceName());
             ProxyServer server = ProxyServer.start(config, filters(config, holder, resolver, metrics, opened.audit),
                     metrics);
             if (!startPolicy.isEmpty()) {
@@ -134,7 +134,9 @@ public final class ProxyRuntime implements AutoCloseable {
         // one per process: a driver in load-balanced mode clears its connections to a serviceId that
         // failed, and a restarted proxy holds none of the old one's cursors or transactions
         org.bson.types.ObjectId serviceId = new org.bson.types.ObjectId();
-        log.info("load-balanced clients know this proxy as serviceId {}", serviceId.toHexString());
+        log.info("instance {}; load-balanced clients know it as serviceId {}", config.instanceName(),
+                serviceId.toHexString());
+        metrics.instance(config.instanceName(), serviceId.toHexString());
         filters.add(new HandshakeFilter(() -> !holder.get().isEmpty(), config.upstream().form().isReplicaSet(),
                 serviceId));
         filters.add(new AuthenticationWatch()); // the user the server confirms, for identities: (and no X.509 through TLS it cannot see)

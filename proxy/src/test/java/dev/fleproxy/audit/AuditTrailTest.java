@@ -110,4 +110,64 @@ class AuditTrailTest {
         refuse.close();
         assertEquals("\"a\\\"b\\\\c\\u0001\"", AuditLine.quote("a\"b\\c\u0001"));
     }
+
+    private AuditLog named(String file, String instance) {
+        return new AuditLog(dir.resolve(file), ChainMac.of(KEY), 20_000, Duration.ZERO, 100_000,
+                AuditLog.OnFull.REFUSE, false, null, false, instance);
+    }
+
+    private void writeNamed(String file, String instance, int events) {
+        try (AuditLog log = named(file, instance)) {
+            for (int i = 0; i < events; i++) {
+                log.write(event(i));
+            }
+        }
+    }
+
+    @Test
+    void everyLineNamesItsInstanceAndSeveralInstancesTrailsVerifyAsAChainEach() throws IOException {
+        writeNamed("a.log", null, 5); // written before lines named their instance: the upgrade's first lines
+        writeNamed("a.log", "proxy-a", 200);
+        writeNamed("b.log", "proxy-b", 120);
+        String line = Files.readAllLines(dir.resolve("a.log")).get(0);
+        assertTrue(line.contains("\"code\":0,\"instance\":\"proxy-a\",\"mac\":\""), line);
+        assertEquals("proxy-a", AuditLine.instance(AuditLine.parse(line).covered()));
+        List<Path> all = new ArrayList<>();
+        List<Path> a = files(dir.resolve("a.log"));
+        List<Path> b = files(dir.resolve("b.log"));
+        for (int i = 0; i < Math.max(a.size(), b.size()); i++) { // interleaved: the order among instances does not matter
+            if (i < b.size()) {
+                all.add(b.get(i));
+            }
+            if (i < a.size()) {
+                all.add(a.get(i));
+            }
+        }
+        assertTrue(a.size() >= 2 && b.size() >= 2, "rotated: " + a + " " + b);
+        List<AuditVerifier.Checked> chains = AuditVerifier.verifyChains(all, ChainMac.of(KEY));
+        assertEquals(List.of("proxy-b", "proxy-a"), chains.stream().map(AuditVerifier.Checked::instance).toList());
+        assertTrue(chains.get(0).result().ok(), chains.get(0).result().problem());
+        assertEquals(120, chains.get(0).result().lines());
+        assertTrue(chains.get(1).result().ok(), chains.get(1).result().problem());
+        assertEquals(205, chains.get(1).result().lines(), "the unnamed lines first, in proxy-a's chain");
+        assertFalse(AuditVerifier.verify(all, ChainMac.of(KEY)).ok(), "two chains are not one");
+    }
+
+    @Test
+    void aTrailIsWrittenByOneInstanceOnly() {
+        writeNamed("a.log", "proxy-a", 3);
+        IllegalStateException other = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> named("a.log", "proxy-b"));
+        assertTrue(other.getMessage().contains("is the trail of instance proxy-a, and this proxy is proxy-b"),
+                other.getMessage());
+        try (AuditLog open = named("a.log", "proxy-a")) {
+            IllegalStateException locked = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    () -> named("a.log", "proxy-a"));
+            assertTrue(locked.getMessage().contains("is being written by another process"), locked.getMessage());
+            open.write(event(1));
+        }
+        try (AuditLog again = named("a.log", "proxy-a")) { // the lock goes with the log that held it
+            again.write(event(2));
+        }
+    }
 }

@@ -65,7 +65,8 @@ class ConfigSchemaTest {
     void everySectionAcceptsExactlyItsKeys() {
         assertEquals(java.util.Set.of("listen", "upstream", "upstreamConnectTimeoutMs", "transport", "kmip", "collections",
                 "envelopeSubtype", "tls", "allowPlaintextListen", "upstreamTls", "clientReadTimeoutMs", "maxIdleTimeMs",
-                "maxConnections", "maxBufferedMessageBytes", "maxEvaluationBytes", "admin", "identities", "audit"), ConfigSchema.keysOf(""));
+                "maxConnections", "maxBufferedMessageBytes", "maxEvaluationBytes", "admin", "identities", "audit", "instance"),
+                ConfigSchema.keysOf(""));
         assertEquals(java.util.Set.of("key", "previousKeys", "fields", "suite", "envelopeSubtype", "plaintextReads",
                         "maxScanDocuments"),
                 ConfigSchema.keysOf("collections.*"));
