@@ -8,6 +8,7 @@ proxy.yaml (only its addresses and credential paths moved), so the sample policy
 against the keys that entrypoint bootstrapped.
 """
 import os
+import re
 import signal
 import socket
 import ssl
@@ -114,17 +115,23 @@ def admin_status(port, path):
     return admin_get(port, path)[0]
 
 
-def stack_proxy_config(entrypoint, tmp: Path) -> Path:
-    """deploy/proxy/proxy.yaml with the container names and mount points moved to this machine."""
-    cfg = yaml.safe_load((ROOT / "deploy" / "proxy" / "proxy.yaml").read_text())
+def stack_proxy_config(entrypoint, tmp: Path, text=None) -> Path:
+    """deploy/proxy/proxy.yaml (or another config's text) with the container names and mount points
+    moved to this machine."""
+    cfg = yaml.safe_load(text or (ROOT / "deploy" / "proxy" / "proxy.yaml").read_text())
     cfg["listen"] = f"127.0.0.1:{free_port()}"
     cfg["upstream"] = f"127.0.0.1:{free_port()}"  # nothing there: the proxy connects upstream per client
     cfg["admin"] = f"127.0.0.1:{free_port()}"
     cfg["kmip"]["host"], cfg["kmip"]["port"] = "127.0.0.1", entrypoint.port
+    named = {"client.pem": "proxy.pem", "client.key": "proxy.key", "tls.crt": "proxy-tls.pem", "tls.key": "proxy-tls.key"}
     for k in ("ca", "clientCert", "clientKey"):
-        cfg["kmip"][k] = str(entrypoint.credentials / Path(cfg["kmip"][k]).name)
+        name = Path(cfg["kmip"][k]).name
+        cfg["kmip"][k] = str(entrypoint.credentials / named.get(name, name))
     for k in ("cert", "key"):
-        cfg["tls"][k] = str(entrypoint.credentials / Path(cfg["tls"][k]).name)
+        name = Path(cfg["tls"][k]).name
+        cfg["tls"][k] = str(entrypoint.credentials / named.get(name, name))
+    if "audit" in cfg:
+        cfg["audit"]["file"] = str(tmp / "audit" / Path(cfg["audit"]["file"]).name)
     path = tmp / "proxy.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -165,6 +172,28 @@ def test_the_stacks_policy_starts_a_proxy_on_the_bootstrapped_keys(entrypoint, t
         with socket.create_connection(("127.0.0.1", port)) as raw, \
                 ctx.wrap_socket(raw, server_hostname="localhost") as s:
             assert s.version() in ("TLSv1.3", "TLSv1.2")
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=15)
+
+
+def test_the_kubernetes_configmaps_policy_starts_a_proxy_on_the_bootstrapped_keys(entrypoint, tmp_path):
+    """deploy/kubernetes/configmap.yaml's proxy.yaml (its Secrets' file names mapped to the files the
+    kms entrypoint hands over): its policy, limits and audit trail start a real proxy."""
+    manifest = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "configmap.yaml").read_text())
+    config = stack_proxy_config(entrypoint, tmp_path, manifest["data"]["proxy.yaml"])
+    port = int(yaml.safe_load(config.read_text())["listen"].rsplit(":", 1)[1])
+    log = tmp_path / "proxy.log"
+    with open(log, "wb") as f:
+        proxy = subprocess.Popen(["java", "-jar", str(JAR), "proxy", "--config", str(config)], stdout=f,
+                                 stderr=subprocess.STDOUT)
+    try:
+        wait_for("the proxy's start-up line", lambda: "collection(s)" in log.read_text(), proxy, timeout=90)
+        text = log.read_text()
+        assert "encrypting 2 collection(s)" in text, text
+        assert re.search(rf"audit trail: \S+ of instance \S+-{port} ", text), text
+        admin = int(yaml.safe_load(config.read_text())["admin"].rsplit(":", 1)[1])
+        wait_for("the admin listener", lambda: admin_status(admin, "/healthz") == 200, proxy, timeout=30)
     finally:
         proxy.terminate()
         proxy.wait(timeout=15)
