@@ -137,6 +137,16 @@ def stack_proxy_config(entrypoint, tmp: Path, text=None) -> Path:
     return path
 
 
+def start_proxy(config: Path, tmp: Path):
+    """The real proxy on this config: (its process, its log file, its data port)."""
+    port = int(yaml.safe_load(config.read_text())["listen"].rsplit(":", 1)[1])
+    log = tmp / "proxy.log"
+    with open(log, "wb") as f:
+        proxy = subprocess.Popen(["java", "-jar", str(JAR), "proxy", "--config", str(config)], stdout=f,
+                                 stderr=subprocess.STDOUT)
+    return proxy, log, port
+
+
 def test_the_stacks_policy_starts_a_proxy_on_the_bootstrapped_keys(entrypoint, tmp_path):
     config = stack_proxy_config(entrypoint, tmp_path)
     keys = subprocess.run(["java", "-jar", str(JAR), "keys", "--config", str(config),
@@ -145,11 +155,7 @@ def test_the_stacks_policy_starts_a_proxy_on_the_bootstrapped_keys(entrypoint, t
     assert keys.returncode == 0, keys.stdout + keys.stderr
     assert keys.stdout.count("| Active") == 3 and {"AES", "ARIA"} <= set(keys.stdout.split()), keys.stdout
 
-    port = int(yaml.safe_load(config.read_text())["listen"].rsplit(":", 1)[1])
-    log = tmp_path / "proxy.log"
-    with open(log, "wb") as f:
-        proxy = subprocess.Popen(["java", "-jar", str(JAR), "proxy", "--config", str(config)], stdout=f,
-                                 stderr=subprocess.STDOUT)
+    proxy, log, port = start_proxy(config, tmp_path)
     try:
         def listening():
             try:
@@ -182,11 +188,7 @@ def test_the_kubernetes_configmaps_policy_starts_a_proxy_on_the_bootstrapped_key
     kms entrypoint hands over): its policy, limits and audit trail start a real proxy."""
     manifest = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "configmap.yaml").read_text())
     config = stack_proxy_config(entrypoint, tmp_path, manifest["data"]["proxy.yaml"])
-    port = int(yaml.safe_load(config.read_text())["listen"].rsplit(":", 1)[1])
-    log = tmp_path / "proxy.log"
-    with open(log, "wb") as f:
-        proxy = subprocess.Popen(["java", "-jar", str(JAR), "proxy", "--config", str(config)], stdout=f,
-                                 stderr=subprocess.STDOUT)
+    proxy, log, port = start_proxy(config, tmp_path)
     try:
         wait_for("the proxy's start-up line", lambda: "collection(s)" in log.read_text(), proxy, timeout=90)
         text = log.read_text()

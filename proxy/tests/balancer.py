@@ -5,6 +5,8 @@ nothing of MongoDB."""
 import socket
 import threading
 
+from relay import pump
+
 
 class RoundRobinBalancer:
     def __init__(self, ports):
@@ -54,18 +56,4 @@ class RoundRobinBalancer:
                 continue
             self._open += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(src, dst):
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+                threading.Thread(target=pump, args=(a, b), daemon=True).start()

@@ -43,20 +43,26 @@ class RecordingRelay:
             threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
 
     def _pump(self, src: socket.socket, dst: socket.socket, record: bool):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                if record:
-                    with self._lock:
-                        self._sent.extend(data)
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+        pump(src, dst, self._record if record else None)
+
+    def _record(self, data: bytes):
+        with self._lock:
+            self._sent.extend(data)
+
+
+def pump(src: socket.socket, dst: socket.socket, seen=None):
+    """Copies src's bytes to dst (each chunk shown to seen first) until either side closes, then
+    shuts both down, so that the peers of both see the close."""
+    try:
+        while data := src.recv(65536):
+            if seen:
+                seen(data)
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
