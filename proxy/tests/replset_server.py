@@ -66,8 +66,10 @@ class RetryableWrites:
         that arrives while the first attempt is under way waits for it (a server lets one
         operation at a time use a session's txnNumber), then gets its reply, or applies the write
         itself if the first attempt ended without writing anything."""
+        # a statement of a transaction (autocommit: false) is no retryable write: a transaction's
+        # statements share its txnNumber, and mongod keeps them with the transaction, not apart
         key = (bytes(cmd["lsid"]["id"]), cmd["txnNumber"], self.statement_ids(cmd, name)) \
-            if name in WRITES and "txnNumber" in cmd else None
+            if name in WRITES and "txnNumber" in cmd and cmd.get("autocommit") is not False else None
         if key is None:
             return apply()
         while True:

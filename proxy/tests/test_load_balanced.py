@@ -16,7 +16,9 @@ an encrypted field) and reading them in batches through getMore — one proxy is
 acknowledged write is lost and none is applied twice (the driver retries a write that met the
 dead proxy through the balancer on the other, and the set answers the retry from its record);
 every cursor either completes with every document or fails with a connection error (a cursor
-lives on the proxy that opened it); after the kill, everything goes on through the other."""
+lives on the proxy that opened it); after the kill, everything goes on through the other. Before
+the load, a transaction's two inserts reach the set as one transaction (the driver keeps it on
+one connection, so on one proxy)."""
 import json
 import subprocess
 import threading
@@ -77,6 +79,14 @@ def test_two_proxies_lose_no_write_when_one_is_killed(service, mode):
     items.drop()
     items.insert_many([{"_id": f"pre-{i}", "g": "pre", "x": i} for i in range(PRELOADED)])
     app.admin.command("ping")  # both seeds known before the load, in a seed list
+    with app.start_session() as session:  # a transaction stays on its connection (the driver pins it)
+        with session.start_transaction():
+            items.insert_one({"_id": "tx-1", "g": "tx", "x": 1}, session=session)
+            items.insert_one({"_id": "tx-2", "g": "tx", "x": 2}, session=session)
+    assert sorted(d["x"] for d in items.find({"g": "tx"})) == [1, 2]
+    inserts = [body for m in rs.members for name, body, _ in m.commands() if name == "insert" and "autocommit" in body]
+    assert len(inserts) == 2 and {b["txnNumber"] for b in inserts} == {inserts[0]["txnNumber"]} \
+        and all(b["autocommit"] is False for b in inserts), "both inserts went as one transaction"
     assert app.topology_description.topology_type_name == ("LoadBalanced" if mode == "balancer" else "Sharded")
 
     lock = threading.Lock()
