@@ -26,7 +26,7 @@ def test_a_bad_config_is_one_clear_line_and_exit_code_2(tmp_path):
     r = run("proxy", "--config", str(cfg))
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
-        f"fle-proxy: {cfg}: unknown key(s) [upstrem]; known keys are [admin, allowPlaintextListen, audit, clientReadTimeoutMs, collections, envelopeSubtype, identities, kmip, listen, "
+        f"fle-proxy: {cfg}: unknown key(s) [upstrem]; known keys are [admin, allowPlaintextListen, audit, clientReadTimeoutMs, collections, envelopeSubtype, identities, instance, kmip, listen, "
         "maxBufferedMessageBytes, maxConnections, maxEvaluationBytes, maxIdleTimeMs, tls, transport, upstream, upstreamConnectTimeoutMs, "
         "upstreamTls]"]
 

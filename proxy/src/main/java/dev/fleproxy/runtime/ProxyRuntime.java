@@ -96,8 +96,15 @@ public final class ProxyRuntime implements AutoCloseable {
             // (without a handler the JVM's default is to exit)
             holder.watch();
             opened.audit = AuditTrail.open(config.audit(), resolver, configFile, config.instanceName());
-            ProxyServer server = ProxyServer.start(config, filters(config, holder, resolver, metrics, opened.audit),
-                    metrics);
+            // one per process: a driver in load-balanced mode clears its connections to a serviceId
+            // that failed, and a restarted proxy holds none of the old one's cursors or transactions
+            org.bson.types.ObjectId serviceId = new org.bson.types.ObjectId();
+            ProxyServer server = ProxyServer.start(config, filters(config, holder, resolver, metrics, opened.audit,
+                    serviceId), metrics);
+            // after the start: a start that fails says so in its one line, and nothing else
+            log.info("instance {}; load-balanced clients know it as serviceId {}", config.instanceName(),
+                    serviceId.toHexString());
+            metrics.instance(config.instanceName(), serviceId.toHexString());
             if (!startPolicy.isEmpty()) {
                 log.info("encrypting {} collection(s): {}", startPolicy.collections().size(),
                         dev.fleproxy.policy.PolicyChanges.names(startPolicy.collections().keySet()));
@@ -128,15 +135,9 @@ public final class ProxyRuntime implements AutoCloseable {
 
     /** The admission gate, the handshake filter, then (with a KMS) the audit trail, the access rules and the encryption filter. */
     private static List<MessageFilter> filters(ProxyConfig config, PolicyHolder holder, KeyResolver resolver,
-                                               ProxyMetrics metrics, AuditLog audit) {
+                                               ProxyMetrics metrics, AuditLog audit, org.bson.types.ObjectId serviceId) {
         List<MessageFilter> filters = new ArrayList<>();
         filters.add(new AdmissionGate(holder)); // first: while collections are encrypted, only what it reads whole goes on
-        // one per process: a driver in load-balanced mode clears its connections to a serviceId that
-        // failed, and a restarted proxy holds none of the old one's cursors or transactions
-        org.bson.types.ObjectId serviceId = new org.bson.types.ObjectId();
-        log.info("instance {}; load-balanced clients know it as serviceId {}", config.instanceName(),
-                serviceId.toHexString());
-        metrics.instance(config.instanceName(), serviceId.toHexString());
         filters.add(new HandshakeFilter(() -> !holder.get().isEmpty(), config.upstream().form().isReplicaSet(),
                 serviceId));
         filters.add(new AuthenticationWatch()); // the user the server confirms, for identities: (and no X.509 through TLS it cannot see)
