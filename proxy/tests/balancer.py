@@ -5,7 +5,7 @@ nothing of MongoDB."""
 import socket
 import threading
 
-from relay import pump
+from relay import forward
 
 
 class RoundRobinBalancer:
@@ -17,14 +17,12 @@ class RoundRobinBalancer:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._open = []
-        self._closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        threading.Thread(target=forward, args=(self._listener, self._connect, None, self._open), daemon=True).start()
 
     def uri(self, options="loadBalanced=true") -> str:
         return f"mongodb://127.0.0.1:{self.port}/?{options}"
 
     def close(self):
-        self._closed = True
         self._listener.close()
         for s in self._open:
             s.close()
@@ -43,17 +41,3 @@ class RoundRobinBalancer:
                 self.accepted[i] += 1
             return s
         return None
-
-    def _accept(self):
-        while not self._closed:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            upstream = self._connect()
-            if upstream is None:
-                client.close()
-                continue
-            self._open += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=pump, args=(a, b), daemon=True).start()

@@ -11,8 +11,8 @@ class RecordingRelay:
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._sent = bytearray()
-        self._closed = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        connect = lambda: socket.create_connection(("127.0.0.1", self.upstream_port))  # noqa: E731
+        threading.Thread(target=forward, args=(self._listener, connect, self._record), daemon=True).start()
 
     def captured(self) -> bytes:
         """Everything sent towards the server since the last clear()."""
@@ -29,25 +29,30 @@ class RecordingRelay:
             self._sent.clear()
 
     def close(self):
-        self._closed = True
         self._listener.close()
-
-    def _accept(self):
-        while not self._closed:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-            threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, record: bool):
-        pump(src, dst, self._record if record else None)
 
     def _record(self, data: bytes):
         with self._lock:
             self._sent.extend(data)
+
+
+def forward(listener: socket.socket, connect, seen=None, opened=None):
+    """Until the listener is closed: each connection it accepts goes to connect()'s socket (None:
+    it is closed at once), its bytes copied both ways, the client's shown to seen first; both
+    sockets are added to opened, if given."""
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            return
+        upstream = connect()
+        if upstream is None:
+            client.close()
+            continue
+        if opened is not None:
+            opened += [client, upstream]
+        threading.Thread(target=pump, args=(client, upstream, seen), daemon=True).start()
+        threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
 
 
 def pump(src: socket.socket, dst: socket.socket, seen=None):

@@ -32,7 +32,6 @@ final class AuditResume {
 
     /** @param instance the name this proxy writes in its lines (null: none, as before lines named one) */
     static End of(Path file, ChainMac mac, boolean fsync, String instance) throws IOException {
-        Files.createDirectories(file.getParent());
         List<Path> files = new ArrayList<>(AuditFiles.rotated(file));
         int nextRotated = files.isEmpty() ? 1 : AuditFiles.number(files.get(files.size() - 1), file) + 1;
         if (Files.exists(file) && Files.size(file) > 0) {
